@@ -1,0 +1,59 @@
+import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import {
+  ApplicationExpiryScheduler,
+  ApplicationRepository,
+  AuthenticateApiKey,
+  Clock,
+  CreateApplication,
+  CreateTenant,
+  DeleteApplication,
+  GetApplication,
+  ListApplications,
+  RegenerateApplicationKey,
+  UnitOfWork,
+  UpdateApplication,
+} from '@gatehouse/domain';
+import { Database, PersistenceModule } from '@gatehouse/persistence';
+import { BackgroundJobsModule } from '@gatehouse/queue';
+import { AppConfig } from '@gatehouse/config';
+import { ApplicationsController } from './applications/applications.controller';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { HealthController } from './health/health.controller';
+import { ProblemDetailsFilter } from './http/problem-details';
+import { PermissionsController } from './permissions/permissions.controller';
+
+export interface ApiModuleOptions {
+  config: AppConfig;
+  database: Database;
+  /** Run the worker's jobs in this process (no Redis, `npm start`). */
+  runJobs: boolean;
+}
+
+/** A use case is a plain class; its constructor takes ports, resolved here by their abstract-class tokens. */
+export function useCase<T>(type: new (...args: never[]) => T, inject: unknown[]): Provider {
+  return { provide: type, inject: inject as never[], useFactory: (...deps: never[]) => new type(...deps) };
+}
+
+@Module({})
+export class AppModule {
+  static register(options: ApiModuleOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [PersistenceModule.forRoot(options.database), BackgroundJobsModule.forRoot({ runJobs: options.runJobs })],
+      controllers: [HealthController, PermissionsController, ApplicationsController],
+      providers: [
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        useCase(AuthenticateApiKey, [ApplicationRepository, Clock]),
+        useCase(CreateApplication, [UnitOfWork, Clock, ApplicationExpiryScheduler]),
+        useCase(UpdateApplication, [UnitOfWork, Clock]),
+        useCase(RegenerateApplicationKey, [UnitOfWork, Clock]),
+        useCase(DeleteApplication, [UnitOfWork]),
+        useCase(GetApplication, [ApplicationRepository]),
+        useCase(ListApplications, [ApplicationRepository]),
+        useCase(CreateTenant, [UnitOfWork, Clock]),
+      ],
+    };
+  }
+}

@@ -1,0 +1,33 @@
+import { LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { AppConfig } from '@gatehouse/config';
+import { Database } from '@gatehouse/persistence';
+import { AppModule } from './app.module';
+import { jsonBody } from './http/json-body';
+import { createValidationPipe } from './http/validation';
+import { requestContextMiddleware } from './http/request-context';
+import { mountOpenApi } from './openapi';
+
+export interface CreateApiAppOptions {
+  config: AppConfig;
+  database: Database;
+  runJobs: boolean;
+  logger: LoggerService | false;
+}
+
+/** The HTTP application, initialised but not listening: `main` listens, tests use supertest on it. */
+export async function createApiApp(options: CreateApiAppOptions): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.register({ config: options.config, database: options.database, runJobs: options.runJobs }),
+    { bodyParser: false, logger: options.logger, abortOnError: false },
+  );
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestContextMiddleware);
+  app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
+  app.useGlobalPipes(createValidationPipe());
+  mountOpenApi(app);
+  await app.init();
+  return app;
+}

@@ -1,0 +1,202 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
+import {
+  AccessRule,
+  Application,
+  APPLICATION_TYPES,
+  ApplicationType,
+  CONDITION_ATTRIBUTES,
+  CONDITION_OPERATORS,
+  MAX_NAME_LENGTH,
+  MAX_PERMISSIONS,
+  PERMISSIONS,
+  RULE_TRANSFORMS,
+} from '@gatehouse/domain';
+import { AsArray, PagingQueryDto } from '../http/paging.dto';
+
+export class AccessRuleConditionDto {
+  @ApiProperty({ enum: CONDITION_ATTRIBUTES })
+  @IsIn(CONDITION_ATTRIBUTES)
+  attribute: (typeof CONDITION_ATTRIBUTES)[number];
+
+  @ApiProperty({ enum: CONDITION_OPERATORS })
+  @IsIn(CONDITION_OPERATORS)
+  operator: (typeof CONDITION_OPERATORS)[number];
+
+  @ApiProperty({ maxLength: 1000 })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(1000)
+  value: string;
+}
+
+export class AccessRuleDto {
+  @ApiPropertyOptional({ maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string;
+
+  @ApiProperty({ minimum: 1, description: 'Starts at 1; a higher value means lower precedence' })
+  @IsInt()
+  priority: number;
+
+  @ApiPropertyOptional({ example: '/pci/high/', description: 'Required for public and private applications' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  container?: string;
+
+  @ApiPropertyOptional({ type: [AccessRuleConditionDto], description: 'Required for expiring applications, only there' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @ValidateNested({ each: true })
+  @Type(() => AccessRuleConditionDto)
+  conditions?: AccessRuleConditionDto[];
+
+  @ApiProperty({ enum: RULE_TRANSFORMS })
+  @IsIn(RULE_TRANSFORMS)
+  transform: (typeof RULE_TRANSFORMS)[number];
+
+  @ApiProperty({ type: [String], enum: PERMISSIONS.map((p) => p.type) })
+  @IsArray()
+  @ArrayMaxSize(MAX_PERMISSIONS)
+  @IsString({ each: true })
+  permissions: string[];
+}
+
+class ApplicationGrantDto {
+  @ApiProperty({ maxLength: MAX_NAME_LENGTH })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_NAME_LENGTH)
+  name: string;
+
+  @ApiPropertyOptional({ type: [String], enum: PERMISSIONS.map((p) => p.type), maxItems: MAX_PERMISSIONS })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_PERMISSIONS)
+  @IsString({ each: true })
+  permissions?: string[];
+
+  @ApiPropertyOptional({ type: [AccessRuleDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => AccessRuleDto)
+  rules?: AccessRuleDto[];
+
+  @ApiPropertyOptional({ description: 'Only for private applications' })
+  @IsOptional()
+  @IsBoolean()
+  can_create_expiring_applications?: boolean;
+}
+
+export class CreateApplicationDto extends ApplicationGrantDto {
+  @ApiProperty({ enum: APPLICATION_TYPES })
+  @IsIn(APPLICATION_TYPES)
+  type: ApplicationType;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Only for expiring applications; default now + 1 minute, at most 24 hours ahead' })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  expires_at?: string;
+}
+
+export class UpdateApplicationDto extends ApplicationGrantDto {}
+
+export class ListApplicationsQueryDto extends PagingQueryDto {
+  @ApiPropertyOptional({ type: [String], format: 'uuid' })
+  @IsOptional()
+  @AsArray()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsUUID('all', { each: true })
+  id?: string[];
+
+  @ApiPropertyOptional({ type: [String], enum: APPLICATION_TYPES })
+  @IsOptional()
+  @AsArray()
+  @IsArray()
+  @IsIn(APPLICATION_TYPES, { each: true })
+  type?: ApplicationType[];
+}
+
+export class AccessRuleResponse {
+  @ApiPropertyOptional() description?: string;
+  @ApiProperty() priority: number;
+  @ApiPropertyOptional() container?: string;
+  @ApiPropertyOptional({ type: [AccessRuleConditionDto] }) conditions?: AccessRuleConditionDto[];
+  @ApiProperty({ enum: RULE_TRANSFORMS }) transform: string;
+  @ApiProperty({ type: [String] }) permissions: string[];
+}
+
+export class ApplicationResponse {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) tenant_id: string;
+  @ApiProperty() name: string;
+  @ApiPropertyOptional({ description: 'Only in the create and regenerate responses' }) key?: string;
+  @ApiProperty({ enum: APPLICATION_TYPES }) type: string;
+  @ApiProperty({ type: [String] }) permissions: string[];
+  @ApiProperty({ type: [AccessRuleResponse] }) rules: AccessRuleResponse[];
+  @ApiPropertyOptional({ format: 'uuid' }) created_by?: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiPropertyOptional({ format: 'uuid' }) modified_by?: string;
+  @ApiPropertyOptional({ format: 'date-time' }) modified_at?: string;
+  @ApiPropertyOptional({ format: 'date-time' }) expires_at?: string;
+  @ApiPropertyOptional() can_create_expiring_applications?: boolean;
+}
+
+export function toRule(dto: AccessRuleDto): AccessRule {
+  return {
+    description: dto.description ?? null,
+    priority: dto.priority,
+    container: dto.container ?? null,
+    conditions: dto.conditions ? dto.conditions.map((c) => ({ attribute: c.attribute, operator: c.operator, value: c.value })) : null,
+    transform: dto.transform,
+    permissions: dto.permissions,
+  };
+}
+
+export function toApplicationResponse(app: Application, key?: string): ApplicationResponse {
+  const body: ApplicationResponse = {
+    id: app.id,
+    tenant_id: app.tenantId,
+    name: app.name,
+    ...(key ? { key } : {}),
+    type: app.type,
+    permissions: app.permissions,
+    rules: app.rules.map(ruleResponse),
+    created_at: app.createdAt.toISOString(),
+  };
+  if (app.createdBy) body.created_by = app.createdBy;
+  if (app.modifiedBy) body.modified_by = app.modifiedBy;
+  if (app.modifiedAt) body.modified_at = app.modifiedAt.toISOString();
+  if (app.expiresAt) body.expires_at = app.expiresAt.toISOString();
+  if (app.canCreateExpiringApplications != null) body.can_create_expiring_applications = app.canCreateExpiringApplications;
+  return body;
+}
+
+function ruleResponse(rule: AccessRule): AccessRuleResponse {
+  const out: AccessRuleResponse = { priority: rule.priority, transform: rule.transform, permissions: rule.permissions };
+  if (rule.description != null) out.description = rule.description;
+  if (rule.container != null) out.container = rule.container;
+  if (rule.conditions != null) out.conditions = rule.conditions;
+  return out;
+}

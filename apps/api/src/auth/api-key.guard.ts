@@ -1,0 +1,30 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { AuthenticateApiKey, mayCreateApplications, PermissionDeniedError, requirePermission } from '@gatehouse/domain';
+import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
+
+/** Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then 403. */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticate: AuthenticateApiKey,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const req = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
+    const header = req.headers['svc-api-key'];
+    const { principal } = await this.authenticate.execute(typeof header === 'string' ? header : undefined);
+    req.principal = principal;
+    const permission = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets);
+    if (permission === 'application:create') {
+      if (!mayCreateApplications(principal)) throw new PermissionDeniedError(permission);
+    } else if (permission) {
+      requirePermission(principal, permission);
+    }
+    return true;
+  }
+}

@@ -1,0 +1,48 @@
+import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { DataSource } from 'typeorm';
+import { RedisHealth } from '@gatehouse/queue';
+import { PublicRoute } from '../auth/auth.decorators';
+
+
+@ApiTags('health')
+@PublicRoute()
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() @Inject(RedisHealth) private readonly redis?: RedisHealth,
+  ) {}
+
+  @Get('live')
+  @HttpCode(200)
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(@Res({ passthrough: true }) res: Response): Promise<Record<string, string>> {
+    const [database, redis] = await Promise.all([
+      withTimeout(this.dataSource.query('SELECT 1').then(() => true)),
+      this.redis ? withTimeout(this.redis.ping()) : Promise.resolve(undefined),
+    ]);
+    const ok = database && redis !== false;
+    res.status(ok ? 200 : 503);
+    return {
+      status: ok ? 'ok' : 'unavailable',
+      database: database ? 'up' : 'down',
+      ...(redis === undefined ? {} : { redis: redis ? 'up' : 'down' }),
+    };
+  }
+}
+
+async function withTimeout(check: Promise<boolean>, ms = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([check.catch(() => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

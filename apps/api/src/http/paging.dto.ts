@@ -1,0 +1,57 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { Page, PageQuery } from '@gatehouse/domain';
+
+/** `page`, `size` and the `start` cursor of CONTRACT.md section 1, shared by every list. */
+export class PagingQueryDto {
+  @ApiPropertyOptional({ minimum: 1, default: 1 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'must be an integer of at least 1' })
+  @Min(1, { message: 'must be an integer of at least 1' })
+  page?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'must be an integer from 1 to 100' })
+  @Min(1, { message: 'must be an integer from 1 to 100' })
+  @Max(100, { message: 'must be an integer from 1 to 100' })
+  size?: number;
+
+  @ApiPropertyOptional({ description: 'Opaque cursor from `pagination.next`: keyset paging' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  start?: string;
+}
+
+export function toPageQuery(dto: PagingQueryDto): PageQuery {
+  return { page: dto.page ?? 1, size: dto.size ?? 20, start: dto.start };
+}
+
+/** Repeated query parameters (`id=a&id=b`) arrive as an array, a single one as a string. */
+export const AsArray = () => Transform(({ value }) => (value === undefined ? undefined : Array.isArray(value) ? value : [value]));
+
+export interface PaginatedEnvelope<T> {
+  pagination: {
+    total_items?: number;
+    page_number?: number;
+    page_size: number;
+    total_pages?: number;
+    next?: string;
+  };
+  data: T[];
+}
+
+export function envelope<T, R>(page: Page<T>, map: (item: T) => R): PaginatedEnvelope<R> {
+  const pagination: PaginatedEnvelope<R>['pagination'] = { page_size: page.size };
+  if (page.totalItems !== undefined && page.page !== undefined) {
+    pagination.total_items = page.totalItems;
+    pagination.page_number = page.page;
+    pagination.total_pages = Math.ceil(page.totalItems / page.size);
+  }
+  if (page.next) pagination.next = page.next;
+  return { pagination, data: page.items.map(map) };
+}

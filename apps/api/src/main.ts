@@ -1,0 +1,46 @@
+import 'reflect-metadata';
+import { createServer } from 'node:http';
+import { JsonLogger, createRootLogger } from './http/json-logger';
+import { createApiApp } from './app';
+import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
+
+async function main(): Promise<void> {
+  const apiOnly = process.argv.includes('--api-only');
+  const config = loadConfigOrExit();
+  const root = createRootLogger(config.logLevel);
+  const database = await openMigratedDatabase(config, root, 'gatehouse-api');
+  // Without Redis there is no queue to share: the worker's jobs run here (CONTRACT.md section 10).
+  const runJobs = !apiOnly && !config.redisUrl;
+  const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root) });
+
+  const created = await ensureFirstTenant(app);
+  if (created) process.stdout.write(firstKeyBanner(created).replace('PORT', String(config.port)));
+
+  const server = createServer({ keepAliveTimeout: 65_000 }, app.getHttpAdapter().getInstance());
+  await new Promise<void>((resolve) => server.listen(config.port, resolve));
+  const address = server.address();
+  root.info({ port: typeof address === 'object' && address ? address.port : config.port, embedded_database: database.embedded, jobs_in_process: runJobs }, 'gatehouse api listening');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    root.info({ signal }, 'draining in-flight requests');
+    // close() stops accepting and waits for in-flight requests; idle keep-alive sockets are closed at once.
+    server.close(async () => {
+      await app.close();
+      await database.close();
+      root.info('stopped');
+      root.flush();
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error) => {
+  process.stderr.write(`gatehouse: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

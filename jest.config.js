@@ -1,0 +1,25 @@
+// Two tiers run by `npm test`: fast unit tests over in-memory fakes, then the integration tiers
+// (persistence, api end-to-end, worker, reactor) against real PostgreSQL and Redis.
+const swc = JSON.parse(require('fs').readFileSync(__dirname + '/.swcrc', 'utf8'));
+delete swc.$schema;
+const shared = {
+  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  testEnvironment: 'node',
+  moduleNameMapper: {
+    '^@gatehouse/(domain|persistence|reactor|queue|config)$': '<rootDir>/libs/$1/src/index.ts',
+  },
+};
+module.exports = {
+  projects: [
+    { ...shared, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/{apps,libs}/*/test/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/global-setup.ts',
+      testTimeout: 60000,
+    },
+  ],
+};

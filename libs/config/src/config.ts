@@ -1,0 +1,102 @@
+import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
+
+export interface AppConfig {
+  port: number;
+  databaseUrl?: string;
+  dataDir: string;
+  redisUrl?: string;
+  proxyAllowHttp: boolean;
+  proxyAllowedPrivateCidrs: string[];
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  bodyLimitBytes: number;
+  reactorPoolSize: number;
+  reactorTimeoutMs: number;
+  reactorMemoryMb: number;
+  proxyTimeoutMs: number;
+  databasePoolSize: number;
+}
+
+/** A configuration value that cannot be used; the message names the variable, for one clear line at start. */
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: nonEmpty(env, 'DATA_DIR') ?? './.data',
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    proxyAllowHttp: boolean(env, 'PROXY_ALLOW_HTTP', false),
+    proxyAllowedPrivateCidrs: cidrs(env, 'PROXY_ALLOWED_PRIVATE_CIDRS'),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    reactorPoolSize: integer(env, 'REACTOR_POOL_SIZE', availableParallelism(), 1, 256),
+    reactorTimeoutMs: integer(env, 'REACTOR_TIMEOUT_MS', 5000, 10, 60_000),
+    reactorMemoryMb: integer(env, 'REACTOR_MEMORY_MB', 64, 8, 1024),
+    proxyTimeoutMs: integer(env, 'PROXY_TIMEOUT_MS', 25_000, 10, 300_000),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+  };
+}
+
+function nonEmpty(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${raw}'`);
+  }
+  return Number(raw);
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
+  return raw as T;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL (${protocols.join(' or ')}//...)`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got '${parsed.protocol}'`);
+  }
+  return raw;
+}
+
+function cidrs(env: Env, name: string): string[] {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return [];
+  return raw.split(',').map((part) => {
+    const cidr = part.trim();
+    const [address, bits, ...rest] = cidr.split('/');
+    const family = isIP(address ?? '');
+    const max = family === 6 ? 128 : 32;
+    if (rest.length > 0 || family === 0 || bits === undefined || !/^\d+$/.test(bits) || Number(bits) > max) {
+      throw new ConfigError(`${name} must be a comma-separated list of CIDR ranges such as 127.0.0.0/8,::1/128, got '${cidr}'`);
+    }
+    return cidr;
+  });
+}

@@ -1,0 +1,217 @@
+import { Actor } from '../audit/audit-event';
+import { Clock } from '../shared/clock';
+import { FieldErrorCollector, NotFoundError, PermissionDeniedError } from '../shared/domain-error';
+import { newId } from '../shared/ids';
+import { UnitOfWork } from '../shared/unit-of-work';
+import { generateApiKey, hashApiKey } from './api-key';
+import {
+  AccessRule,
+  Application,
+  dedupe,
+  resolveExpiry,
+  validateGrant,
+  validateName,
+} from './application';
+import { ApplicationExpiryScheduler } from './application-expiry';
+import { ApplicationRepository } from './application.repository';
+import { ApplicationType } from './permissions';
+import { mayCreateApplications, Principal } from './principal';
+
+export interface CreateApplicationInput {
+  name: string;
+  type: ApplicationType;
+  permissions?: string[];
+  rules?: AccessRule[];
+  expiresAt?: Date;
+  canCreateExpiringApplications?: boolean | null;
+}
+
+export interface UpdateApplicationInput {
+  name: string;
+  permissions?: string[];
+  rules?: AccessRule[];
+  canCreateExpiringApplications?: boolean | null;
+}
+
+/** An application together with the plaintext key, which exists only in this response. */
+export interface ApplicationWithKey {
+  application: Application;
+  key: string;
+}
+
+export function actorOf(principal: Principal): Actor {
+  return { id: principal.applicationId, type: 'application' };
+}
+
+export class CreateApplication {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly clock: Clock,
+    private readonly expiry: ApplicationExpiryScheduler,
+  ) {}
+
+  async execute(principal: Principal, input: CreateApplicationInput): Promise<ApplicationWithKey> {
+    if (!principal.permissions.has('application:create')) {
+      // The one exception of CONTRACT.md section 5: private applications may be allowed to mint expiring ones.
+      if (!principal.canCreateExpiringApplications || input.type !== 'expiring') {
+        throw new PermissionDeniedError('application:create');
+      }
+    }
+    const now = this.clock.now();
+    const grant = {
+      permissions: dedupe(input.permissions ?? []),
+      rules: input.rules ?? [],
+      canCreateExpiringApplications: input.canCreateExpiringApplications ?? null,
+    };
+    const errors = new FieldErrorCollector();
+    validateName(input.name, errors);
+    validateGrant(input.type, grant, errors);
+    const expiresAt = resolveExpiry(input.type, input.expiresAt, now, errors);
+    errors.throwIfAny();
+
+    const key = generateApiKey();
+    const application: Application = {
+      id: newId(),
+      tenantId: principal.tenantId,
+      name: input.name,
+      type: input.type,
+      ...grant,
+      keyHash: hashApiKey(key),
+      createdBy: principal.applicationId,
+      createdAt: now,
+      modifiedBy: null,
+      modifiedAt: null,
+      expiresAt,
+    };
+    await insertApplication(this.uow, application, actorOf(principal));
+    if (application.expiresAt) await this.expiry.schedule(application);
+    return { application, key };
+  }
+}
+
+/** Shared by CreateApplication and tenant creation: the row and its audit event in one transaction. */
+export async function insertApplication(uow: UnitOfWork, application: Application, actor: Actor): Promise<void> {
+  await uow.run(async (tx) => {
+    await tx.get(ApplicationRepository).insert(application);
+    tx.record({
+      tenantId: application.tenantId,
+      actor,
+      entityType: 'application',
+      entityId: application.id,
+      operation: 'create',
+      message: `Application '${application.name}' (${application.type}) created`,
+    });
+  });
+}
+
+export class UpdateApplication {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(principal: Principal, id: string, input: UpdateApplicationInput): Promise<Application> {
+    return this.uow.run(async (tx) => {
+      const repo = tx.get(ApplicationRepository);
+      const current = await repo.findById(principal.tenantId, id);
+      if (!current) throw new NotFoundError('Application');
+      const grant = {
+        permissions: dedupe(input.permissions ?? []),
+        rules: input.rules ?? [],
+        canCreateExpiringApplications: input.canCreateExpiringApplications ?? null,
+      };
+      const errors = new FieldErrorCollector();
+      validateName(input.name, errors);
+      validateGrant(current.type, grant, errors);
+      errors.throwIfAny();
+      const updated: Application = {
+        ...current,
+        name: input.name,
+        ...grant,
+        modifiedBy: principal.applicationId,
+        modifiedAt: this.clock.now(),
+      };
+      if (!(await repo.update(updated))) throw new NotFoundError('Application');
+      tx.record({
+        tenantId: current.tenantId,
+        actor: actorOf(principal),
+        entityType: 'application',
+        entityId: id,
+        operation: 'update',
+        message: `Application '${updated.name}' updated`,
+      });
+      return updated;
+    });
+  }
+}
+
+export class RegenerateApplicationKey {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(principal: Principal, id: string): Promise<ApplicationWithKey> {
+    return this.uow.run(async (tx) => {
+      const repo = tx.get(ApplicationRepository);
+      const current = await repo.findById(principal.tenantId, id);
+      if (!current) throw new NotFoundError('Application');
+      const key = generateApiKey();
+      const application: Application = {
+        ...current,
+        keyHash: hashApiKey(key),
+        modifiedBy: principal.applicationId,
+        modifiedAt: this.clock.now(),
+      };
+      if (!(await repo.update(application))) throw new NotFoundError('Application');
+      tx.record({
+        tenantId: current.tenantId,
+        actor: actorOf(principal),
+        entityType: 'application',
+        entityId: id,
+        operation: 'update',
+        message: 'Application key regenerated',
+      });
+      return { application, key };
+    });
+  }
+}
+
+export class DeleteApplication {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  async execute(principal: Principal, id: string): Promise<void> {
+    await deleteApplication(this.uow, principal.tenantId, id, actorOf(principal), 'deleted');
+  }
+}
+
+/** Deletes the application and records it; false when it was already gone (no event then). */
+export async function deleteApplication(
+  uow: UnitOfWork,
+  tenantId: string,
+  id: string,
+  actor: Actor,
+  verb: 'deleted' | 'expired',
+): Promise<boolean> {
+  return uow.run(async (tx) => {
+    const repo = tx.get(ApplicationRepository);
+    const current = await repo.findById(tenantId, id);
+    if (!current || !(await repo.delete(tenantId, id))) {
+      if (verb === 'deleted') throw new NotFoundError('Application');
+      return false;
+    }
+    tx.record({
+      tenantId,
+      actor,
+      entityType: 'application',
+      entityId: id,
+      operation: 'delete',
+      message: verb === 'expired' ? `Application '${current.name}' expired and was deleted` : `Application '${current.name}' deleted`,
+    });
+    return true;
+  });
+}
+
+export function assertMayCreate(principal: Principal): void {
+  if (!mayCreateApplications(principal)) throw new PermissionDeniedError('application:create');
+}

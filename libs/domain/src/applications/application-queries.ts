@@ -1,0 +1,48 @@
+import { Clock } from '../shared/clock';
+import { AuthenticationError, NotFoundError } from '../shared/domain-error';
+import { Page, PageQuery } from '../shared/page';
+import { looksLikeApiKey, hashApiKey } from './api-key';
+import { Application } from './application';
+import { ApplicationFilter, ApplicationRepository } from './application.repository';
+import { Principal, principalOf } from './principal';
+
+export class GetApplication {
+  constructor(private readonly applications: ApplicationRepository) {}
+
+  async execute(principal: Principal, id: string): Promise<Application> {
+    const app = await this.applications.findById(principal.tenantId, id);
+    if (!app) throw new NotFoundError('Application');
+    return app;
+  }
+}
+
+export class ListApplications {
+  constructor(private readonly applications: ApplicationRepository) {}
+
+  execute(principal: Principal, filter: ApplicationFilter, page: PageQuery): Promise<Page<Application>> {
+    return this.applications.list(principal.tenantId, filter, page);
+  }
+}
+
+/**
+ * Resolves an `SVC-API-KEY` to its application on every request. There is deliberately no cache:
+ * the database is the single source of truth, so a regenerate, delete or permission change is seen by
+ * every replica on the very next request.
+ */
+export class AuthenticateApiKey {
+  constructor(
+    private readonly applications: ApplicationRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(key: string | undefined): Promise<{ principal: Principal; application: Application }> {
+    if (!key) throw new AuthenticationError('The SVC-API-KEY header is required');
+    if (!looksLikeApiKey(key)) throw new AuthenticationError('The SVC-API-KEY is not valid');
+    const application = await this.applications.findByKeyHash(hashApiKey(key));
+    if (!application) throw new AuthenticationError('The SVC-API-KEY is not valid');
+    if (application.expiresAt && application.expiresAt.getTime() <= this.clock.now().getTime()) {
+      throw new AuthenticationError('The application of this SVC-API-KEY has expired');
+    }
+    return { principal: principalOf(application), application };
+  }
+}

@@ -1,0 +1,20 @@
+import { Page, PageQuery } from '../shared/page';
+import { Application } from './application';
+import { ApplicationType } from './permissions';
+
+export interface ApplicationFilter {
+  ids?: string[];
+  types?: ApplicationType[];
+}
+
+export abstract class ApplicationRepository {
+  abstract insert(app: Application): Promise<void>;
+  /** Replaces the mutable fields; false when the row is gone. */
+  abstract update(app: Application): Promise<boolean>;
+  abstract delete(tenantId: string, id: string): Promise<boolean>;
+  abstract findById(tenantId: string, id: string): Promise<Application | null>;
+  abstract findByKeyHash(keyHash: string): Promise<Application | null>;
+  abstract list(tenantId: string, filter: ApplicationFilter, page: PageQuery): Promise<Page<Application>>;
+  /** Expiring applications whose `expires_at` has passed, oldest first. */
+  abstract findExpired(now: Date, limit: number): Promise<Application[]>;
+}

@@ -1,0 +1,31 @@
+import { PermissionDeniedError } from '../shared/domain-error';
+import { Application } from './application';
+import { ApplicationType } from './permissions';
+
+/** The authenticated caller: the application that owns the presented key. */
+export interface Principal {
+  applicationId: string;
+  tenantId: string;
+  type: ApplicationType;
+  permissions: ReadonlySet<string>;
+  canCreateExpiringApplications: boolean;
+}
+
+export function principalOf(app: Application): Principal {
+  return {
+    applicationId: app.id,
+    tenantId: app.tenantId,
+    type: app.type,
+    permissions: new Set(app.permissions),
+    canCreateExpiringApplications: app.type === 'private' && app.canCreateExpiringApplications === true,
+  };
+}
+
+/** A private application with can_create_expiring_applications may create expiring applications, and nothing else. */
+export function mayCreateApplications(principal: Principal): boolean {
+  return principal.permissions.has('application:create') || principal.canCreateExpiringApplications;
+}
+
+export function requirePermission(principal: Principal, permission: string): void {
+  if (!principal.permissions.has(permission)) throw new PermissionDeniedError(permission);
+}

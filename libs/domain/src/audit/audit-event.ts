@@ -1,0 +1,43 @@
+export type ActorType = 'application' | 'user' | 'system';
+export type AuditOperation = 'create' | 'update' | 'delete' | 'read';
+
+export interface Actor {
+  id: string | null;
+  type: ActorType;
+}
+
+export const SYSTEM_ACTOR: Actor = { id: null, type: 'system' };
+
+/** What a use case records; the unit of work gives it an id (which becomes the log id) and a time. */
+export interface NewAuditEvent {
+  tenantId: string;
+  actor: Actor;
+  entityType: string;
+  entityId: string;
+  operation: AuditOperation;
+  message: string;
+}
+
+export interface AuditEvent {
+  id: string;
+  tenantId: string;
+  actorId: string | null;
+  actorType: ActorType;
+  entityType: string;
+  entityId: string;
+  operation: AuditOperation;
+  message: string;
+  createdAt: Date;
+}
+
+/**
+ * Told about audit events after their transaction committed, to deliver them at once. Delivery may
+ * fail: the outbox row written in the transaction is the durable record and is relayed later.
+ */
+export abstract class AuditEventPublisher {
+  abstract publish(events: AuditEvent[]): Promise<void>;
+}
+
+export class NoopAuditEventPublisher extends AuditEventPublisher {
+  async publish(): Promise<void> {}
+}

@@ -1,0 +1,15 @@
+import { NewAuditEvent } from '../audit/audit-event';
+
+/** An abstract class used as a port; the persistence adapter knows how to build each one inside a transaction. */
+export type PortToken<T> = abstract new (...args: never[]) => T;
+
+export interface TransactionScope {
+  /** The repository behind `port`, bound to this transaction. */
+  get<T>(port: PortToken<T>): T;
+  /** An audit event written to the outbox in this same transaction, so it exists if and only if the change commits. */
+  record(event: NewAuditEvent): void;
+}
+
+export abstract class UnitOfWork {
+  abstract run<T>(work: (tx: TransactionScope) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,94 @@
+import { mkdirSync } from 'node:fs';
+import { DataSource } from 'typeorm';
+import { ENTITIES, MIGRATIONS } from './schema';
+
+export interface DatabaseOptions {
+  /** A PostgreSQL URL; without one an embedded PGlite keeps its files in `dataDir`. */
+  url?: string;
+  dataDir: string;
+  poolSize?: number;
+  applicationName?: string;
+}
+
+export interface Database {
+  dataSource: DataSource;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+// Serialises migration runs of replicas that start together (api and worker against one database).
+const MIGRATION_LOCK_KEY = 0x6761_7465;
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.url) {
+    const dataSource = createDataSource(options.url, options.poolSize ?? 10, options.applicationName);
+    await dataSource.initialize();
+    return { dataSource, embedded: false, close: () => dataSource.destroy() };
+  }
+  return openEmbedded(options);
+}
+
+function createDataSource(url: string, poolSize: number, applicationName = 'gatehouse'): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    logging: false,
+    applicationName,
+    extra: { max: poolSize, connectionTimeoutMillis: 5000 },
+  });
+}
+
+/**
+ * PGlite behind its socket server, so the ordinary `pg` driver (and the same entities and migrations) work
+ * on both. PGlite runs one query at a time, so the pool holds one connection.
+ */
+async function openEmbedded(options: DatabaseOptions): Promise<Database> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  const db = await PGlite.create(options.dataDir);
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
+  await server.start();
+  const address = server.getServerConn();
+  const dataSource = createDataSource(`postgres://postgres@${address}/postgres?sslmode=disable`, 1, options.applicationName);
+  await dataSource.initialize();
+  return {
+    dataSource,
+    embedded: true,
+    close: async () => {
+      await dataSource.destroy();
+      await server.stop();
+      await db.close();
+    },
+  };
+}
+
+/** Applies pending migrations under an advisory lock; returns the names applied. */
+export async function runMigrations(database: Database): Promise<string[]> {
+  const { dataSource } = database;
+  if (database.embedded) {
+    // One process owns an embedded database, and its single connection could not hold a lock besides.
+    return (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name);
+  }
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      return applied.map((m) => m.name);
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+export async function hasPendingMigrations(dataSource: DataSource): Promise<boolean> {
+  return dataSource.showMigrations();
+}

@@ -1,0 +1,46 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { AccessRule, ApplicationType } from '@gatehouse/domain';
+
+@Entity({ name: 'applications' })
+@Index('applications_tenant_created_idx', ['tenantId', 'createdAt', 'id'])
+export class ApplicationEntity {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  name: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  type: ApplicationType;
+
+  @Column({ type: 'text', array: true })
+  permissions: string[];
+
+  @Column({ type: 'jsonb' })
+  rules: AccessRule[];
+
+  @Index('applications_key_hash_key', { unique: true })
+  @Column({ name: 'key_hash', type: 'char', length: 64 })
+  keyHash: string;
+
+  @Column({ name: 'created_by', type: 'uuid', nullable: true })
+  createdBy: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'modified_by', type: 'uuid', nullable: true })
+  modifiedBy: string | null;
+
+  @Column({ name: 'modified_at', type: 'timestamptz', nullable: true })
+  modifiedAt: Date | null;
+
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  @Column({ name: 'can_create_expiring_applications', type: 'boolean', nullable: true })
+  canCreateExpiringApplications: boolean | null;
+}

@@ -1,0 +1,36 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { ActorType, AuditOperation } from '@gatehouse/domain';
+
+/**
+ * Audit events written in the same transaction as the change they describe. A row stays here until its
+ * log row exists, so a crash between commit and delivery loses nothing: the relay delivers it again.
+ */
+@Entity({ name: 'audit_outbox' })
+export class AuditOutboxEntity {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @Column({ name: 'actor_id', type: 'uuid', nullable: true })
+  actorId: string | null;
+
+  @Column({ name: 'actor_type', type: 'varchar', length: 16 })
+  actorType: ActorType;
+
+  @Column({ name: 'entity_type', type: 'varchar', length: 64 })
+  entityType: string;
+
+  @Column({ name: 'entity_id', type: 'varchar', length: 200 })
+  entityId: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  operation: AuditOperation;
+
+  @Column({ type: 'text' })
+  message: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

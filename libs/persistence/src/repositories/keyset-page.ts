@@ -1,0 +1,23 @@
+import { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { decodeCursor, PageQuery } from '@gatehouse/domain';
+
+/**
+ * Orders newest first and selects one page plus one row (which tells whether a next page exists):
+ * after the `start` cursor when given, else by offset. Needs an index on (tenant_id, created_at, id).
+ */
+export function applyKeysetPage<T extends ObjectLiteral>(
+  qb: SelectQueryBuilder<T>,
+  alias: string,
+  page: PageQuery,
+): SelectQueryBuilder<T> {
+  if (page.start !== undefined) {
+    const cursor = decodeCursor(page.start);
+    qb.andWhere(`(${alias}.created_at, ${alias}.id) < (:cursorAt, :cursorId)`, {
+      cursorAt: cursor.createdAt,
+      cursorId: cursor.id,
+    });
+  } else {
+    qb.offset((page.page - 1) * page.size);
+  }
+  return qb.orderBy(`${alias}.created_at`, 'DESC').addOrderBy(`${alias}.id`, 'DESC').limit(page.size + 1);
+}

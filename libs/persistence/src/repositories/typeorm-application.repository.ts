@@ -1,0 +1,65 @@
+import { EntityManager, LessThanOrEqual } from 'typeorm';
+import {
+  Application,
+  ApplicationFilter,
+  ApplicationRepository,
+  Page,
+  PageQuery,
+  pageFromRows,
+} from '@gatehouse/domain';
+import { ApplicationEntity } from '../entities/application.entity';
+import { applyKeysetPage } from './keyset-page';
+
+export class TypeormApplicationRepository extends ApplicationRepository {
+  constructor(private readonly em: EntityManager) {
+    super();
+  }
+
+  private get repo() {
+    return this.em.getRepository(ApplicationEntity);
+  }
+
+  async insert(app: Application): Promise<void> {
+    await this.repo.insert(toRow(app));
+  }
+
+  async update(app: Application): Promise<boolean> {
+    const { id, tenantId, ...fields } = toRow(app);
+    const result = await this.repo.update({ id, tenantId }, fields);
+    return (result.affected ?? 0) > 0;
+  }
+
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    const result = await this.repo.delete({ id, tenantId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async findById(tenantId: string, id: string): Promise<Application | null> {
+    return this.repo.findOneBy({ id, tenantId });
+  }
+
+  async findByKeyHash(keyHash: string): Promise<Application | null> {
+    return this.repo.findOneBy({ keyHash });
+  }
+
+  async findExpired(now: Date, limit: number): Promise<Application[]> {
+    return this.repo.find({
+      where: { expiresAt: LessThanOrEqual(now) },
+      order: { expiresAt: 'ASC' },
+      take: limit,
+    });
+  }
+
+  async list(tenantId: string, filter: ApplicationFilter, page: PageQuery): Promise<Page<Application>> {
+    const qb = this.repo.createQueryBuilder('a').where('a.tenant_id = :tenantId', { tenantId });
+    if (filter.ids?.length) qb.andWhere('a.id IN (:...ids)', { ids: filter.ids });
+    if (filter.types?.length) qb.andWhere('a.type IN (:...types)', { types: filter.types });
+    const total = page.start === undefined ? await qb.getCount() : undefined;
+    const rows = await applyKeysetPage(qb, 'a', page).getMany();
+    return pageFromRows(rows, page, total);
+  }
+}
+
+function toRow(app: Application): ApplicationEntity {
+  return Object.assign(new ApplicationEntity(), app);
+}

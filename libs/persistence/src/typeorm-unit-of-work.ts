@@ -1,0 +1,88 @@
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
+import {
+  AuditEvent,
+  AuditEventPublisher,
+  Clock,
+  ConflictError,
+  NewAuditEvent,
+  newId,
+  PortToken,
+  TransactionScope,
+  UnitOfWork,
+} from '@gatehouse/domain';
+import { AuditOutboxEntity } from './entities/audit-outbox.entity';
+
+type RepositoryFactory = (em: EntityManager) => unknown;
+
+/** Which adapter implements each repository port; features register theirs next to their adapter. */
+export class RepositoryRegistry {
+  private readonly factories = new Map<PortToken<unknown>, RepositoryFactory>();
+
+  register<T>(port: PortToken<T>, factory: (em: EntityManager) => T): this {
+    this.factories.set(port, factory);
+    return this;
+  }
+
+  build<T>(port: PortToken<T>, em: EntityManager): T {
+    const factory = this.factories.get(port);
+    if (!factory) throw new Error(`No repository registered for ${port.name}`);
+    return factory(em) as T;
+  }
+
+  get ports(): PortToken<unknown>[] {
+    return [...this.factories.keys()];
+  }
+}
+
+export class TypeormUnitOfWork extends UnitOfWork {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly registry: RepositoryRegistry,
+    private readonly publisher: AuditEventPublisher,
+    private readonly clock: Clock,
+    private readonly onPublishError: (error: unknown) => void = () => undefined,
+  ) {
+    super();
+  }
+
+  async run<T>(work: (tx: TransactionScope) => Promise<T>): Promise<T> {
+    const events: AuditEvent[] = [];
+    let result: T;
+    try {
+      result = await this.dataSource.transaction(async (em) => {
+        const value = await work({
+          get: (port) => this.registry.build(port, em),
+          record: (event) => events.push(this.toEvent(event)),
+        });
+        if (events.length > 0) await em.getRepository(AuditOutboxEntity).insert(events.map(toOutboxRow));
+        return value;
+      });
+    } catch (error) {
+      if (error instanceof QueryFailedError && (error.driverError as { code?: string })?.code === '23505') {
+        throw new ConflictError('The resource conflicts with an existing one');
+      }
+      throw error;
+    }
+    // Committed: deliver now. A failure here loses nothing, the outbox row is relayed later.
+    if (events.length > 0) this.publisher.publish(events).catch(this.onPublishError);
+    return result;
+  }
+
+  private toEvent(event: NewAuditEvent): AuditEvent {
+    return {
+      id: newId(),
+      tenantId: event.tenantId,
+      actorId: event.actor.id,
+      actorType: event.actor.type,
+      entityType: event.entityType,
+      entityId: event.entityId,
+      operation: event.operation,
+      message: event.message,
+      createdAt: this.clock.now(),
+    };
+  }
+}
+
+function toOutboxRow(event: AuditEvent): AuditOutboxEntity {
+  return Object.assign(new AuditOutboxEntity(), event);
+}

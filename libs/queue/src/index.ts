@@ -1,0 +1,2 @@
+export * from './redis-health';
+export * from './background-jobs.module';
