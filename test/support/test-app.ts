@@ -1,0 +1,36 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { AppConfig, loadConfig } from '../../libs/config/src';
+import { CreatedTenant, CreateTenant } from '../../libs/domain/src';
+import { Database, openDatabase } from '../../libs/persistence/src';
+import { createApiApp } from '../../apps/api/src/app';
+import { TEST_DATABASE_URL } from './test-env';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  database: Database;
+  config: AppConfig;
+  http: () => ReturnType<typeof request>;
+  /** A new tenant with its management key: each test works in tenants of its own. */
+  tenant: (name?: string) => Promise<CreatedTenant>;
+  close: () => Promise<void>;
+}
+
+/** The whole API over the migrated test database (global setup), without listening on a port. */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', ...env });
+  const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 5 });
+  const app = await createApiApp({ config, database, runJobs: false, logger: false });
+  const server = app.getHttpServer();
+  return {
+    app,
+    database,
+    config,
+    http: () => request(server),
+    tenant: (name = `tenant-${Math.random().toString(36).slice(2, 10)}`) => app.get(CreateTenant).execute(name),
+    close: async () => {
+      await app.close();
+      await database.close();
+    },
+  };
+}
