@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '@gatehouse/config';
 import { CreateTenant } from '@gatehouse/domain';
 import { createApiApp } from './app';
 import { toApplicationResponse } from './applications/applications.dto';
@@ -60,8 +62,6 @@ async function main(args: string[]): Promise<number> {
 
 /** The document needs only the routes, not a database: built over an unopened one. */
 async function openApiDocument(): Promise<unknown> {
-  const { loadConfig } = await import('@gatehouse/config');
-  const { DataSource } = await import('typeorm');
   const database = { dataSource: new DataSource({ type: 'postgres' }), embedded: false, close: async () => undefined };
   const app = await createApiApp({ config: loadConfig({}), database, runJobs: false, logger: false });
   try {

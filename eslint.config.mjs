@@ -1,0 +1,50 @@
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+// Frameworks and drivers that only adapters may know: the domain stays plain TypeScript.
+const ADAPTER_ONLY = ['@nestjs/*', 'typeorm', 'typeorm/*', 'bullmq', 'ioredis', 'isolated-vm', 'express', 'undici', 'pg', '@electric-sql/*', 'pino'];
+
+export default [
+  { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', '.data/**', 'coverage/**', 'libs/*/index.js', 'tmp/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    rules: {
+      // Arrows point inward: apps -> libs, adapters -> domain, domain -> nothing; apps never import each other.
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'scope:domain', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'scope:adapter', onlyDependOnLibsWithTags: ['scope:domain', 'scope:adapter'] },
+            { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:domain', 'scope:adapter'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['libs/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ADAPTER_ONLY, message: 'libs/domain imports no framework or driver: add a port instead.' }] },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+];
