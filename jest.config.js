@@ -19,6 +19,7 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/{apps,libs}/*/test/**/*.test.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
+      globalTeardown: '<rootDir>/test/global-teardown.ts',
       testTimeout: 60000,
     },
   ],

@@ -1,21 +1,34 @@
 import { Client } from 'pg';
 import { openDatabase, runMigrations } from '../libs/persistence/src';
-import { ADMIN_DATABASE_URL, TEST_DATABASE_NAME, TEST_DATABASE_URL } from './support/test-env';
+import { ADMIN_DATABASE_URL } from './support/test-env';
 
-/** A fresh test database, migrated once; tests then create their own tenants, so they share no seed. */
+/**
+ * A fresh database for this jest run, migrated once; tests then create their own tenants, so they share no seed.
+ * The name is exported through the environment, which the test files read (test/support/test-env.ts).
+ */
 export default async function globalSetup(): Promise<void> {
-  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${TEST_DATABASE_NAME}" WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE "${TEST_DATABASE_NAME}"`);
-  } finally {
-    await admin.end();
-  }
-  const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '' });
+  const name = process.env.TEST_DATABASE_NAME ?? `gatehouse_test_${process.pid}`;
+  process.env.TEST_DATABASE_NAME = name;
+  const url = ADMIN_DATABASE_URL.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
+  process.env.TEST_DATABASE_URL = url;
+  await withAdmin(async (admin) => {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${name}"`);
+  });
+  const database = await openDatabase({ url, dataDir: '' });
   try {
     await runMigrations(database);
   } finally {
     await database.close();
+  }
+}
+
+export async function withAdmin(work: (admin: Client) => Promise<void>): Promise<void> {
+  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
+  await admin.connect();
+  try {
+    await work(admin);
+  } finally {
+    await admin.end();
   }
 }

@@ -1,0 +1,79 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const REPO_ROOT = join(__dirname, '..', '..');
+export const API_MAIN = join(REPO_ROOT, 'dist/apps/api/src/main.js');
+export const CLI_MAIN = join(REPO_ROOT, 'dist/apps/api/src/cli.js');
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  port: number;
+  baseUrl: string;
+  output: () => string;
+  exited: Promise<number | null>;
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+/** The built service as deployments run it (`npm test` builds first). */
+export function assertBuilt(): void {
+  if (!existsSync(API_MAIN)) throw new Error(`${API_MAIN} is missing: run \`npm run build\` first (npm test does)`);
+}
+
+/** Spawns a built entry point and waits for its "listening" log line, which carries the port. */
+export async function startServiceProcess(env: Record<string, string>, args: string[] = [], script = API_MAIN): Promise<ServiceProcess> {
+  assertBuilt();
+  const child = spawn(process.execPath, ['--no-node-snapshot', script, ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line within 30 s:\n${output}`)), 30_000);
+    const check = () => {
+      const match = /"port":(\d+)[^\n]*"msg":"gatehouse api listening"/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`process exited with ${code} before listening:\n${output}`));
+    });
+  });
+  return {
+    child,
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    output: () => output,
+    exited,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs a built entry point to completion. */
+export function runToCompletion(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  assertBuilt();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--no-node-snapshot', script, ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
