@@ -11,6 +11,8 @@ const shared = {
   },
 };
 module.exports = {
+  // Integration tests start processes and wait on real services; a project-level testTimeout is not honoured.
+  testTimeout: 60000,
   projects: [
     { ...shared, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.spec.ts'] },
     {

@@ -4,6 +4,8 @@ import { JsonLogger, createRootLogger } from './http/json-logger';
 import { createApiApp } from './app';
 import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
 
+const SHUTDOWN_GRACE_MS = 25_000;
+
 async function main(): Promise<void> {
   const apiOnly = process.argv.includes('--api-only');
   const config = loadConfigOrExit();
@@ -22,12 +24,19 @@ async function main(): Promise<void> {
   root.info({ port: typeof address === 'object' && address ? address.port : config.port, embedded_database: database.embedded, jobs_in_process: runJobs }, 'gatehouse api listening');
 
   let stopping = false;
+  // While draining, answers tell keep-alive clients to reconnect elsewhere.
+  server.on('request', (_req, res) => stopping && res.setHeader('connection', 'close'));
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     root.info({ signal }, 'draining in-flight requests');
-    // close() stops accepting and waits for in-flight requests; idle keep-alive sockets are closed at once.
+    // close() stops accepting and calls back once every connection is gone: idle keep-alive sockets are closed as
+    // soon as they become idle, and whatever is still open after the grace period is cut.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     server.close(async () => {
+      clearInterval(sweep);
+      clearTimeout(force);
       await app.close();
       await database.close();
       root.info('stopped');

@@ -1,0 +1,65 @@
+'use strict';
+// A closed-loop HTTP load generator with microsecond latencies (autocannon's histogram has 1 ms resolution,
+// too coarse for sub-millisecond budgets). `connections` loops each keep one request in flight over keep-alive.
+const { Pool } = require('undici');
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/**
+ * @param {{url: string, path: string, method?: string, headers?: object, body?: string|Buffer,
+ *          connections?: number, durationMs?: number, warmupMs?: number, expectStatus?: number}} o
+ */
+async function load(o) {
+  const origin = new URL(o.url).origin;
+  const pool = new Pool(origin, { connections: o.connections ?? 10, pipelining: 1, keepAliveTimeout: 60_000 });
+  const connections = o.connections ?? 10;
+  const expect = o.expectStatus ?? 200;
+  const run = async (durationMs, record) => {
+    const latencies = [];
+    let errors = 0;
+    let count = 0;
+    const end = performance.now() + durationMs;
+    const loop = async () => {
+      while (performance.now() < end) {
+        const start = process.hrtime.bigint();
+        try {
+          const res = await pool.request({ path: o.path, method: o.method ?? 'GET', headers: o.headers, body: o.body });
+          await res.body.dump();
+          if (res.statusCode !== expect) errors++;
+        } catch {
+          errors++;
+        }
+        if (record) latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+        count++;
+      }
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: connections }, loop));
+    const elapsed = (performance.now() - started) / 1000;
+    return { latencies, errors, count, elapsed };
+  };
+  await run(o.warmupMs ?? 2000, false);
+  const r = await run(o.durationMs ?? 10_000, true);
+  await pool.close();
+  r.latencies.sort((a, b) => a - b);
+  return {
+    requests: r.count,
+    errors: r.errors,
+    rps: r.count / r.elapsed,
+    p50: percentile(r.latencies, 50),
+    p99: percentile(r.latencies, 99),
+  };
+}
+
+/** A text progress line on stderr, for long runs. */
+function progress(label, done, total) {
+  const width = 30;
+  const filled = Math.round((done / total) * width);
+  process.stderr.write(`\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+  if (done >= total) process.stderr.write('\n');
+}
+
+module.exports = { load, progress, percentile };
