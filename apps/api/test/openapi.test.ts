@@ -1,0 +1,21 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildOpenApiDocument } from '../src/openapi';
+import { startTestApp, TestApp } from '../../../test/support/test-app';
+
+/** The OpenAPI document is generated from the code and committed; it must not drift from it. */
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await startTestApp()));
+  afterAll(() => t.close());
+
+  it('matches the committed apps/api/openapi.json (regenerate with `npm run openapi`)', () => {
+    const committed = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8'));
+    expect(JSON.parse(JSON.stringify(buildOpenApiDocument(t.app)))).toEqual(committed);
+  });
+
+  it('is the document served at /openapi.json', async () => {
+    const served = await t.http().get('/openapi.json').expect(200);
+    expect(served.body).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(t.app))));
+  });
+});
