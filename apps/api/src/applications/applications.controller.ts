@@ -49,7 +49,8 @@ export class ApplicationsController {
       type: dto.type,
       permissions: dto.permissions,
       rules: dto.rules?.map(toRule),
-      expiresAt: dto.expires_at === undefined ? undefined : parseInstant(dto.expires_at),
+      // An explicit null asks for the default, as an omitted field does (new Date(null) would be 1970).
+      expiresAt: dto.expires_at == null ? undefined : parseInstant(dto.expires_at),
       canCreateExpiringApplications: dto.can_create_expiring_applications,
     });
     res.location(`/applications/${application.id}`);

@@ -7,6 +7,7 @@ import {
   IsIn,
   IsInt,
   IsISO8601,
+  IsObject,
   IsOptional,
   IsString,
   IsUUID,
@@ -65,6 +66,8 @@ export class AccessRuleDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(20)
+  // ValidateNested passes an array item that is itself an array without looking into it.
+  @IsObject({ each: true, message: 'each condition must be an object' })
   @ValidateNested({ each: true })
   @Type(() => AccessRuleConditionDto)
   conditions?: AccessRuleConditionDto[];
@@ -98,6 +101,8 @@ class ApplicationGrantDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(100)
+  // ValidateNested passes an array item that is itself an array without looking into it.
+  @IsObject({ each: true, message: 'each rule must be an object' })
   @ValidateNested({ each: true })
   @Type(() => AccessRuleDto)
   rules?: AccessRuleDto[];

@@ -38,6 +38,8 @@ const TITLES: Record<number, string> = {
   504: 'Gateway Timeout',
 };
 
+// SQLSTATE class 22, data exception: a NUL in text, an unencodable character, a value out of range.
+const DATA_EXCEPTION = /^22[0-9A-Z]{3}$/;
 // Connection-level failures of PostgreSQL (and the pool) mean the dependency is down, not a bug.
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
 
@@ -87,6 +89,11 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       return problem(bodyParserStatus, bodyParserStatus === 413 ? 'The request body is too large' : 'The request body is not valid JSON');
     }
     const code = (exception as { code?: unknown })?.code;
+    if (typeof code === 'string' && DATA_EXCEPTION.test(code)) {
+      // A value no validator caught that PostgreSQL refuses to store is still the request's fault, not a 500.
+      this.logger.warn(`database refused a request value: ${code}`);
+      return problem(400, 'A value in the request cannot be stored');
+    }
     if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) {
       this.logger.error(`dependency unavailable: ${code}`);
       return problem(503, 'A dependency is unavailable; retry later');

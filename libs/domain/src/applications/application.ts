@@ -50,9 +50,18 @@ export const EXPIRY_DEFAULT_MS = 60_000;
 export const EXPIRY_MAX_MS = 24 * 60 * 60 * 1000;
 const CONTAINER_PATTERN = /^\/([A-Za-z0-9_.-]+\/)*$/;
 
+// PostgreSQL text cannot hold NUL, and an unpaired surrogate has no UTF-8 form: refused rather than stored mangled.
+const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function validateText(value: string, field: string, errors: FieldErrorCollector): void {
+  if (UNSTORABLE_TEXT.test(value)) errors.add(field, 'must not contain NUL characters or unpaired surrogates');
+}
+
+/** Lengths are JavaScript string lengths (UTF-16 code units): an emoji outside the BMP counts 2. */
 export function validateName(name: string, errors: FieldErrorCollector): void {
   if (name.trim().length === 0) errors.add('name', 'must not be empty');
   if (name.length > MAX_NAME_LENGTH) errors.add('name', `must be at most ${MAX_NAME_LENGTH} characters`);
+  validateText(name, 'name', errors);
 }
 
 /** The rules of spec 2.6, 2.7 and CONTRACT.md section 5 that depend on the application type. */
@@ -80,6 +89,7 @@ export function validateGrant(type: ApplicationType, grant: ApplicationGrant, er
     else if (priorities.has(rule.priority)) errors.add(`${at}.priority`, 'must be unique within the application');
     priorities.add(rule.priority);
     if (!RULE_TRANSFORMS.includes(rule.transform)) errors.add(`${at}.transform`, `must be one of ${RULE_TRANSFORMS.join(', ')}`);
+    if (typeof rule.description === 'string') validateText(rule.description, `${at}.description`, errors);
     if (rule.permissions.length === 0) errors.add(`${at}.permissions`, 'must not be empty');
     rule.permissions.forEach((p, j) => validatePermission(type, p, `${at}.permissions[${j}]`, errors));
     validateRuleScope(type, rule, at, errors);
@@ -113,6 +123,7 @@ function validateRuleScope(type: ApplicationType, rule: AccessRule, at: string, 
     if (!CONDITION_ATTRIBUTES.includes(c.attribute)) errors.add(`${cat}.attribute`, `must be one of ${CONDITION_ATTRIBUTES.join(', ')}`);
     if (!CONDITION_OPERATORS.includes(c.operator)) errors.add(`${cat}.operator`, `must be one of ${CONDITION_OPERATORS.join(', ')}`);
     if (typeof c.value !== 'string' || c.value.length === 0) errors.add(`${cat}.value`, 'must not be empty');
+    else validateText(c.value, `${cat}.value`, errors);
   });
 }
 

@@ -24,6 +24,7 @@ export interface Cursor {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function encodeCursor(cursor: Cursor): string {
   return Buffer.from(`${cursor.createdAt.toISOString()}|${cursor.id}`, 'utf8').toString('base64url');
@@ -40,6 +41,8 @@ export function decodeCursor(value: string): Cursor {
   const [iso, id, ...rest] = text.split('|');
   const createdAt = new Date(iso ?? '');
   if (rest.length > 0 || !id || !UUID.test(id) || Number.isNaN(createdAt.getTime())) throw invalid();
+  // Only what encodeCursor writes: a date PostgreSQL cannot hold (e.g. year -100000) would fail the query.
+  if (!ISO_INSTANT.test(iso!) || createdAt.toISOString() !== iso) throw invalid();
   return { createdAt, id };
 }
 

@@ -17,7 +17,8 @@ export function applyKeysetPage<T extends ObjectLiteral>(
       cursorId: cursor.id,
     });
   } else {
-    qb.offset((page.page - 1) * page.size);
+    // A page far past the end is still just empty (CONTRACT.md 1); PostgreSQL needs a finite bigint, and no table reaches this.
+    qb.offset(Math.min((page.page - 1) * page.size, Number.MAX_SAFE_INTEGER));
   }
   return qb.orderBy(`${alias}.created_at`, 'DESC').addOrderBy(`${alias}.id`, 'DESC').limit(page.size + 1);
 }

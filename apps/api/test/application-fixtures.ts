@@ -1,0 +1,115 @@
+import type { Response } from 'supertest';
+import { TestApp } from '../../../test/support/test-app';
+
+/** A tenant's first management application, as the API's callers see it. */
+export interface Caller {
+  key: string;
+  applicationId: string;
+  tenantId: string;
+}
+
+export async function newTenant(t: TestApp): Promise<Caller> {
+  const created = await t.tenant();
+  return { key: created.key, applicationId: created.application.id, tenantId: created.tenant.id };
+}
+
+/** Requests carrying `key` as SVC-API-KEY. */
+export function as(t: TestApp, key: string) {
+  return {
+    get: (path: string) => t.http().get(path).set('SVC-API-KEY', key),
+    post: (path: string, body?: unknown) => {
+      const req = t.http().post(path).set('SVC-API-KEY', key);
+      return body === undefined ? req : req.send(body as object);
+    },
+    put: (path: string, body: unknown) => t.http().put(path).set('SVC-API-KEY', key).send(body as object),
+    delete: (path: string) => t.http().delete(path).set('SVC-API-KEY', key),
+  };
+}
+
+/** A valid create body of each type; tests change one thing at a time. */
+export const VALID = {
+  private: { name: 'backend', type: 'private', permissions: ['token:read', 'token:search'] },
+  public: { name: 'browser', type: 'public', permissions: ['token:create'] },
+  management: { name: 'admin', type: 'management', permissions: ['application:read'] },
+  expiring: { name: 'reveal', type: 'expiring', permissions: ['token:read'] },
+} as const;
+
+export const CONTAINER_RULE = { priority: 1, container: '/pci/high/', transform: 'reveal', permissions: ['token:read'] };
+export const CONDITION_RULE = {
+  priority: 1,
+  conditions: [{ attribute: 'id', operator: 'equals', value: 'tok_1' }],
+  transform: 'mask',
+  permissions: ['token:read'],
+};
+
+export interface CreatedApplication {
+  id: string;
+  key: string;
+  body: Record<string, unknown>;
+}
+
+/** Creates an application through the API (201 asserted). */
+export async function createApplication(t: TestApp, callerKey: string, body: object): Promise<CreatedApplication> {
+  const res = await as(t, callerKey).post('/applications', body);
+  if (res.status !== 201) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { id: res.body.id, key: res.body.key, body: res.body };
+}
+
+/** A management application holding exactly `permissions` (which may leave out what an endpoint needs). */
+export async function managementWith(t: TestApp, admin: Caller, permissions: string[]): Promise<CreatedApplication> {
+  return createApplication(t, admin.key, { name: `holds ${permissions.join(' ') || 'nothing'}`, type: 'management', permissions });
+}
+
+export const ANY_UUID = '7d0f4a8e-1c2b-4d3e-9f60-123456789abc';
+
+/** Every error is RFC 7807 with a status matching the response; validation errors name their fields. */
+export function expectProblem(res: Response, status: number, fields?: string[]): void {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body ?? res.text)}`);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status });
+  expect(res.body.instance).toBe(res.headers['x-request-id']);
+  const text = JSON.stringify(res.body);
+  expect(text).not.toMatch(/\bat .+\.(ts|js):\d+/); // no stack frames
+  expect(text).not.toMatch(/\b(SELECT|INSERT|UPDATE|DELETE)\b .*\b(FROM|INTO|SET)\b/); // no SQL
+  if (fields) {
+    expect(res.body.errors).toBeDefined();
+    for (const field of fields) {
+      expect(Object.keys(res.body.errors)).toContain(field);
+      expect(res.body.errors[field]).toEqual(expect.arrayContaining([expect.any(String)]));
+    }
+  }
+}
+
+/** Rows a tenant owns, to show that a refused request wrote nothing. */
+export async function rowCounts(t: TestApp, tenantId: string): Promise<{ applications: number; events: number }> {
+  const [apps] = await t.database.dataSource.query('SELECT count(*)::int AS n FROM applications WHERE tenant_id = $1', [tenantId]);
+  return { applications: apps.n, events: (await auditEvents(t, { tenantId })).length };
+}
+
+export interface AuditRow {
+  id: string;
+  tenant_id: string;
+  actor_id: string | null;
+  actor_type: string;
+  entity_type: string;
+  entity_id: string;
+  operation: string;
+  message: string;
+  created_at: Date;
+}
+
+/**
+ * Audit events of an entity or a tenant, wherever they are: still in `audit_outbox`, or already relayed to
+ * `logs` by the log pipeline (the outbox row id is the log id, so the union by id counts each event once).
+ */
+export async function auditEvents(t: TestApp, where: { entityId?: string; tenantId?: string }): Promise<AuditRow[]> {
+  const column = where.entityId ? 'entity_id' : 'tenant_id';
+  const value = where.entityId ?? where.tenantId;
+  const columns = 'id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at';
+  const [{ has_logs }] = await t.database.dataSource.query(`SELECT to_regclass('public.logs') IS NOT NULL AS has_logs`);
+  const sql = has_logs
+    ? `SELECT ${columns} FROM audit_outbox WHERE ${column} = $1
+       UNION SELECT ${columns} FROM logs WHERE ${column} = $1 ORDER BY created_at, id`
+    : `SELECT ${columns} FROM audit_outbox WHERE ${column} = $1 ORDER BY created_at, id`;
+  return t.database.dataSource.query(sql, [value]);
+}

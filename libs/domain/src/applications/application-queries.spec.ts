@@ -1,0 +1,105 @@
+import { inMemoryPorts } from '../testing/in-memory-ports';
+import { AuthenticationError, NotFoundError } from '../shared/domain-error';
+import { decodeCursor } from '../shared/page';
+import { CreateTenant } from '../tenants/create-tenant';
+import { CreateApplication } from './application-commands';
+import { AuthenticateApiKey, GetApplication, ListApplications } from './application-queries';
+import { principalOf } from './principal';
+
+async function setup() {
+  const ports = inMemoryPorts();
+  const created = await new CreateTenant(ports.uow, ports.clock).execute('acme');
+  const admin = principalOf(created.application);
+  return {
+    ...ports,
+    admin,
+    adminKey: created.key,
+    create: new CreateApplication(ports.uow, ports.clock, ports.expiry),
+    authenticate: new AuthenticateApiKey(ports.applications, ports.clock),
+  };
+}
+
+describe('AuthenticateApiKey', () => {
+  it('resolves a key to its application and principal', async () => {
+    const s = await setup();
+    const { principal, application } = await s.authenticate.execute(s.adminKey);
+    expect(application.id).toBe(s.admin.applicationId);
+    expect(principal).toEqual(s.admin);
+    expect(principal.permissions.has('application:create')).toBe(true);
+  });
+
+  it.each([
+    ['no key', undefined],
+    ['an empty key', ''],
+    ['a key without the prefix', 'x'.repeat(44)],
+    ['a truncated key', 'key_abc'],
+    ['a 10 KB key', `key_${'a'.repeat(10_000)}`],
+    ['a well-formed unknown key', `key_${'A'.repeat(40)}`],
+  ])('refuses %s', async (_, key) => {
+    const s = await setup();
+    await expect(s.authenticate.execute(key)).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
+  it('refuses a key that differs from a real one in its last character', async () => {
+    const s = await setup();
+    const last = s.adminKey.at(-1) === 'a' ? 'b' : 'a';
+    await expect(s.authenticate.execute(s.adminKey.slice(0, -1) + last)).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
+  it('refuses the key of an expiring application from expires_at on, before anything deleted it', async () => {
+    const s = await setup();
+    const { application, key } = await s.create.execute(s.admin, { name: 'e', type: 'expiring', permissions: ['token:read'] });
+    s.clock.set(new Date(application.expiresAt!.getTime() - 1));
+    await expect(s.authenticate.execute(key)).resolves.toBeDefined();
+    s.clock.set(application.expiresAt!);
+    await expect(s.authenticate.execute(key)).rejects.toBeInstanceOf(AuthenticationError);
+    expect(await s.applications.findById(s.admin.tenantId, application.id)).not.toBeNull();
+  });
+
+  it('grants can_create_expiring_applications to private principals only', async () => {
+    const s = await setup();
+    const { key } = await s.create.execute(s.admin, { name: 'p', type: 'private', permissions: ['token:read'], canCreateExpiringApplications: true });
+    expect((await s.authenticate.execute(key)).principal.canCreateExpiringApplications).toBe(true);
+    expect((await s.authenticate.execute(s.adminKey)).principal.canCreateExpiringApplications).toBe(false);
+  });
+});
+
+describe('GetApplication', () => {
+  it("finds the tenant's own application and nobody else's", async () => {
+    const s = await setup();
+    const other = principalOf((await new CreateTenant(s.uow, s.clock).execute('other')).application);
+    const get = new GetApplication(s.applications);
+    expect((await get.execute(s.admin, s.admin.applicationId)).id).toBe(s.admin.applicationId);
+    await expect(get.execute(other, s.admin.applicationId)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(get.execute(s.admin, '00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe('ListApplications', () => {
+  it('lists the tenant newest first, with filters and both paging modes', async () => {
+    const s = await setup();
+    await new CreateTenant(s.uow, s.clock).execute('other');
+    const ids = [s.admin.applicationId];
+    for (let i = 0; i < 4; i++) {
+      s.clock.advance(1000);
+      ids.push((await s.create.execute(s.admin, { name: `a${i}`, type: i % 2 ? 'public' : 'private', permissions: ['token:create'] })).application.id);
+    }
+    const list = new ListApplications(s.applications);
+    const all = await list.execute(s.admin, {}, { page: 1, size: 20 });
+    expect(all.items.map((a) => a.id)).toEqual([...ids].reverse());
+    expect(all.totalItems).toBe(5);
+    expect(all.next).toBeUndefined();
+
+    const first = await list.execute(s.admin, {}, { page: 1, size: 2 });
+    expect(first.items.map((a) => a.id)).toEqual([ids[4], ids[3]]);
+    expect(decodeCursor(first.next!).id).toBe(ids[3]);
+    const second = await list.execute(s.admin, {}, { page: 1, size: 2, start: first.next });
+    expect(second.items.map((a) => a.id)).toEqual([ids[2], ids[1]]);
+    const third = await list.execute(s.admin, {}, { page: 1, size: 2, start: second.next });
+    expect(third.items.map((a) => a.id)).toEqual([ids[0]]);
+    expect(third.next).toBeUndefined();
+
+    expect((await list.execute(s.admin, { types: ['public'] }, { page: 1, size: 20 })).items.map((a) => a.id)).toEqual([ids[4], ids[2]]);
+    expect((await list.execute(s.admin, { ids: [ids[1]!, ids[3]!] }, { page: 1, size: 20 })).totalItems).toBe(2);
+  });
+});

@@ -1,0 +1,271 @@
+import { Application } from '../applications/application';
+import { ApplicationExpiryScheduler } from '../applications/application-expiry';
+import { ApplicationFilter, ApplicationRepository } from '../applications/application.repository';
+import { AuditEvent, AuditEventPublisher } from '../audit/audit-event';
+import { Clock } from '../shared/clock';
+import { ConflictError } from '../shared/domain-error';
+import { newId } from '../shared/ids';
+import { decodeCursor, Page, PageQuery, pageFromRows } from '../shared/page';
+import { PortToken, TransactionScope, UnitOfWork } from '../shared/unit-of-work';
+import { Tenant, TenantRepository } from '../tenants/tenant';
+
+/**
+ * In-memory fakes of the domain's ports, for unit tests of use cases. They keep the adapters' observable
+ * behaviour (tenant scoping, unique keys, newest-first paging, rollback of a failed unit of work), so a test
+ * written against them means the same against PostgreSQL.
+ */
+
+/** A clock that stands still until told to move. */
+export class FixedClock extends Clock {
+  private current: number;
+
+  constructor(start: Date | string = '2026-11-21T10:00:00.000Z') {
+    super();
+    this.current = new Date(start).getTime();
+  }
+
+  now(): Date {
+    return new Date(this.current);
+  }
+
+  set(instant: Date | string): void {
+    this.current = new Date(instant).getTime();
+  }
+
+  advance(ms: number): Date {
+    this.current += ms;
+    return this.now();
+  }
+}
+
+/** A fake whose state InMemoryUnitOfWork can take before a transaction and put back when it throws. */
+export interface Snapshotting {
+  snapshot(): unknown;
+  restore(state: unknown): void;
+}
+
+function isSnapshotting(value: unknown): value is Snapshotting {
+  const candidate = value as Partial<Snapshotting> | null;
+  return typeof candidate?.snapshot === 'function' && typeof candidate.restore === 'function';
+}
+
+// Rows are copied in and out, as a database would: a caller mutating what it got changes nothing stored.
+function copy<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/** Rows keyed by id, snapshot and restore included; feature fakes can extend it. */
+export class InMemoryTable<T extends { id: string }> implements Snapshotting {
+  rows = new Map<string, T>();
+
+  all(): T[] {
+    return [...this.rows.values()].map(copy);
+  }
+
+  snapshot(): unknown {
+    return new Map([...this.rows].map(([id, row]) => [id, copy(row)]));
+  }
+
+  restore(state: unknown): void {
+    this.rows = state as Map<string, T>;
+  }
+}
+
+/** Newest first (`created_at` desc, then `id` desc), then the offset or keyset page, as applyKeysetPage does. */
+export function pageInMemory<T extends { createdAt: Date; id: string }>(rows: T[], query: PageQuery): Page<T> {
+  const ordered = [...rows].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  if (query.start !== undefined) {
+    const cursor = decodeCursor(query.start);
+    const after = ordered.filter((row) => {
+      const at = row.createdAt.getTime() - cursor.createdAt.getTime();
+      return at < 0 || (at === 0 && row.id < cursor.id);
+    });
+    return pageFromRows(after.slice(0, query.size + 1), query);
+  }
+  const offset = (query.page - 1) * query.size;
+  return pageFromRows(ordered.slice(offset, offset + query.size + 1), query, ordered.length);
+}
+
+export class InMemoryApplicationRepository extends ApplicationRepository implements Snapshotting {
+  private readonly table = new InMemoryTable<Application>();
+
+  all(): Application[] {
+    return this.table.all();
+  }
+
+  snapshot(): unknown {
+    return this.table.snapshot();
+  }
+
+  restore(state: unknown): void {
+    this.table.restore(state);
+  }
+
+  private get rows(): Map<string, Application> {
+    return this.table.rows;
+  }
+
+  async insert(app: Application): Promise<void> {
+    if (this.rows.has(app.id)) throw new ConflictError('The resource conflicts with an existing one');
+    this.assertUniqueKeyHash(app);
+    this.rows.set(app.id, copy(app));
+  }
+
+  async update(app: Application): Promise<boolean> {
+    const current = this.rows.get(app.id);
+    if (!current || current.tenantId !== app.tenantId) return false;
+    this.assertUniqueKeyHash(app);
+    this.rows.set(app.id, copy(app));
+    return true;
+  }
+
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    const current = this.rows.get(id);
+    if (!current || current.tenantId !== tenantId) return false;
+    return this.rows.delete(id);
+  }
+
+  async findById(tenantId: string, id: string): Promise<Application | null> {
+    const row = this.rows.get(id);
+    return row && row.tenantId === tenantId ? copy(row) : null;
+  }
+
+  async findByKeyHash(keyHash: string): Promise<Application | null> {
+    const row = [...this.rows.values()].find((a) => a.keyHash === keyHash);
+    return row ? copy(row) : null;
+  }
+
+  async list(tenantId: string, filter: ApplicationFilter, page: PageQuery): Promise<Page<Application>> {
+    const ids = filter.ids?.length ? new Set(filter.ids.map((id) => id.toLowerCase())) : undefined;
+    const types = filter.types?.length ? new Set<string>(filter.types) : undefined;
+    const rows = [...this.rows.values()].filter(
+      (a) => a.tenantId === tenantId && (!ids || ids.has(a.id)) && (!types || types.has(a.type)),
+    );
+    return pageInMemory(rows.map(copy), page);
+  }
+
+  async findExpired(now: Date, limit: number): Promise<Application[]> {
+    return [...this.rows.values()]
+      .filter((a) => a.expiresAt !== null && a.expiresAt.getTime() <= now.getTime())
+      .sort((a, b) => a.expiresAt!.getTime() - b.expiresAt!.getTime())
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  private assertUniqueKeyHash(app: Application): void {
+    for (const other of this.rows.values()) {
+      if (other.id !== app.id && other.keyHash === app.keyHash) throw new ConflictError('The resource conflicts with an existing one');
+    }
+  }
+}
+
+export class InMemoryTenantRepository extends TenantRepository implements Snapshotting {
+  private readonly table = new InMemoryTable<Tenant>();
+
+  all(): Tenant[] {
+    return this.table.all();
+  }
+
+  snapshot(): unknown {
+    return this.table.snapshot();
+  }
+
+  restore(state: unknown): void {
+    this.table.restore(state);
+  }
+
+  async insert(tenant: Tenant): Promise<void> {
+    if (this.table.rows.has(tenant.id)) throw new ConflictError('The resource conflicts with an existing one');
+    this.table.rows.set(tenant.id, copy(tenant));
+  }
+
+  async count(): Promise<number> {
+    return this.table.rows.size;
+  }
+}
+
+/** Remembers every audit event it is handed (after commit), in order. */
+export class RecordingAuditEventPublisher extends AuditEventPublisher {
+  readonly published: AuditEvent[] = [];
+
+  async publish(events: AuditEvent[]): Promise<void> {
+    this.published.push(...events);
+  }
+}
+
+/** Remembers every expiry it was asked to schedule. */
+export class RecordingExpiryScheduler extends ApplicationExpiryScheduler {
+  readonly scheduled: { id: string; tenantId: string; expiresAt: Date | null }[] = [];
+
+  async schedule(app: { id: string; tenantId: string; expiresAt: Date | null }): Promise<void> {
+    this.scheduled.push({ id: app.id, tenantId: app.tenantId, expiresAt: app.expiresAt });
+  }
+}
+
+/**
+ * A unit of work over registered fakes. Like TypeormUnitOfWork: the recorded events become committed (the
+ * outbox) only when the work resolves, then go to the publisher; when it throws, every Snapshotting fake is
+ * put back as it was and nothing is recorded.
+ */
+export class InMemoryUnitOfWork extends UnitOfWork {
+  /** The outbox: every event of every committed unit of work, in order. */
+  readonly events: AuditEvent[] = [];
+  private readonly repositories = new Map<PortToken<unknown>, unknown>();
+
+  constructor(
+    private readonly clock: Clock = new FixedClock(),
+    private readonly publisher?: AuditEventPublisher,
+  ) {
+    super();
+  }
+
+  register<T>(port: PortToken<T>, repository: T): this {
+    this.repositories.set(port, repository);
+    return this;
+  }
+
+  async run<T>(work: (tx: TransactionScope) => Promise<T>): Promise<T> {
+    const fakes = [...this.repositories.values()].filter(isSnapshotting);
+    const snapshots = fakes.map((fake) => fake.snapshot());
+    const pending: AuditEvent[] = [];
+    const scope: TransactionScope = {
+      get: <R>(port: PortToken<R>): R => {
+        if (!this.repositories.has(port)) throw new Error(`No repository registered for ${port.name}`);
+        return this.repositories.get(port) as R;
+      },
+      record: (event) =>
+        pending.push({
+          id: newId(),
+          tenantId: event.tenantId,
+          actorId: event.actor.id,
+          actorType: event.actor.type,
+          entityType: event.entityType,
+          entityId: event.entityId,
+          operation: event.operation,
+          message: event.message,
+          createdAt: this.clock.now(),
+        }),
+    };
+    let result: T;
+    try {
+      result = await work(scope);
+    } catch (error) {
+      fakes.forEach((fake, i) => fake.restore(snapshots[i]));
+      throw error;
+    }
+    this.events.push(...pending);
+    if (pending.length > 0) await this.publisher?.publish(pending);
+    return result;
+  }
+}
+
+/** The fakes a use case of applications or tenants needs, wired together. */
+export function inMemoryPorts(clock: FixedClock = new FixedClock()) {
+  const applications = new InMemoryApplicationRepository();
+  const tenants = new InMemoryTenantRepository();
+  const publisher = new RecordingAuditEventPublisher();
+  const uow = new InMemoryUnitOfWork(clock, publisher)
+    .register(ApplicationRepository, applications)
+    .register(TenantRepository, tenants);
+  return { clock, applications, tenants, publisher, uow, expiry: new RecordingExpiryScheduler() };
+}

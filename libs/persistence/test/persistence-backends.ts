@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { ApplicationRepository, TenantRepository } from '../../domain/src';
+import { Database, openDatabase, runMigrations } from '../src/database';
+import { TypeormApplicationRepository } from '../src/repositories/typeorm-application.repository';
+import { TypeormTenantRepository } from '../src/repositories/typeorm-tenant.repository';
+import { TEST_DATABASE_URL } from '../../../test/support/test-env';
+
+/** One database the persistence suites run against: the real PostgreSQL of the test tier, or an embedded PGlite. */
+export interface OpenedBackend {
+  database: Database;
+  dataSource: DataSource;
+  applications: ApplicationRepository;
+  tenants: TenantRepository;
+  close(): Promise<void>;
+}
+
+export interface Backend {
+  name: string;
+  open(): Promise<OpenedBackend>;
+}
+
+function over(database: Database, cleanup: () => void = () => undefined): OpenedBackend {
+  const em = database.dataSource.manager;
+  return {
+    database,
+    dataSource: database.dataSource,
+    applications: new TypeormApplicationRepository(em),
+    tenants: new TypeormTenantRepository(em),
+    close: async () => {
+      await database.close();
+      cleanup();
+    },
+  };
+}
+
+export const POSTGRES: Backend = {
+  name: 'PostgreSQL',
+  // Migrated once by the global setup; each test works in tenants of its own.
+  open: async () => over(await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 })),
+};
+
+export const PGLITE: Backend = {
+  name: 'embedded PGlite',
+  open: async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-pglite-'));
+    const database = await openDatabase({ dataDir });
+    await runMigrations(database);
+    return over(database, () => rmSync(dataDir, { recursive: true, force: true }));
+  },
+};
+
+export const DATABASES: Backend[] = [POSTGRES, PGLITE];
