@@ -15,7 +15,7 @@ import {
 import { ApplicationExpiryScheduler } from './application-expiry';
 import { ApplicationRepository } from './application.repository';
 import { ApplicationType } from './permissions';
-import { mayCreateApplications, Principal } from './principal';
+import { mayCreateApplications, Principal, requireGrantable } from './principal';
 
 export interface CreateApplicationInput {
   name: string;
@@ -68,6 +68,7 @@ export class CreateApplication {
     validateGrant(input.type, grant, errors);
     const expiresAt = resolveExpiry(input.type, input.expiresAt, now, errors);
     errors.throwIfAny();
+    requireGrantable(principal, grantedPermissions(grant));
 
     const key = generateApiKey();
     const application: Application = {
@@ -124,6 +125,7 @@ export class UpdateApplication {
       validateName(input.name, errors);
       validateGrant(current.type, grant, errors);
       errors.throwIfAny();
+      requireGrantable(principal, grantedPermissions(grant));
       const updated: Application = {
         ...current,
         name: input.name,
@@ -210,6 +212,10 @@ export async function deleteApplication(
     });
     return true;
   });
+}
+
+function grantedPermissions(grant: { permissions: string[]; rules: AccessRule[] }): string[] {
+  return [...grant.permissions, ...grant.rules.flatMap((rule) => rule.permissions)];
 }
 
 export function assertMayCreate(principal: Principal): void {
