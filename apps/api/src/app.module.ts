@@ -22,6 +22,8 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { HealthController } from './health/health.controller';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { PermissionsController } from './permissions/permissions.controller';
+import { ProxiesModule } from './proxies/proxies.module';
+import { LogsModule } from './logs/logs.module';
 
 export interface ApiModuleOptions {
   config: AppConfig;
@@ -40,7 +42,7 @@ export class AppModule {
   static register(options: ApiModuleOptions): DynamicModule {
     return {
       module: AppModule,
-      imports: [PersistenceModule.forRoot(options.database), BackgroundJobsModule.forRoot({ runJobs: options.runJobs })],
+      imports: [PersistenceModule.forRoot(options.database, { redisUrl: options.config.redisUrl }), BackgroundJobsModule.forRoot({ runJobs: options.runJobs, redisUrl: options.config.redisUrl, prefix: options.config.queuePrefix }), ProxiesModule.forRoot(options.config), LogsModule],
       controllers: [HealthController, PermissionsController, ApplicationsController],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },

@@ -8,6 +8,7 @@ import { jsonBody } from './http/json-body';
 import { createValidationPipe } from './http/validation';
 import { requestContextMiddleware } from './http/request-context';
 import { mountOpenApi } from './openapi';
+import { ProxyInvocation } from './proxy-invocation/proxy-invocation.handler';
 
 export interface CreateApiAppOptions {
   config: AppConfig;
@@ -26,6 +27,7 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   app.set('etag', false);
   app.use(requestContextMiddleware);
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
+  app.use('/proxy', app.get(ProxyInvocation).handle);
   app.useGlobalPipes(createValidationPipe());
   mountOpenApi(app);
   await app.init();

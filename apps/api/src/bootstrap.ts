@@ -1,33 +1,8 @@
-import { Logger as PinoLogger } from 'pino';
-import { AppConfig, ConfigError, loadConfig } from '@gatehouse/config';
 import { CreatedTenant, CreateTenant, TenantRepository } from '@gatehouse/domain';
-import { Database, openDatabase, runMigrations } from '@gatehouse/persistence';
 import { INestApplicationContext } from '@nestjs/common';
 
-/** Reads the environment; a bad value ends the process with one line naming the variable. */
-export function loadConfigOrExit(): AppConfig {
-  try {
-    return loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`gatehouse: configuration error: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
-
-export async function openMigratedDatabase(config: AppConfig, logger?: PinoLogger, applicationName?: string): Promise<Database> {
-  const database = await openDatabase({
-    url: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.databasePoolSize,
-    applicationName,
-  });
-  const applied = await runMigrations(database);
-  logger?.info({ embedded: database.embedded, migrations_applied: applied }, 'database ready');
-  return database;
-}
+// Shared with the worker, which may not import this app.
+export { loadConfigOrExit, openMigratedDatabase } from '@gatehouse/queue';
 
 /** On an empty database, the tenant `default` and its first management application (CONTRACT.md section 9). */
 export async function ensureFirstTenant(app: INestApplicationContext): Promise<CreatedTenant | undefined> {

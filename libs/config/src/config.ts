@@ -6,6 +6,7 @@ export interface AppConfig {
   databaseUrl?: string;
   dataDir: string;
   redisUrl?: string;
+  queuePrefix: string;
   proxyAllowHttp: boolean;
   proxyAllowedPrivateCidrs: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -30,6 +31,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir: nonEmpty(env, 'DATA_DIR') ?? './.data',
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    queuePrefix: pattern(env, 'QUEUE_PREFIX', /^[A-Za-z0-9_.-]{1,64}$/, 'gatehouse'),
     proxyAllowHttp: boolean(env, 'PROXY_ALLOW_HTTP', false),
     proxyAllowedPrivateCidrs: cidrs(env, 'PROXY_ALLOWED_PRIVATE_CIDRS'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
@@ -99,4 +101,11 @@ function cidrs(env: Env, name: string): string[] {
     }
     return cidr;
   });
+}
+
+function pattern(env: Env, name: string, allowed: RegExp, fallback: string): string {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!allowed.test(raw)) throw new ConfigError(`${name} must match ${allowed.source}, got '${raw}'`);
+  return raw;
 }

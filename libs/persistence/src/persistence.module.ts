@@ -1,19 +1,31 @@
-import { DynamicModule, Global, Logger, Module } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
   ApplicationRepository,
   AuditEventPublisher,
   Clock,
+  LogRepository,
+  ProxyRepository,
   SystemClock,
   TenantRepository,
   UnitOfWork,
 } from '@gatehouse/domain';
+import { CachedApplicationRepository, VersionBumpingCommitObserver } from './cache/cached-application.repository';
+import { InMemoryVersionStore, RedisVersionStore, VersionStore } from './cache/version-store';
+import { CachedProxyRepository } from './cache/cached-proxy.repository';
 import { Database } from './database';
 import { TypeormApplicationRepository } from './repositories/typeorm-application.repository';
 import { TypeormTenantRepository } from './repositories/typeorm-tenant.repository';
+import { TypeormProxyRepository } from './repositories/typeorm-proxy.repository';
+import { TypeormLogRepository } from './repositories/typeorm-log.repository';
 import { RepositoryRegistry, TypeormUnitOfWork } from './typeorm-unit-of-work';
 
 export const DATABASE = Symbol('DATABASE');
+
+export interface PersistenceOptions {
+  /** Shared cache-version counters for several replicas; without it the counters are local to the process. */
+  redisUrl?: string;
+}
 
 /**
  * The repositories over an opened database, for both apps. The AuditEventPublisher the unit of work
@@ -21,11 +33,25 @@ export const DATABASE = Symbol('DATABASE');
  */
 @Global()
 @Module({})
-export class PersistenceModule {
-  static forRoot(database: Database): DynamicModule {
+export class PersistenceModule implements OnApplicationShutdown {
+  constructor(@Inject(VersionStore) private readonly versions: VersionStore) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.versions.close();
+  }
+
+  static forRoot(database: Database, options: PersistenceOptions = {}): DynamicModule {
+    const versionLogger = new Logger('CacheVersions');
+    const versions: VersionStore = options.redisUrl
+      ? new RedisVersionStore(options.redisUrl, (error) =>
+          versionLogger.error(`could not publish a cache invalidation; replicas may serve a stale entry for up to 10 s: ${String(error)}`),
+        )
+      : new InMemoryVersionStore();
     const registry = new RepositoryRegistry()
       .register(ApplicationRepository, (em) => new TypeormApplicationRepository(em))
-      .register(TenantRepository, (em) => new TypeormTenantRepository(em));
+      .register(TenantRepository, (em) => new TypeormTenantRepository(em))
+      .register(ProxyRepository, (em) => new TypeormProxyRepository(em))
+      .register(LogRepository, (em) => new TypeormLogRepository(em));
     return {
       module: PersistenceModule,
       providers: [
@@ -33,20 +59,31 @@ export class PersistenceModule {
         { provide: DataSource, useValue: database.dataSource },
         { provide: RepositoryRegistry, useValue: registry },
         { provide: Clock, useClass: SystemClock },
-        { provide: ApplicationRepository, useValue: registry.build(ApplicationRepository, database.dataSource.manager) },
+        { provide: VersionStore, useValue: versions },
+        {
+          provide: ApplicationRepository,
+          useValue: new CachedApplicationRepository(registry.build(ApplicationRepository, database.dataSource.manager), versions),
+        },
         { provide: TenantRepository, useValue: registry.build(TenantRepository, database.dataSource.manager) },
+        { provide: ProxyRepository, useValue: new CachedProxyRepository(registry.build(ProxyRepository, database.dataSource.manager), versions) },
+        { provide: LogRepository, useValue: registry.build(LogRepository, database.dataSource.manager) },
         {
           provide: UnitOfWork,
           inject: [AuditEventPublisher, Clock],
           useFactory: (publisher: AuditEventPublisher, clock: Clock) => {
             const logger = new Logger('AuditPublisher');
-            return new TypeormUnitOfWork(database.dataSource, registry, publisher, clock, (error) =>
-              logger.warn(`audit events left in the outbox for the relay: ${String(error)}`),
+            return new TypeormUnitOfWork(
+              database.dataSource,
+              registry,
+              publisher,
+              clock,
+              (error) => logger.warn(`audit events left in the outbox for the relay: ${String(error)}`),
+              [new VersionBumpingCommitObserver(versions)],
             );
           },
         },
       ],
-      exports: [DATABASE, DataSource, RepositoryRegistry, Clock, ApplicationRepository, TenantRepository, UnitOfWork],
+      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository],
     };
   }
 }

@@ -1,9 +1,13 @@
 import { ApplicationEntity } from './entities/application.entity';
 import { AuditOutboxEntity } from './entities/audit-outbox.entity';
 import { TenantEntity } from './entities/tenant.entity';
+import { LogEntity } from './entities/log.entity';
+import { AuditLogs1763700000300 } from './migrations/1763700000300-audit-logs';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema';
+import { ProxyEntity } from './entities/proxy.entity';
+import { Proxies1763730000000 } from './migrations/1763730000000-proxies';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
-export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity];
+export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity, ProxyEntity, LogEntity];
 
-export const MIGRATIONS = [InitialSchema1763700000000];
+export const MIGRATIONS = [InitialSchema1763700000000, Proxies1763730000000, AuditLogs1763700000300];

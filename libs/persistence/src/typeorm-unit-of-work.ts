@@ -3,6 +3,7 @@ import {
   AuditEvent,
   AuditEventPublisher,
   Clock,
+  CommitObserver,
   ConflictError,
   NewAuditEvent,
   newId,
@@ -41,6 +42,7 @@ export class TypeormUnitOfWork extends UnitOfWork {
     private readonly publisher: AuditEventPublisher,
     private readonly clock: Clock,
     private readonly onPublishError: (error: unknown) => void = () => undefined,
+    private readonly observers: CommitObserver[] = [],
   ) {
     super();
   }
@@ -64,7 +66,10 @@ export class TypeormUnitOfWork extends UnitOfWork {
       throw error;
     }
     // Committed: deliver now. A failure here loses nothing, the outbox row is relayed later.
-    if (events.length > 0) this.publisher.publish(events).catch(this.onPublishError);
+    if (events.length > 0) {
+      this.publisher.publish(events).catch(this.onPublishError);
+      await Promise.all(this.observers.map((observer) => observer.committed(events)));
+    }
     return result;
   }
 

@@ -1,74 +1,156 @@
-import { DynamicModule, Global, Inject, Injectable, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import {
   ApplicationExpiryScheduler,
   ApplicationRepository,
   AuditEventPublisher,
   Clock,
   ExpireApplications,
+  IngestLogs,
+  LogRepository,
   NoopApplicationExpiryScheduler,
   NoopAuditEventPublisher,
+  RelayAuditOutbox,
   UnitOfWork,
 } from '@gatehouse/domain';
+import { BackgroundJobs } from './background-jobs';
+import { BullmqJobConsumer } from './bullmq/bullmq-job-consumer';
+import { BullmqJobQueue } from './bullmq/bullmq-job-queue';
+import { AuditLogBatchHandler, AuditLogHandler } from './handlers/audit-log.handlers';
+import { ExpireApplicationHandler } from './handlers/expire-application.handler';
+import { InProcessJobQueue } from './in-process/in-process-job-queue';
+import { JobHandlerRegistry } from './job-handler';
+import { JobQueue } from './job-queue';
+import { QueueName } from './jobs';
+import { DEFAULT_LOG_BATCH, LogBatchOptions, LogBatchWriter } from './log-batch-writer';
+import { PeriodicTask } from './periodic-task';
+import { QueuedApplicationExpiryScheduler } from './queued-application-expiry-scheduler';
+import { DEFAULT_PUBLISHER, PublisherOptions, QueuedAuditEventPublisher } from './queued-audit-event-publisher';
+import { IoredisHealth, RedisHealth } from './redis-health';
 
 export interface BackgroundJobsOptions {
-  /** Run the periodic jobs in this process (the worker, or the API when there is no Redis). */
+  /** Run the jobs in this process: the worker, or the API when there is no Redis. */
   runJobs: boolean;
+  /** BullMQ on this Redis; without it an in-process queue (and the jobs only run where `runJobs`). */
+  redisUrl?: string;
+  /** Key prefix of the BullMQ queues (default `gatehouse`): keys are `<prefix>:audit-logs:*`. */
+  prefix?: string;
+  /** False leaves audit events to the outbox relay alone (benchmarks compare the two). Default true. */
+  publishAuditEvents?: boolean;
   expirySweepIntervalMs?: number;
+  outboxRelayIntervalMs?: number;
+  /** An outbox event younger than this is presumed on its way through the queue. */
+  outboxRelayMinAgeMs?: number;
+  /** Log jobs run at once per worker: the upper bound of rows one flush gathers from single-log jobs. */
+  logJobConcurrency?: number;
+  logBatch?: Partial<LogBatchOptions>;
+  publisher?: Partial<PublisherOptions>;
+  retry?: { maxAttempts?: number; backoffBaseMs?: number; backoffMaxMs?: number };
 }
 
-const OPTIONS = Symbol('BACKGROUND_JOBS_OPTIONS');
+export const DEFAULT_QUEUE_PREFIX = 'gatehouse';
 
-@Injectable()
-class ExpirySweep implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('ExpirySweep');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
-
-  constructor(
-    private readonly expire: ExpireApplications,
-    @Inject(OPTIONS) private readonly options: BackgroundJobsOptions,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.options.runJobs) return;
-    const tick = () => {
-      if (this.running) return;
-      this.running = this.expire
-        .sweep()
-        .then((n) => n > 0 && this.logger.log(`expired ${n} application(s)`))
-        .catch((error) => this.logger.error(`expiry sweep failed: ${String(error)}`))
-        .finally(() => (this.running = undefined));
-    };
-    tick();
-    this.timer = setInterval(tick, this.options.expirySweepIntervalMs ?? 15_000);
-    this.timer.unref();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-  }
-}
-
-/** Audit publishing, expiry scheduling and the periodic jobs, shared by the api and the worker. */
+/**
+ * Audit publishing, expiry scheduling and, where `runJobs`, the jobs themselves (log writing, expiry, the
+ * outbox relay, the expiry sweep), shared by the api and the worker.
+ *
+ *   Redis?  runJobs  queue        publisher / scheduler   jobs here
+ *   yes     no       BullMQ       to BullMQ               none (the worker runs them)
+ *   yes     yes      BullMQ       to BullMQ               BullMQ workers, relay, sweep
+ *   no      yes      in-process   to the in-process queue in-process, relay, sweep
+ *   no      no       none         outbox only             none (the next process with jobs relays)
+ */
 @Global()
 @Module({})
 export class BackgroundJobsModule {
   static forRoot(options: BackgroundJobsOptions): DynamicModule {
-    return {
-      module: BackgroundJobsModule,
-      providers: [
-        { provide: OPTIONS, useValue: options },
-        { provide: AuditEventPublisher, useClass: NoopAuditEventPublisher },
-        { provide: ApplicationExpiryScheduler, useClass: NoopApplicationExpiryScheduler },
-        {
-          provide: ExpireApplications,
-          inject: [UnitOfWork, ApplicationRepository, Clock],
-          useFactory: (uow: UnitOfWork, apps: ApplicationRepository, clock: Clock) => new ExpireApplications(uow, apps, clock),
+    const retry = { maxAttempts: 12, backoffBaseMs: 1000, backoffMaxMs: 60_000, ...options.retry };
+    const logBatch = { ...DEFAULT_LOG_BATCH, ...options.logBatch };
+    const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+    const bullmq = options.redisUrl ? new BullmqJobQueue(options.redisUrl, prefix) : undefined;
+    const inProcess =
+      !bullmq && options.runJobs
+        ? new InProcessJobQueue({ maxQueued: 10_000, concurrency: 64, ...retry, backoffBaseMs: Math.min(retry.backoffBaseMs, 200) })
+        : undefined;
+    const queue: JobQueue | undefined = bullmq ?? inProcess;
+
+    const providers: Provider[] = [
+      {
+        provide: ExpireApplications,
+        inject: [UnitOfWork, ApplicationRepository, Clock],
+        useFactory: (uow: UnitOfWork, apps: ApplicationRepository, clock: Clock) => new ExpireApplications(uow, apps, clock),
+      },
+      {
+        provide: AuditEventPublisher,
+        useFactory: () =>
+          queue && options.publishAuditEvents !== false
+            ? new QueuedAuditEventPublisher(queue, { ...DEFAULT_PUBLISHER, ...options.publisher })
+            : new NoopAuditEventPublisher(),
+      },
+      {
+        provide: ApplicationExpiryScheduler,
+        inject: [Clock],
+        useFactory: (clock: Clock) => (queue ? new QueuedApplicationExpiryScheduler(queue, clock) : new NoopApplicationExpiryScheduler()),
+      },
+      {
+        provide: BackgroundJobs,
+        inject: [AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogRepository, Clock],
+        useFactory: (
+          publisher: AuditEventPublisher,
+          scheduler: ApplicationExpiryScheduler,
+          expire: ExpireApplications,
+          logs: LogRepository,
+          clock: Clock,
+        ) => {
+          const parts = {
+            bullmq,
+            inProcess,
+            publisher: publisher instanceof QueuedAuditEventPublisher ? publisher : undefined,
+            scheduler: scheduler instanceof QueuedApplicationExpiryScheduler ? scheduler : undefined,
+          };
+          if (!options.runJobs) return new BackgroundJobs(parts);
+          const writer = new LogBatchWriter(new IngestLogs(logs), logBatch);
+          // Built here, at boot: a job name without exactly one handler stops the process before it takes jobs.
+          const registry = new JobHandlerRegistry([
+            new AuditLogHandler(writer),
+            new AuditLogBatchHandler(writer),
+            new ExpireApplicationHandler(expire),
+          ]);
+          const relay = new RelayAuditOutbox(logs, clock);
+          const minAgeMs = options.outboxRelayMinAgeMs ?? 5000;
+          return new BackgroundJobs({
+            ...parts,
+            runner: {
+              registry,
+              writer,
+              consumer:
+                options.redisUrl === undefined
+                  ? undefined
+                  : new BullmqJobConsumer(registry, {
+                      redisUrl: options.redisUrl,
+                      prefix,
+                      concurrency: { [QueueName.AuditLogs]: options.logJobConcurrency ?? 500, [QueueName.ApplicationExpiry]: 4 },
+                      ...retry,
+                    }),
+              outboxRelay: new PeriodicTask('OutboxRelay', options.outboxRelayIntervalMs ?? 5000, () => relay.execute(minAgeMs), (n) =>
+                `relayed ${n} audit event(s) from the outbox`,
+              ),
+              expirySweep: new PeriodicTask('ExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expire.sweep(), (n) =>
+                `expired ${n} application(s)`,
+              ),
+            },
+          });
         },
-        ExpirySweep,
-      ],
-      exports: [AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications],
-    };
+      },
+    ];
+    const exports: DynamicModule['exports'] = [AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, BackgroundJobs];
+    if (queue) {
+      providers.push({ provide: JobQueue, useValue: queue });
+      exports.push(JobQueue);
+    }
+    if (bullmq) {
+      providers.push({ provide: RedisHealth, useValue: new IoredisHealth(bullmq.redis) });
+      exports.push(RedisHealth);
+    }
+    return { module: BackgroundJobsModule, providers, exports };
   }
 }

@@ -1,7 +1,8 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AuthenticateApiKey, mayCreateApplications, PermissionDeniedError, requirePermission } from '@gatehouse/domain';
+import { SvcLoopback } from '../proxy-invocation/svc-bridge';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 
 /** Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then 403. */
@@ -10,6 +11,8 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticate: AuthenticateApiKey,
+    // Transform `svc` calls arrive on its internal listener and act as the proxy's application (no key).
+    @Optional() private readonly svcLoopback?: SvcLoopback,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -17,7 +20,9 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const header = req.headers['svc-api-key'];
-    const { principal } = await this.authenticate.execute(typeof header === 'string' ? header : undefined);
+    const principal =
+      (await this.svcLoopback?.principalOf(req)) ??
+      (await this.authenticate.execute(typeof header === 'string' ? header : undefined)).principal;
     req.principal = principal;
     const permission = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets);
     if (permission === 'application:create') {

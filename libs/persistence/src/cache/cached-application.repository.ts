@@ -4,7 +4,7 @@ import { VersionStore } from './version-store';
 const VERSION = 'applications';
 const MAX_ENTRIES = 10_000;
 // Bounds staleness should a version bump ever be lost (the writer could not reach Redis for seconds).
-const MAX_AGE_MS = 60_000;
+const MAX_AGE_MS = 10_000;
 
 interface Entry {
   app: Application | null;

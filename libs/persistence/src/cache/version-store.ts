@@ -33,14 +33,16 @@ const PREFIX = 'gatehouse:version:';
 export class RedisVersionStore extends VersionStore {
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly onError: (error: unknown) => void = () => undefined) {
+  constructor(
+    url: string,
+    private readonly onError: (error: unknown) => void = () => undefined,
+  ) {
     super();
     this.redis = new Redis(url, {
       enableAutoPipelining: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       commandTimeout: 1000,
-      lazyConnect: false,
     });
     this.redis.on('error', () => undefined);
   }
@@ -55,17 +57,15 @@ export class RedisVersionStore extends VersionStore {
   }
 
   async bump(name: string): Promise<void> {
-    // A lost bump would let other replicas serve a stale entry: retry for a few seconds before giving up loudly.
-    for (let attempt = 0; ; attempt++) {
+    // A lost bump lets other replicas serve a stale entry until it ages out: retry briefly, then say so loudly.
+    // While this replica cannot reach Redis at all, readers that cannot reach it either bypass their caches.
+    for (const delay of [0, 100, 300]) {
+      if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
       try {
         await this.redis.incr(PREFIX + name);
         return;
       } catch (error) {
-        if (attempt >= 10) {
-          this.onError(error);
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100 * (attempt + 1)));
+        if (delay === 300) this.onError(error);
       }
     }
   }

@@ -1,0 +1,223 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import {
+  MAX_CONFIGURATION_ENTRIES,
+  MAX_DESTINATION_URL_LENGTH,
+  MAX_PROXY_NAME_LENGTH,
+  MAX_TRANSFORM_CODE_LENGTH,
+  Proxy,
+  ProxyInput,
+  ProxyPatch,
+} from '@gatehouse/domain';
+import { AsArray, PagingQueryDto } from '../http/paging.dto';
+
+// The DTOs check shapes and types; the rules (lengths, URL policy, compilation) live in the domain, so that
+// a merge patch is held to exactly the rules of a PUT body.
+
+const TRANSFORM_CODE_DOC = `JavaScript (Node.js 16 and later, CommonJS): \`module.exports = async function (req) { ... }\`; at most ${MAX_TRANSFORM_CODE_LENGTH} characters`;
+
+export class ProxyTransformDto {
+  @ApiProperty({ description: TRANSFORM_CODE_DOC, maxLength: MAX_TRANSFORM_CODE_LENGTH })
+  @IsString()
+  code: string;
+}
+
+export class ApplicationRefDto {
+  @ApiProperty({ format: 'uuid', description: 'A public or private application of the same tenant' })
+  @IsUUID('all')
+  id: string;
+}
+
+/** The body of POST /proxies and PUT /proxies/{id} (spec 4.2): the same shape. */
+export class ProxyBodyDto {
+  @ApiProperty({ maxLength: MAX_PROXY_NAME_LENGTH })
+  @IsString()
+  name: string;
+
+  @ApiProperty({
+    maxLength: MAX_DESTINATION_URL_LENGTH,
+    example: 'https://api.example.com/v1',
+    description: 'Absolute https:// URL without credentials, query or fragment',
+  })
+  @IsString()
+  destination_url: string;
+
+  @ApiPropertyOptional({ type: ProxyTransformDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProxyTransformDto)
+  request_transform?: ProxyTransformDto | null;
+
+  @ApiPropertyOptional({ type: ProxyTransformDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProxyTransformDto)
+  response_transform?: ProxyTransformDto | null;
+
+  @ApiPropertyOptional({ type: ApplicationRefDto, description: 'The application the transform `svc` client acts as' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ApplicationRefDto)
+  application?: ApplicationRefDto | null;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: 10_000 },
+    maxProperties: MAX_CONFIGURATION_ENTRIES,
+    description: 'Named string values handed to transform code',
+  })
+  @IsOptional()
+  @IsObject()
+  configuration?: Record<string, string> | null;
+
+  @ApiPropertyOptional({ default: true })
+  @IsOptional()
+  @IsBoolean()
+  require_auth?: boolean | null;
+}
+
+export class ProxyTransformPatchDto {
+  @ApiPropertyOptional({ nullable: true, description: TRANSFORM_CODE_DOC })
+  @IsOptional()
+  @IsString()
+  code?: string | null;
+}
+
+export class ApplicationRefPatchDto {
+  @ApiPropertyOptional({ format: 'uuid', nullable: true })
+  @IsOptional()
+  @IsUUID('all')
+  id?: string | null;
+}
+
+/** PATCH /proxies/{id}, an RFC 7396 merge patch: a member set to null is cleared. */
+export class PatchProxyDto {
+  @ApiPropertyOptional({ maxLength: MAX_PROXY_NAME_LENGTH })
+  @IsOptional()
+  @IsString()
+  name?: string | null;
+
+  @ApiPropertyOptional({ maxLength: MAX_DESTINATION_URL_LENGTH })
+  @IsOptional()
+  @IsString()
+  destination_url?: string | null;
+
+  @ApiPropertyOptional({ type: ProxyTransformPatchDto, nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProxyTransformPatchDto)
+  request_transform?: ProxyTransformPatchDto | null;
+
+  @ApiPropertyOptional({ type: ProxyTransformPatchDto, nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProxyTransformPatchDto)
+  response_transform?: ProxyTransformPatchDto | null;
+
+  @ApiPropertyOptional({ type: ApplicationRefPatchDto, nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ApplicationRefPatchDto)
+  application?: ApplicationRefPatchDto | null;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', nullable: true },
+    nullable: true,
+    description: 'Merged member by member; a member set to null is removed',
+  })
+  @IsOptional()
+  @IsObject()
+  configuration?: Record<string, string | null> | null;
+
+  @ApiPropertyOptional({ nullable: true, description: 'null returns it to the default, true' })
+  @IsOptional()
+  @IsBoolean()
+  require_auth?: boolean | null;
+}
+
+export class ListProxiesQueryDto extends PagingQueryDto {
+  @ApiPropertyOptional({ type: [String], format: 'uuid' })
+  @IsOptional()
+  @AsArray()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsUUID('all', { each: true })
+  id?: string[];
+
+  @ApiPropertyOptional({ description: 'Case-insensitive substring of the name; `*` matches any run of characters' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_PROXY_NAME_LENGTH)
+  name?: string;
+}
+
+export class ProxyResponse {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) tenant_id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ description: 'Names the proxy on invocation (SVC-PROXY-KEY)' }) key: string;
+  @ApiProperty() destination_url: string;
+  @ApiPropertyOptional({ type: ProxyTransformDto }) request_transform?: ProxyTransformDto;
+  @ApiPropertyOptional({ type: ProxyTransformDto }) response_transform?: ProxyTransformDto;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) configuration?: Record<string, string>;
+  @ApiPropertyOptional({ format: 'uuid' }) application_id?: string;
+  @ApiProperty() require_auth: boolean;
+  @ApiPropertyOptional({ format: 'uuid' }) created_by?: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiPropertyOptional({ format: 'uuid' }) modified_by?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Absent from the create response' }) modified_at?: string;
+}
+
+export function toProxyInput(dto: ProxyBodyDto): ProxyInput {
+  return {
+    name: dto.name,
+    destinationUrl: dto.destination_url,
+    requestTransform: dto.request_transform ? { code: dto.request_transform.code } : null,
+    responseTransform: dto.response_transform ? { code: dto.response_transform.code } : null,
+    applicationId: dto.application?.id ?? null,
+    configuration: dto.configuration ? plainCopy(dto.configuration) : null,
+    requireAuth: dto.require_auth ?? null,
+  };
+}
+
+export function toProxyPatch(dto: PatchProxyDto): ProxyPatch {
+  const patch: ProxyPatch = {};
+  if (dto.name !== undefined) patch.name = dto.name;
+  if (dto.destination_url !== undefined) patch.destinationUrl = dto.destination_url;
+  if (dto.request_transform !== undefined) patch.requestTransform = dto.request_transform && { code: dto.request_transform.code };
+  if (dto.response_transform !== undefined) patch.responseTransform = dto.response_transform && { code: dto.response_transform.code };
+  // `application: {}` names no change; `application: {id: null}` and `application: null` clear it.
+  if (dto.application === null) patch.applicationId = null;
+  else if (dto.application && dto.application.id !== undefined) patch.applicationId = dto.application.id;
+  if (dto.configuration !== undefined) patch.configuration = dto.configuration && plainCopy(dto.configuration);
+  if (dto.require_auth !== undefined) patch.requireAuth = dto.require_auth;
+  return patch;
+}
+
+// Own enumerable members only, defined as data (a member named `__proto__` included).
+function plainCopy<T>(value: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(value));
+}
+
+/** The wire form (spec 2.4): `application_id` flat, `modified_at` only outside the create response. */
+export function toProxyResponse(proxy: Proxy, options: { created?: boolean } = {}): ProxyResponse {
+  const body = {
+    id: proxy.id,
+    tenant_id: proxy.tenantId,
+    name: proxy.name,
+    key: proxy.key,
+    destination_url: proxy.destinationUrl,
+  } as ProxyResponse;
+  if (proxy.requestTransform) body.request_transform = { code: proxy.requestTransform.code };
+  if (proxy.responseTransform) body.response_transform = { code: proxy.responseTransform.code };
+  if (proxy.configuration) body.configuration = proxy.configuration;
+  if (proxy.applicationId) body.application_id = proxy.applicationId;
+  body.require_auth = proxy.requireAuth;
+  if (proxy.createdBy) body.created_by = proxy.createdBy;
+  body.created_at = proxy.createdAt.toISOString();
+  if (proxy.modifiedBy) body.modified_by = proxy.modifiedBy;
+  if (proxy.modifiedAt && !options.created) body.modified_at = proxy.modifiedAt.toISOString();
+  return body;
+}

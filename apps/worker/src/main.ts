@@ -1,0 +1,47 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { createJsonRootLogger, JsonLogger, loadConfigOrExit, openMigratedDatabase } from '@gatehouse/queue';
+import { workerConfigProblem } from './worker-config';
+import { WorkerModule } from './worker.module';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const problem = workerConfigProblem(config);
+  if (problem) {
+    process.stderr.write(`gatehouse worker: ${problem}\n`);
+    process.exit(1);
+  }
+  const root = createJsonRootLogger(config.logLevel, undefined, undefined, 'gatehouse-worker');
+  const database = await openMigratedDatabase(config, root, 'gatehouse-worker');
+  const app = await NestFactory.createApplicationContext(WorkerModule.register({ config, database }), {
+    logger: new JsonLogger(root),
+    abortOnError: false,
+  });
+  root.info({ queue_prefix: config.queuePrefix }, 'gatehouse worker running');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    root.info({ signal }, 'draining jobs');
+    try {
+      // Closing the context stops taking jobs, lets the running ones commit their logs, then disconnects.
+      await app.close();
+      await database.close();
+      root.info('stopped');
+      root.flush();
+      process.exit(0);
+    } catch (error) {
+      root.error({ err: error }, 'unclean stop');
+      root.flush();
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error) => {
+  process.stderr.write(`gatehouse worker: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

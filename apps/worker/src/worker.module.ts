@@ -1,0 +1,27 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig } from '@gatehouse/config';
+import { Database, PersistenceModule } from '@gatehouse/persistence';
+import { BackgroundJobsModule, BackgroundJobsOptions } from '@gatehouse/queue';
+
+export interface WorkerModuleOptions {
+  config: AppConfig;
+  database: Database;
+  /** Tuning beyond the configuration (tests shorten the relay's and the sweep's intervals). */
+  jobs?: Partial<BackgroundJobsOptions>;
+}
+
+/** The worker: the same persistence and background-jobs modules as the api, running the jobs, without HTTP. */
+@Module({})
+export class WorkerModule {
+  static register(options: WorkerModuleOptions): DynamicModule {
+    const { config } = options;
+    return {
+      module: WorkerModule,
+      imports: [
+        // redisUrl: the worker's deletions (expiries) must invalidate the api replicas' caches too.
+        PersistenceModule.forRoot(options.database, { redisUrl: config.redisUrl }),
+        BackgroundJobsModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix, ...options.jobs, runJobs: true }),
+      ],
+    };
+  }
+}

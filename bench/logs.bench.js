@@ -1,0 +1,545 @@
+'use strict';
+// Audit-log benchmark: `npm run bench:logs` (add `-- --quick`, or BENCH_QUICK=1, for a smoke run).
+//   1. Ingestion: logs/s the worker moves from the BullMQ queue into PostgreSQL, beside a raw multi-row
+//      INSERT of the same rows in the same run.
+//   2. Write overhead: POST /applications requests/s with audit publishing on, beside the same with the
+//      publisher disabled (autocannon over loopback, the worker running in both).
+//   3. Queries over 10 million logs in 100 tenants: a filtered first page with total_items in a tenant with
+//      100,000 rows, and keyset pages deep in a tenant with 1,000,000 rows, through the API.
+// Needs PostgreSQL (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres) and Redis
+// (BENCH_REDIS_URL, default redis://127.0.0.1:6379/13). The 10M-row database `gatehouse_bench` is seeded once
+// with server-side SQL and reused by later runs. Progress goes to stderr, the figures to stdout.
+const { spawn } = require('node:child_process');
+const { randomUUID } = require('node:crypto');
+const path = require('node:path');
+const { Client } = require('pg');
+
+const ROOT = path.join(__dirname, '..');
+const QUICK = process.argv.includes('--quick') || /^(1|true|yes)$/i.test(process.env.BENCH_QUICK ?? '');
+const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
+const dbUrl = (name) => {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+};
+
+const SIZES = QUICK
+  ? { ingest: 40_000, singleJobs: 10_000, writeSeconds: 3, writePairs: 3, queryTenants: 100, total: 1_000_000, big: 200_000, medium: 100_000, samples: 60 }
+  : { ingest: 200_000, singleJobs: 50_000, writeSeconds: 5, writePairs: 8, queryTenants: 100, total: 10_000_000, big: 1_000_000, medium: 100_000, samples: 200 };
+const QUERY_DB = QUICK ? 'gatehouse_bench_quick' : 'gatehouse_bench';
+const SEED_VERSION = 1;
+
+// ---------------------------------------------------------------------------------------------- helpers
+
+const stderr = (line) => process.stderr.write(`${line}\n`);
+let barOpen = false;
+function bar(label, done, total, started) {
+  const width = 30;
+  const ratio = total > 0 ? Math.min(1, done / total) : 1;
+  const filled = Math.round(ratio * width);
+  const elapsed = (Date.now() - started) / 1000;
+  const eta = ratio > 0 ? elapsed / ratio - elapsed : 0;
+  process.stderr.write(
+    `\r${label.padEnd(24)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${(ratio * 100).toFixed(0).padStart(3)}% ` +
+      `${fmt(done)}/${fmt(total)} ${elapsed.toFixed(0)}s${ratio < 1 ? ` eta ${eta.toFixed(0)}s` : ''}   `,
+  );
+  barOpen = ratio < 1;
+  if (!barOpen) process.stderr.write('\n');
+}
+function phase(label) {
+  if (barOpen) process.stderr.write('\n');
+  barOpen = false;
+  stderr(`• ${label}`);
+}
+function fmt(n) {
+  return n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 ? 1 : 0)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(n % 1e3 ? 1 : 0)}k` : String(n);
+}
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function sql(url, fn) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function recreateDatabase(name) {
+  await sql(ADMIN_URL, async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await c.query(`CREATE DATABASE "${name}"`);
+  });
+}
+
+async function migrate(name) {
+  const { openDatabase, runMigrations } = require(path.join(ROOT, 'dist/libs/persistence/src'));
+  const database = await openDatabase({ url: dbUrl(name), dataDir: '' });
+  try {
+    await runMigrations(database);
+  } finally {
+    await database.close();
+  }
+}
+
+/** A built app as a child process (what `npm run start:*` runs); resolves once `ready` matches its stdout. */
+function startProcess(script, args, env, ready) {
+  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(ROOT, script), ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const started = new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk;
+      const match = output.match(ready);
+      if (match) resolve(match);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}: ${output.slice(-2000)}`)));
+  });
+  return {
+    child,
+    started,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** The api, started by this same script (`--serve-api`), so that the publisher can be switched off for a run. */
+function startApi(database, port, publisher) {
+  return startProcess(
+    'bench/logs.bench.js',
+    ['--serve-api'],
+    { DATABASE_URL: dbUrl(database), REDIS_URL, QUEUE_PREFIX: 'bench', PORT: String(port), BENCH_PUBLISHER: publisher, LOG_LEVEL: 'info' },
+    /gatehouse api listening/,
+  );
+}
+
+function startWorker(database, prefix = 'bench') {
+  return startProcess('dist/apps/worker/src/main.js', [], { DATABASE_URL: dbUrl(database), REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'info' }, /gatehouse worker running/);
+}
+
+async function serveApi() {
+  // Child mode: the api as `npm run start:api` runs it, except that BENCH_PUBLISHER=off makes the audit
+  // publisher a no-op (events then stay in the outbox, where the worker's relay picks them up).
+  require('reflect-metadata');
+  const { createServer } = require('node:http');
+  const { loadConfig } = require(path.join(ROOT, 'dist/libs/config/src'));
+  const { AuditEventPublisher } = require(path.join(ROOT, 'dist/libs/domain/src'));
+  const { openDatabase } = require(path.join(ROOT, 'dist/libs/persistence/src'));
+  const { createApiApp } = require(path.join(ROOT, 'dist/apps/api/src/app'));
+  const config = loadConfig();
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: '', poolSize: config.databasePoolSize });
+  const app = await createApiApp({ config, database, runJobs: false, logger: false });
+  if (process.env.BENCH_PUBLISHER === 'off') app.get(AuditEventPublisher).publish = async () => undefined;
+  const server = createServer({ keepAliveTimeout: 65_000 }, app.getHttpAdapter().getInstance());
+  await new Promise((resolve) => server.listen(config.port, '127.0.0.1', resolve));
+  process.stdout.write('gatehouse api listening\n');
+  process.on('SIGTERM', () => server.close(() => app.close().then(() => database.close()).then(() => process.exit(0))));
+  server.closeIdleConnections?.();
+}
+
+async function createTenant(database, name) {
+  const { openDatabase } = require(path.join(ROOT, 'dist/libs/persistence/src'));
+  const { createApiApp } = require(path.join(ROOT, 'dist/apps/api/src/app'));
+  const { loadConfig } = require(path.join(ROOT, 'dist/libs/config/src'));
+  const { CreateTenant } = require(path.join(ROOT, 'dist/libs/domain/src'));
+  const db = await openDatabase({ url: dbUrl(database), dataDir: '' });
+  const app = await createApiApp({ config: loadConfig({ DATABASE_URL: dbUrl(database) }), database: db, runJobs: false, logger: false });
+  try {
+    const created = await app.get(CreateTenant).execute(name);
+    return { id: created.tenant.id, key: created.key };
+  } finally {
+    await app.close();
+    await db.close();
+  }
+}
+
+async function deleteKeys(prefix) {
+  const IORedis = require('ioredis');
+  const redis = new IORedis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  redis.disconnect();
+}
+
+// -------------------------------------------------------------------------------------------- ingestion
+
+const ENTITY_TYPES = ['application', 'bank', 'card', 'proxy', 'reactor', 'tenant', 'token'];
+const OPERATIONS = ['create', 'update', 'delete', 'read'];
+
+function makeEntries(n) {
+  const tenants = Array.from({ length: 100 }, () => randomUUID());
+  const base = Date.now() - n;
+  return Array.from({ length: n }, (_, i) => ({
+    id: randomUUID(),
+    tenant_id: tenants[i % 100],
+    actor_id: randomUUID(),
+    actor_type: 'application',
+    entity_type: ENTITY_TYPES[i % 7],
+    entity_id: `ent_${i % 5000}`,
+    operation: OPERATIONS[i % 4],
+    message: `Benchmark change number ${i} of an entity`,
+    created_at: new Date(base + i).toISOString(),
+  }));
+}
+
+// The statement the worker's repository runs, without the queue, the validation or the outbox clean-up.
+const RAW_INSERT = `INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at)
+  SELECT id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at
+  FROM json_populate_recordset(NULL::logs, $1::json)
+  ON CONFLICT (id) DO NOTHING`;
+
+async function rawInsert(url, entries, batch = 2000, connections = 2) {
+  const clients = await Promise.all(Array.from({ length: connections }, async () => {
+    const c = new Client({ connectionString: url });
+    await c.connect();
+    return c;
+  }));
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    clients.map(async (c) => {
+      while (next < entries.length) {
+        const chunk = entries.slice(next, (next += batch));
+        await c.query(RAW_INSERT, [JSON.stringify(chunk)]);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await Promise.all(clients.map((c) => c.end()));
+  return entries.length / seconds;
+}
+
+async function countRows(client) {
+  return Number((await client.query('SELECT count(*) AS n FROM logs')).rows[0].n);
+}
+
+async function ingestion() {
+  const { Queue } = require('bullmq');
+  const db = 'gatehouse_bench_ingest';
+  const prefix = `bench-ingest-${process.pid}`;
+  phase(`ingestion: ${fmt(SIZES.ingest)} logs, database ${db}`);
+  await recreateDatabase(db);
+  await migrate(db);
+  const url = dbUrl(db);
+  const entries = makeEntries(SIZES.ingest);
+  const results = {};
+
+  const truncate = () => sql(url, (c) => c.query('TRUNCATE logs'));
+  const worker = startWorker(db, prefix);
+  await worker.started;
+  const queue = new Queue('audit-logs', { connection: { url: REDIS_URL }, prefix });
+  const measure = async (label, jobs, expected) => {
+    await queue.pause();
+    const fillStarted = Date.now();
+    for (let i = 0; i < jobs.length; i += 200) {
+      await queue.addBulk(jobs.slice(i, i + 200));
+      bar(`queueing ${label}`, Math.min(i + 200, jobs.length), jobs.length, fillStarted);
+    }
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    const started = performance.now();
+    await queue.resume();
+    let n = 0;
+    while ((n = await countRows(client)) < expected) {
+      bar(`worker ${label}`, n, expected, Date.now() - (performance.now() - started));
+      await sleep(20);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    bar(`worker ${label}`, n, expected, Date.now() - seconds * 1000);
+    await client.end();
+    return expected / seconds;
+  };
+  const opts = { removeOnComplete: true, removeOnFail: false };
+  const batchJobs = [];
+  for (let i = 0; i < entries.length; i += 500) batchJobs.push({ name: 'audit-log-batch', data: { logs: entries.slice(i, i + 500) }, opts });
+  // Raw and worker alternate, twice each, so that a burst of load from elsewhere on the machine hits both.
+  const raw = [];
+  const batch = [];
+  for (let round = 1; round <= 2; round++) {
+    phase(`round ${round}: raw multi-row INSERT (the worker's statement, 2,000 rows each, 2 connections)`);
+    raw.push(await rawInsert(url, entries));
+    await truncate();
+    batch.push(await measure('audit-log-batch', batchJobs, entries.length));
+    await truncate();
+  }
+  results.raw = (raw[0] + raw[1]) / 2;
+  results.batch = (batch[0] + batch[1]) / 2;
+  const singles = entries.slice(0, SIZES.singleJobs).map((data) => ({ name: 'audit-log', data, opts }));
+  results.single = await measure('audit-log', singles, singles.length);
+  await queue.close();
+  await worker.stop();
+  await deleteKeys(prefix);
+  return results;
+}
+
+// --------------------------------------------------------------------------------------- write overhead
+
+async function writeOverhead() {
+  const autocannon = require('autocannon');
+  const db = 'gatehouse_bench_writes';
+  phase(`write overhead: POST /applications, ${SIZES.writePairs} pairs of ${SIZES.writeSeconds}s runs, publisher on / off in turn`);
+  await recreateDatabase(db);
+  await migrate(db);
+  await deleteKeys('bench');
+  const tenant = await createTenant(db, 'writes');
+  const writesStarted = Date.now();
+  const worker = startWorker(db);
+  await worker.started;
+  const base = 3900 + (process.pid % 90) * 2;
+  // Both apis run side by side and take turns, so that load from elsewhere on the machine hits both alike.
+  const apis = { on: startApi(db, base, 'on'), off: startApi(db, base + 1, 'off') };
+  await Promise.all([apis.on.started, apis.off.started]);
+  const options = (publisher) => ({
+    url: `http://127.0.0.1:${publisher === 'on' ? base : base + 1}/applications`,
+    method: 'POST',
+    connections: 16,
+    headers: { 'content-type': 'application/json', 'svc-api-key': tenant.key },
+    body: JSON.stringify({ name: 'bench', type: 'management', permissions: ['log:read'] }),
+  });
+  await autocannon({ ...options('on'), duration: 2 }); // warm-up
+  await autocannon({ ...options('off'), duration: 2 });
+  const runs = { on: [], off: [] };
+  for (let pair = 0; pair < SIZES.writePairs; pair++) {
+    for (const publisher of pair % 2 === 0 ? ['on', 'off'] : ['off', 'on']) {
+      const result = await autocannon({ ...options(publisher), duration: SIZES.writeSeconds });
+      runs[publisher].push(result['2xx'] / SIZES.writeSeconds);
+      bar('write runs', runs.on.length + runs.off.length, SIZES.writePairs * 2, writesStarted);
+      if (result.non2xx || result.errors) stderr(`  publisher ${publisher}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    }
+  }
+  stderr(`  publisher on:  ${runs.on.map((r) => r.toFixed(0)).join(', ')} req/s`);
+  stderr(`  publisher off: ${runs.off.map((r) => r.toFixed(0)).join(', ')} req/s`);
+  await Promise.all([apis.on.stop(), apis.off.stop()]);
+  // Every committed write got its log (the worker's relay covers the runs without the publisher).
+  const [committed, logged] = await sql(dbUrl(db), async (c) => {
+    const apps = Number((await c.query('SELECT count(*) AS n FROM applications')).rows[0].n);
+    for (let i = 0; i < 300; i++) {
+      const n = Number((await c.query("SELECT count(*) AS n FROM logs WHERE entity_type = 'application' AND operation = 'create'")).rows[0].n);
+      if (n >= apps) return [apps, n];
+      await sleep(200);
+    }
+    return [apps, Number((await c.query("SELECT count(*) AS n FROM logs WHERE entity_type = 'application' AND operation = 'create'")).rows[0].n)];
+  });
+  await worker.stop();
+  await deleteKeys('bench');
+  // Medians: a burst of outside load spoils one run, not the figure.
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return { on: median(runs.on), off: median(runs.off), committed, logged };
+}
+
+// ---------------------------------------------------------------------------------------------- queries
+
+async function seedQueryDatabase() {
+  const url = dbUrl(QUERY_DB);
+  const exists = await sql(ADMIN_URL, async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [QUERY_DB])).rowCount > 0);
+  if (exists) {
+    const seeded = await sql(url, async (c) => {
+      const t = await c.query("SELECT to_regclass('bench_seed') AS t");
+      if (!t.rows[0].t) return null;
+      return (await c.query('SELECT * FROM bench_seed WHERE version = $1 AND total = $2 AND big = $3 AND medium = $4', [SEED_VERSION, SIZES.total, SIZES.big, SIZES.medium])).rows[0] ?? null;
+    });
+    if (seeded) {
+      phase(`queries: reusing ${QUERY_DB} (${fmt(SIZES.total)} logs, seeded ${seeded.seeded_at.toISOString()})`);
+      return seeded;
+    }
+  }
+  phase(`queries: seeding ${QUERY_DB} with ${fmt(SIZES.total)} logs in ${SIZES.queryTenants} tenants (once; later runs reuse it)`);
+  await recreateDatabase(QUERY_DB);
+  await migrate(QUERY_DB);
+  const big = await createTenant(QUERY_DB, 'bench-big');
+  const medium = await createTenant(QUERY_DB, 'bench-medium');
+  const rest = SIZES.total - SIZES.big - SIZES.medium;
+  const others = SIZES.queryTenants - 2;
+  const tenants = [
+    { id: big.id, rows: SIZES.big },
+    { id: medium.id, rows: SIZES.medium },
+    ...Array.from({ length: others }, (_, i) => ({ id: randomUUID(), rows: Math.floor(rest / others) + (i < rest % others ? 1 : 0) })),
+  ];
+  await sql(url, async (c) => {
+    await c.query("SET synchronous_commit = off");
+    await c.query("SET maintenance_work_mem = '1GB'");
+    await c.query('SET max_parallel_maintenance_workers = 2');
+    const indexes = (await c.query("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'logs' AND indexname <> 'logs_pkey'")).rows;
+    // Load first, index after: building each index once over sorted input beats maintaining four during the load.
+    for (const ix of indexes) await c.query(`DROP INDEX "${ix.indexname}"`);
+    await c.query('ALTER TABLE logs DROP CONSTRAINT logs_pkey');
+    const started = Date.now();
+    let done = 0;
+    const year = 365 * 24 * 3600 * 1000;
+    for (const tenant of tenants) {
+      const step = Math.max(1, Math.floor(year / tenant.rows)); // whole milliseconds: cursors carry milliseconds
+      for (let from = 0; from < tenant.rows; from += 250_000) {
+        const to = Math.min(tenant.rows, from + 250_000) - 1;
+        await c.query(
+          `INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at)
+           SELECT gen_random_uuid(), $1::uuid,
+                  CASE WHEN g % 5 = 0 THEN NULL ELSE $2::uuid END,
+                  CASE WHEN g % 5 = 0 THEN 'system' ELSE 'application' END,
+                  (ARRAY['application','bank','card','proxy','reactor','tenant','token'])[1 + g % 7],
+                  'ent_' || (g % 5000),
+                  (ARRAY['create','update','delete','read'])[1 + g % 4],
+                  'Entity ent_' || (g % 5000) || ' changed (seeded row ' || g || ')',
+                  date_trunc('milliseconds', timestamptz '2025-01-01T00:00:00Z' + (g::bigint * $3) * interval '1 millisecond')
+           FROM generate_series($4::int, $5::int) AS g`,
+          [tenant.id, randomUUID(), step, from, to],
+        );
+        done += to - from + 1;
+        bar('seeding logs', done, SIZES.total, started);
+      }
+    }
+    const all = [{ indexname: 'logs_pkey', indexdef: 'ALTER TABLE logs ADD PRIMARY KEY (id)' }, ...indexes];
+    const indexStarted = Date.now();
+    for (let i = 0; i < all.length; i++) {
+      bar(`indexing (${all[i].indexname})`.slice(0, 24), i, all.length, indexStarted);
+      await c.query(all[i].indexdef);
+    }
+    bar('indexing', all.length, all.length, indexStarted);
+    phase('vacuum analyze (visibility map for index-only counts)');
+    await c.query('VACUUM (ANALYZE) logs');
+    await c.query(`CREATE TABLE bench_seed (version int, total int, big int, medium int, big_tenant uuid, big_key text,
+      medium_tenant uuid, medium_key text, seeded_at timestamptz DEFAULT now())`);
+    await c.query('INSERT INTO bench_seed (version, total, big, medium, big_tenant, big_key, medium_tenant, medium_key) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)', [
+      SEED_VERSION, SIZES.total, SIZES.big, SIZES.medium, big.id, big.key, medium.id, medium.key,
+    ]);
+  });
+  return sql(url, async (c) => (await c.query('SELECT * FROM bench_seed')).rows[0]);
+}
+
+async function timeRequests(port, key, paths) {
+  const { request } = require('undici');
+  const latencies = [];
+  for (const p of paths) {
+    const started = performance.now();
+    const res = await request(`http://127.0.0.1:${port}${p}`, { headers: { 'svc-api-key': key } });
+    const body = await res.body.json();
+    latencies.push(performance.now() - started);
+    if (res.statusCode !== 200) throw new Error(`${p}: ${res.statusCode} ${JSON.stringify(body)}`);
+  }
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p95: percentile(latencies, 95), n: latencies.length };
+}
+
+async function queries() {
+  const seed = await seedQueryDatabase();
+  const port = 3990 + (process.pid % 9);
+  const api = startApi(QUERY_DB, port, 'on');
+  await api.started;
+  const { request } = require('undici');
+  const n = SIZES.samples;
+  const pick = (xs, i) => xs[i % xs.length];
+  const months = Array.from({ length: 12 }, (_, m) => [`2025-${String(m + 1).padStart(2, '0')}-01T00:00:00Z`, `2025-${String(m + 2).padStart(2, '0')}-01T00:00:00Z`]).slice(0, 11);
+  const firstPages = (tenantKey) => ({
+    unfiltered: Array.from({ length: n }, () => '/logs?size=20'),
+    entity_type: Array.from({ length: n }, (_, i) => `/logs?entity_type=${pick(ENTITY_TYPES, i)}&size=20`),
+    'entity_type + entity_id': Array.from({ length: n }, (_, i) => `/logs?entity_type=${pick(ENTITY_TYPES, i)}&entity_id=ent_${(i * 37) % 5000}&size=20`),
+    'date range (1 month)': Array.from({ length: n }, (_, i) => `/logs?start_date=${pick(months, i)[0]}&end_date=${pick(months, i)[1]}&size=20`),
+    'entity_type + date range': Array.from({ length: n }, (_, i) => `/logs?entity_type=${pick(ENTITY_TYPES, i)}&start_date=${pick(months, i)[0]}&end_date=${pick(months, i)[1]}&size=20`),
+    key: tenantKey,
+  });
+  const results = { first: {}, firstBig: {}, deep: {} };
+  phase(`queries: first pages with total_items, tenant of ${fmt(SIZES.medium)} rows (${n} requests each)`);
+  const medium = firstPages(seed.medium_key);
+  await timeRequests(port, seed.medium_key, medium.unfiltered.slice(0, 20)); // warm-up
+  for (const [label, paths] of Object.entries(medium)) if (label !== 'key') results.first[label] = await timeRequests(port, seed.medium_key, paths);
+  phase(`queries: first pages with total_items, tenant of ${fmt(SIZES.big)} rows (for reference)`);
+  const bigPages = firstPages(seed.big_key);
+  for (const [label, paths] of Object.entries(bigPages)) if (label !== 'key') results.firstBig[label] = await timeRequests(port, seed.big_key, paths.slice(0, Math.ceil(n / 2)));
+
+  phase(`queries: keyset pages deep in the tenant of ${fmt(SIZES.big)} rows`);
+  const deepCursor = async (filter, offset) => {
+    const row = await sql(dbUrl(QUERY_DB), async (c) =>
+      (await c.query(
+        `SELECT created_at, id FROM logs WHERE tenant_id = $1 ${filter ? 'AND entity_type = $3' : ''} ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
+        filter ? [seed.big_tenant, offset, filter] : [seed.big_tenant, offset],
+      )).rows[0],
+    );
+    return Buffer.from(`${row.created_at.toISOString()}|${row.id}`, 'utf8').toString('base64url');
+  };
+  for (const [label, filter, offset] of [
+    [`unfiltered, from row ${fmt(Math.floor(SIZES.big * 0.8))}`, null, Math.floor(SIZES.big * 0.8)],
+    [`entity_type, from row ${fmt(Math.floor(SIZES.big / 7 * 0.8))}`, 'card', Math.floor((SIZES.big / 7) * 0.8)],
+  ]) {
+    let start = await deepCursor(filter, offset);
+    const latencies = [];
+    for (let i = 0; i < n; i++) {
+      const p = `/logs?size=20&start=${start}${filter ? `&entity_type=${filter}` : ''}`;
+      const started = performance.now();
+      const res = await request(`http://127.0.0.1:${port}${p}`, { headers: { 'svc-api-key': seed.big_key } });
+      const body = await res.body.json();
+      latencies.push(performance.now() - started);
+      if (res.statusCode !== 200 || body.pagination.total_items !== undefined) throw new Error(`${p}: ${res.statusCode}`);
+      start = body.pagination.next;
+    }
+    latencies.sort((a, b) => a - b);
+    results.deep[label] = { p50: percentile(latencies, 50), p95: percentile(latencies, 95), n };
+  }
+  await api.stop();
+  return results;
+}
+
+// ----------------------------------------------------------------------------------------------- report
+
+async function main() {
+  if (process.argv.includes('--serve-api')) return serveApi();
+  const started = Date.now();
+  stderr(`audit-log benchmark${QUICK ? ' (quick)' : ''}: node ${process.version}, ${require('node:os').availableParallelism()} cores`);
+  // BENCH_ONLY=ingestion|writes|queries runs one part (the table then shows only its rows).
+  const only = process.env.BENCH_ONLY;
+  const ingest = !only || only === 'ingestion' ? await ingestion() : undefined;
+  const writes = !only || only === 'writes' ? await writeOverhead() : undefined;
+  const query = !only || only === 'queries' ? await queries() : { first: {}, firstBig: {}, deep: {} };
+  if (barOpen) process.stderr.write('\n');
+
+  const ms = (v) => `${v.toFixed(1)} ms`;
+  const rows = [];
+  if (ingest) {
+    rows.push(
+      ['Ingestion', 'raw multi-row INSERT (same rows)', `${fmt(Math.round(ingest.raw))} logs/s`, ''],
+      ['', 'worker, audit-log-batch jobs (500 logs)', `${fmt(Math.round(ingest.batch))} logs/s`, `>= 20k logs/s: ${ingest.batch >= 20_000 ? 'met' : 'MISSED'}`],
+      ['', '  share of raw', `${((ingest.batch / ingest.raw) * 100).toFixed(0)}%`, `>= 50%: ${ingest.batch / ingest.raw >= 0.5 ? 'met' : 'MISSED'}`],
+      ['', 'worker, audit-log jobs (1 log each)', `${fmt(Math.round(ingest.single))} logs/s`, '(another service, one job per log)'],
+    );
+  }
+  if (writes) {
+    rows.push(
+      ['Write overhead', 'POST /applications, publisher off', `${writes.off.toFixed(0)} req/s`, ''],
+      ['', 'POST /applications, publisher on', `${writes.on.toFixed(0)} req/s`, ''],
+      ['', '  on / off', `${((writes.on / writes.off) * 100).toFixed(0)}%`, `>= 85%: ${writes.on / writes.off >= 0.85 ? 'met' : 'MISSED'}`],
+      ['', '  committed creates / their logs', `${writes.committed} / ${writes.logged}`, writes.committed === writes.logged ? 'all logged' : 'MISSING LOGS'],
+    );
+  }
+  for (const [label, r] of Object.entries(query.first)) {
+    rows.push([`First page + total (${fmt(SIZES.medium)} rows)`, label, `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`, `p95 <= 100 ms: ${r.p95 <= 100 ? 'met' : 'MISSED'}`]);
+  }
+  for (const [label, r] of Object.entries(query.firstBig)) rows.push([`First page + total (${fmt(SIZES.big)} rows)`, label, `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`, '(no target)']);
+  for (const [label, r] of Object.entries(query.deep)) {
+    rows.push([`Keyset pages (${fmt(SIZES.big)} rows)`, label, `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`, `p95 <= 20 ms: ${r.p95 <= 20 ? 'met' : 'MISSED'}`]);
+  }
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length)));
+  const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  process.stdout.write(`\n${line(['Measure', 'Case', 'Figure', 'Target'])}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n`);
+  for (const r of rows) process.stdout.write(`${line(r)}\n`);
+  process.stdout.write(`\n${QUICK ? 'quick run, ' : ''}${fmt(SIZES.total)} logs in the query database; total time ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`\nbench failed: ${error.stack ?? error}\n`);
+  process.exit(1);
+});

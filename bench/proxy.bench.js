@@ -1,0 +1,320 @@
+'use strict';
+// npm run bench:proxy — the cost of the /proxy data plane, measured in one run against one local echo upstream:
+//   direct to the upstream | through a bare undici forwarder (the reference) | through Gatehouse without
+//   transforms | with trivial request and response transforms | with a realistic transform (JSON rewrite and an
+//   HMAC signature via require('crypto')) | and the latency of the first call of newly created code.
+// Gatehouse runs from dist (npm run build first, which the npm script does) over a local PostgreSQL database.
+// The load generator is bench/load.js: closed-loop, keep-alive, microsecond latencies (autocannon's 1 ms histogram
+// is too coarse for a 1 ms budget). BENCH_DURATION_MS, BENCH_CONNECTIONS and BENCH_ROUNDS tune it.
+const { spawn, execFileSync } = require('node:child_process');
+const { readFileSync } = require('node:fs');
+const { createServer } = require('node:net');
+const { availableParallelism, loadavg } = require('node:os');
+const { join } = require('node:path');
+const { Client } = require('pg');
+const { load, progress } = require('./load');
+
+const ROOT = join(__dirname, '..');
+const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DB = 'gatehouse_bench_proxy';
+const DB_URL = ADMIN_URL.replace(/\/[^/?]*(\?|$)/, `/${DB}$1`);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6_000);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const FIRST_CALLS = 10;
+
+const PAYLOAD = JSON.stringify({
+  id: 'ord_7f3a9c',
+  amount: 1250,
+  currency: 'eur',
+  card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
+  customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
+  metadata: { source: 'bench', attempt: 1 },
+});
+
+// The upstream: echoes the request body as JSON. Runs in its own process, like a real destination.
+const UPSTREAM_SOURCE = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = chunks.length ? Buffer.concat(chunks) : Buffer.from('{"ok":true}');
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    res.end(body);
+  });
+});
+server.keepAliveTimeout = 65000;
+server.listen(Number(process.env.PORT), '127.0.0.1', () => process.send('ready'));
+`;
+
+// The reference: a bare streaming forwarder over one pooled undici Agent, what a proxy cannot do much less than.
+const FORWARDER_SOURCE = `
+const http = require('node:http');
+const { pipeline } = require('node:stream');
+const { Agent } = require(${JSON.stringify(require.resolve('undici'))});
+const origin = process.env.ORIGIN;
+const agent = new Agent({ keepAliveTimeout: 10000 });
+const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host']);
+const strip = (h) => { const o = {}; for (const k in h) if (!HOP.has(k) && !k.startsWith('proxy-')) o[k] = h[k]; return o; };
+const server = http.createServer((req, res) => {
+  const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+  agent
+    .request({ origin, path: req.url, method: req.method, headers: strip(req.headers), body: hasBody ? req : undefined })
+    .then((up) => {
+      res.writeHead(up.statusCode, strip(up.headers));
+      pipeline(up.body, res, () => {});
+    })
+    .catch(() => { res.statusCode = 502; res.end(); });
+});
+server.keepAliveTimeout = 65000;
+server.listen(Number(process.env.PORT), '127.0.0.1', () => process.send('ready'));
+`;
+
+const TRIVIAL = 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });';
+
+const REALISTIC_REQUEST = `
+const crypto = require('crypto');
+module.exports = async function (req) {
+  const { body, headers } = req.args;
+  const card = body.card || {};
+  const rewritten = {
+    reference: body.id,
+    amount: { value: body.amount, currency: String(body.currency).toUpperCase() },
+    payment_method: { type: 'card', last4: String(card.number).slice(-4), expiry: card.exp_month + '/' + card.exp_year },
+    customer: { name: body.customer.name, email: body.customer.email.toLowerCase() },
+    metadata: Object.assign({}, body.metadata, { forwarded_at: new Date().toISOString() }),
+  };
+  const payload = JSON.stringify(rewritten);
+  const signature = crypto.createHmac('sha256', req.configuration.SIGNING_SECRET).update(payload).digest('hex');
+  return { body: rewritten, headers: Object.assign({}, headers, { 'x-signature': signature, 'x-request-id': crypto.randomUUID() }) };
+};`;
+
+const REALISTIC_RESPONSE = `
+module.exports = async function (req) {
+  const { body, headers, status } = req.args;
+  return {
+    status,
+    headers: { 'content-type': 'application/json', 'x-upstream-status': String(status) },
+    body: { ok: status < 400, reference: body.reference, amount: body.amount, signed: true },
+  };
+};`;
+
+async function recreateDatabase() {
+  const admin = new Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${DB}" WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE "${DB}"`);
+  await admin.end();
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A child node process running `source`, ready once it says so. */
+function startScript(source, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', source], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`helper exited with ${code}`)));
+  });
+}
+
+async function startGatehouse(env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist/apps/api/src/main.js'), '--api-only'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600 && !exited; i++) {
+    try {
+      if ((await fetch(`${base}/health/live`)).ok) return { child, base };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('gatehouse did not start');
+}
+
+async function createProxy(base, key, body) {
+  const res = await fetch(`${base}/proxies`, {
+    method: 'POST',
+    headers: { 'svc-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 201) throw new Error(`creating a proxy answered ${res.status}: ${await res.text()}`);
+  return res.json();
+}
+
+/** CPU time (user + system) a process has used so far, in ms; Linux /proc, undefined elsewhere. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return undefined;
+  }
+}
+
+const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+async function main() {
+  await recreateDatabase();
+  const upstreamPort = await freePort();
+  const forwarderPort = await freePort();
+  const upstream = await startScript(UPSTREAM_SOURCE, { PORT: String(upstreamPort) });
+  const upstreamOrigin = `http://127.0.0.1:${upstreamPort}`;
+  const forwarder = await startScript(FORWARDER_SOURCE, { PORT: String(forwarderPort), ORIGIN: upstreamOrigin });
+
+  const env = {
+    DATABASE_URL: DB_URL,
+    PROXY_ALLOW_HTTP: 'true',
+    PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
+    LOG_LEVEL: 'warn',
+    REDIS_URL: '',
+  };
+  const created = JSON.parse(
+    execFileSync(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist/apps/api/src/cli.js'), 'tenant', 'create', '--name', 'bench', '--json'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, LOG_LEVEL: 'silent' },
+    }).toString(),
+  );
+  const key = created.application.key;
+  const gatehouse = await startGatehouse(env);
+  const children = [upstream, forwarder, gatehouse.child];
+  try {
+    const destination = `${upstreamOrigin}/`;
+    const plain = await createProxy(gatehouse.base, key, { name: 'plain', destination_url: destination, require_auth: false });
+    const authed = await createProxy(gatehouse.base, key, { name: 'authenticated', destination_url: destination });
+    const trivial = await createProxy(gatehouse.base, key, {
+      name: 'trivial',
+      destination_url: destination,
+      require_auth: false,
+      request_transform: { code: TRIVIAL },
+      response_transform: { code: TRIVIAL },
+    });
+    const realistic = await createProxy(gatehouse.base, key, {
+      name: 'realistic',
+      destination_url: destination,
+      require_auth: false,
+      request_transform: { code: REALISTIC_REQUEST },
+      response_transform: { code: REALISTIC_RESPONSE },
+      configuration: { SIGNING_SECRET: 'bench-signing-secret' },
+    });
+
+    const json = { 'content-type': 'application/json' };
+    const routes = [
+      { name: 'direct to the upstream', url: upstreamOrigin, path: '/orders', headers: json, pid: upstream.pid },
+      { name: 'reference undici forwarder', url: `http://127.0.0.1:${forwarderPort}`, path: '/orders', headers: json, pid: forwarder.pid },
+      { name: 'Gatehouse, no transforms', url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': plain.key } },
+      {
+        name: 'Gatehouse, no transforms, require_auth',
+        url: gatehouse.base,
+        path: '/proxy/orders',
+        headers: { ...json, 'svc-proxy-key': authed.key, 'svc-api-key': key },
+      },
+      { name: 'Gatehouse, trivial request + response transforms', url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': trivial.key } },
+      { name: 'Gatehouse, realistic transforms (JSON rewrite + HMAC)', url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': realistic.key } },
+    ].map((route) => ({ pid: gatehouse.child.pid, ...route }));
+    const results = new Map(routes.map((r) => [r.name, []]));
+    const steps = ROUNDS * routes.length;
+    let step = 0;
+    progress('measuring', step, steps);
+    // Interleaved rounds, so drift of the machine affects every route alike.
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const route of routes) {
+        const options = { url: route.url, path: route.path, method: 'POST', headers: route.headers, body: PAYLOAD, connections: CONNECTIONS };
+        await load({ ...options, durationMs: 2000, warmupMs: 0 });
+        // The CPU the serving process spends per request: less sensitive than req/s to other load on the machine.
+        const cpuBefore = cpuMs(route.pid);
+        const run = await load({ ...options, durationMs: DURATION_MS, warmupMs: 0 });
+        const cpuAfter = cpuMs(route.pid);
+        run.cpuUsPerRequest = cpuBefore === undefined ? NaN : ((cpuAfter - cpuBefore) * 1000) / run.requests;
+        results.get(route.name).push(run);
+        progress('measuring', ++step, steps);
+      }
+    }
+
+    // The first call of newly created code: each proxy carries code no isolate has compiled yet.
+    const firstCalls = [];
+    for (let i = 0; i < FIRST_CALLS; i++) {
+      const fresh = await createProxy(gatehouse.base, key, {
+        name: `fresh ${i}`,
+        destination_url: destination,
+        require_auth: false,
+        request_transform: { code: `${REALISTIC_REQUEST}\n// fresh ${i} ${Math.random()}` },
+        configuration: { SIGNING_SECRET: 'bench-signing-secret' },
+      });
+      const started = process.hrtime.bigint();
+      const res = await fetch(`${gatehouse.base}/proxy/orders`, { method: 'POST', headers: { ...json, 'svc-proxy-key': fresh.key }, body: PAYLOAD });
+      const body = await res.arrayBuffer();
+      firstCalls.push(Number(process.hrtime.bigint() - started) / 1e6);
+      if (res.status !== 200) throw new Error(`first call answered ${res.status}: ${Buffer.from(body).toString()}`);
+    }
+    firstCalls.sort((a, b) => a - b);
+
+    const summary = (runs) => ({
+      rps: runs.reduce((s, r) => s + r.rps, 0) / runs.length,
+      p50: runs.reduce((s, r) => s + r.p50, 0) / runs.length,
+      p99: runs.reduce((s, r) => s + r.p99, 0) / runs.length,
+      errors: runs.reduce((s, r) => s + r.errors, 0),
+      cpu: runs.reduce((s, r) => s + r.cpuUsPerRequest, 0) / runs.length,
+    });
+    const s = Object.fromEntries(routes.map((r) => [r.name, summary(results.get(r.name))]));
+    const direct = s['direct to the upstream'];
+    const reference = s['reference undici forwarder'];
+    const none = s['Gatehouse, no transforms'];
+    const trivialS = s['Gatehouse, trivial request + response transforms'];
+
+    console.log(
+      `\nbench:proxy  ${ROUNDS} round(s) x ${DURATION_MS / 1000}s per route, ${CONNECTIONS} connections, POST of a ${PAYLOAD.length}-byte JSON body, loopback, PostgreSQL ${DB}`,
+    );
+    // Everything (load generator, upstream, forwarder, Gatehouse, PostgreSQL) shares this machine's CPUs.
+    console.log(`${availableParallelism()} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other processes included)`);
+    console.log('| route | req/s | p50 ms | p99 ms | errors | server CPU µs/req |');
+    console.log('|---|---:|---:|---:|---:|---:|');
+    for (const route of routes) {
+      const r = s[route.name];
+      console.log(`| ${route.name} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} | ${fmt(r.cpu, 0)} |`);
+    }
+    const median = firstCalls[Math.floor(firstCalls.length / 2)];
+    const worst = firstCalls[firstCalls.length - 1];
+    console.log(`\nfirst call of newly created code (${FIRST_CALLS} proxies, end to end): median ${fmt(median)} ms, worst ${fmt(worst)} ms`);
+
+    const ratio = none.rps / reference.rps;
+    const added = none.p50 - direct.p50;
+    const trivialRatio = trivialS.rps / none.rps;
+    console.log('\n| target | measured | met |');
+    console.log('|---|---:|:-:|');
+    console.log(`| no transforms >= 70% of the reference forwarder's req/s | ${fmt(ratio * 100, 1)}% | ${ratio >= 0.7 ? 'yes' : 'NO'} |`);
+    console.log(`| no transforms add <= 1 ms to p50 over direct | ${fmt(added, 3)} ms | ${added <= 1 ? 'yes' : 'NO'} |`);
+    // For scale: what any forwarder adds on this machine, and Gatehouse's share beyond it.
+    console.log(`| (for scale) the reference forwarder adds to p50 over direct | ${fmt(reference.p50 - direct.p50, 3)} ms | |`);
+    console.log(`| (for scale) Gatehouse adds to p50 over the reference forwarder | ${fmt(none.p50 - reference.p50, 3)} ms | |`);
+    console.log(`| trivial transforms >= 50% of no-transform req/s | ${fmt(trivialRatio * 100, 1)}% | ${trivialRatio >= 0.5 ? 'yes' : 'NO'} |`);
+    console.log(`| first call of new code <= 50 ms (worst of ${FIRST_CALLS}) | ${fmt(worst)} ms | ${worst <= 50 ? 'yes' : 'NO'} |`);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,70 @@
+import { ConflictError } from '../shared/domain-error';
+import { Page, PageQuery } from '../shared/page';
+import { InMemoryTable, pageInMemory, Snapshotting } from '../testing/in-memory-ports';
+import { Proxy } from './proxy';
+import { ProxyFilter, ProxyRepository } from './proxy.repository';
+
+/** The ProxyRepository of unit tests; same observable behaviour as the TypeORM adapter (the persistence suite runs both). */
+export class InMemoryProxyRepository extends ProxyRepository implements Snapshotting {
+  private readonly table = new InMemoryTable<Proxy>();
+
+  all(): Proxy[] {
+    return this.table.all();
+  }
+
+  snapshot(): unknown {
+    return this.table.snapshot();
+  }
+
+  restore(state: unknown): void {
+    this.table.restore(state);
+  }
+
+  async insert(proxy: Proxy): Promise<void> {
+    if (this.table.rows.has(proxy.id) || this.keyTaken(proxy)) throw new ConflictError('The resource conflicts with an existing one');
+    this.table.rows.set(proxy.id, structuredClone(proxy));
+  }
+
+  async update(proxy: Proxy): Promise<boolean> {
+    const current = this.table.rows.get(proxy.id);
+    if (!current || current.tenantId !== proxy.tenantId) return false;
+    if (this.keyTaken(proxy)) throw new ConflictError('The resource conflicts with an existing one');
+    this.table.rows.set(proxy.id, structuredClone(proxy));
+    return true;
+  }
+
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    const current = this.table.rows.get(id);
+    return current?.tenantId === tenantId ? this.table.rows.delete(id) : false;
+  }
+
+  async findById(tenantId: string, id: string): Promise<Proxy | null> {
+    const row = this.table.rows.get(id);
+    return row?.tenantId === tenantId ? structuredClone(row) : null;
+  }
+
+  async findByKey(key: string): Promise<Proxy | null> {
+    const row = [...this.table.rows.values()].find((p) => p.key === key);
+    return row ? structuredClone(row) : null;
+  }
+
+  async list(tenantId: string, filter: ProxyFilter, page: PageQuery): Promise<Page<Proxy>> {
+    const ids = filter.ids?.length ? new Set(filter.ids.map((id) => id.toLowerCase())) : undefined;
+    const name = filter.name === undefined ? undefined : nameMatcher(filter.name);
+    const rows = this.all().filter((p) => p.tenantId === tenantId && (!ids || ids.has(p.id)) && (!name || name.test(p.name)));
+    return pageInMemory(rows, page);
+  }
+
+  private keyTaken(proxy: Proxy): boolean {
+    return [...this.table.rows.values()].some((p) => p.id !== proxy.id && p.key === proxy.key);
+  }
+}
+
+/** `*` matches any run of characters, everything else literally, case-insensitively, anywhere in the name. */
+function nameMatcher(filter: string): RegExp {
+  const source = filter
+    .split('*')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(source, 'is');
+}

@@ -1,0 +1,343 @@
+import { Application } from '../applications/application';
+import { generateApiKey, hashApiKey } from '../applications/api-key';
+import { AuthenticateApiKey } from '../applications/application-queries';
+import { ApplicationRepository } from '../applications/application.repository';
+import { ApplicationType } from '../applications/permissions';
+import { Principal } from '../applications/principal';
+import { FieldErrorCollector, ValidationError } from '../shared/domain-error';
+import { newId } from '../shared/ids';
+import { FixedClock, InMemoryApplicationRepository, InMemoryUnitOfWork, RecordingAuditEventPublisher } from '../testing/in-memory-ports';
+import { DestinationPolicy } from './destination-policy';
+import { InMemoryProxyRepository } from './in-memory-proxy.repository';
+import { applyProxyPatch, looksLikeProxyKey, ProxyInput, TransformField, validateDestinationUrl } from './proxy';
+import { CreateProxy, DeleteProxy, PatchProxy, ReplaceProxy } from './proxy-commands';
+import { GetProxy, ListProxies, ResolveProxyForInvocation } from './proxy-queries';
+import { ProxyRepository } from './proxy.repository';
+import { TransformCompiler } from './transform-compiler';
+
+/** Refuses literal hosts it was told about; stands in for the IP-range policy of the API. */
+class FakeDestinationPolicy extends DestinationPolicy {
+  constructor(
+    readonly allowHttp = false,
+    private readonly refused = new Set(['127.0.0.1', '[::1]', '10.0.0.1']),
+  ) {
+    super();
+  }
+
+  allowsLiteralHost(hostname: string): boolean {
+    return !this.refused.has(hostname);
+  }
+}
+
+/** "Compiles" by refusing code containing SYNTAX ERROR; remembers what it was given. */
+class FakeCompiler extends TransformCompiler {
+  readonly compiled: string[] = [];
+
+  validate(code: string, field: TransformField): void {
+    this.compiled.push(code);
+    if (code.includes('SYNTAX ERROR')) throw ValidationError.single(`${field}.code`, 'does not compile: SyntaxError (line 1, column 1)');
+  }
+}
+
+const CODE = 'module.exports = async (req) => req.args;';
+
+function setup(policy: DestinationPolicy = new FakeDestinationPolicy()) {
+  const clock = new FixedClock('2026-11-21T10:00:00.000Z');
+  const applications = new InMemoryApplicationRepository();
+  const proxies = new InMemoryProxyRepository();
+  const publisher = new RecordingAuditEventPublisher();
+  const uow = new InMemoryUnitOfWork(clock, publisher).register(ApplicationRepository, applications).register(ProxyRepository, proxies);
+  const compiler = new FakeCompiler();
+  return {
+    clock,
+    applications,
+    proxies,
+    uow,
+    compiler,
+    create: new CreateProxy(uow, clock, compiler, policy),
+    replace: new ReplaceProxy(uow, clock, compiler, policy),
+    patch: new PatchProxy(uow, clock, compiler, policy),
+    remove: new DeleteProxy(uow),
+    get: new GetProxy(proxies),
+    list: new ListProxies(proxies),
+    resolve: new ResolveProxyForInvocation(proxies, new AuthenticateApiKey(applications, clock)),
+  };
+}
+
+function principal(tenantId = newId(), permissions: string[] = ['proxy:create', 'proxy:read', 'proxy:update', 'proxy:delete']): Principal {
+  return { applicationId: newId(), tenantId, type: 'management', permissions: new Set(permissions), canCreateExpiringApplications: false };
+}
+
+async function anApplication(repo: InMemoryApplicationRepository, tenantId: string, type: ApplicationType, permissions: string[] = []) {
+  const key = generateApiKey();
+  const app: Application = {
+    id: newId(),
+    tenantId,
+    name: type,
+    type,
+    permissions,
+    rules: [],
+    keyHash: hashApiKey(key),
+    createdBy: null,
+    createdAt: new Date('2026-11-21T09:00:00.000Z'),
+    modifiedBy: null,
+    modifiedAt: null,
+    expiresAt: null,
+    canCreateExpiringApplications: null,
+  };
+  await repo.insert(app);
+  return { app, key };
+}
+
+const input = (over: Partial<ProxyInput> = {}): ProxyInput => ({ name: 'payments', destinationUrl: 'https://api.example.com/v1', ...over });
+
+async function validationErrors(promise: Promise<unknown>): Promise<Record<string, string[]>> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ValidationError);
+  return (error as ValidationError).fieldErrors ?? {};
+}
+
+describe('CreateProxy', () => {
+  it('creates with defaults, a generated key, and records the event', async () => {
+    const s = setup();
+    const caller = principal();
+    const proxy = await s.create.execute(caller, input());
+    expect(proxy).toEqual({
+      id: expect.any(String),
+      tenantId: caller.tenantId,
+      name: 'payments',
+      key: expect.stringMatching(/^[0-9A-Za-z]{32}$/),
+      destinationUrl: 'https://api.example.com/v1',
+      requestTransform: null,
+      responseTransform: null,
+      configuration: null,
+      applicationId: null,
+      requireAuth: true,
+      createdBy: caller.applicationId,
+      createdAt: s.clock.now(),
+      modifiedBy: caller.applicationId,
+      modifiedAt: s.clock.now(),
+    });
+    expect(looksLikeProxyKey(proxy.key)).toBe(true);
+    expect(s.proxies.all()).toEqual([proxy]);
+    expect(s.uow.events).toEqual([
+      expect.objectContaining({ entityType: 'proxy', entityId: proxy.id, operation: 'create', actorId: caller.applicationId, actorType: 'application' }),
+    ]);
+  });
+
+  it('compiles each transform, and reports every problem at once with field paths', async () => {
+    const s = setup();
+    const errors = await validationErrors(
+      s.create.execute(
+        principal(),
+        input({
+          name: '',
+          destinationUrl: 'http://api.example.com',
+          requestTransform: { code: 'SYNTAX ERROR' },
+          responseTransform: { code: 'x'.repeat(50_001) },
+          configuration: { A: 1 as unknown as string },
+        }),
+      ),
+    );
+    expect(Object.keys(errors).sort()).toEqual(['configuration.A', 'destination_url', 'name', 'request_transform.code', 'response_transform.code']);
+    expect(s.proxies.all()).toEqual([]);
+    expect(s.uow.events).toEqual([]);
+  });
+
+  it('takes a public or private application of the same tenant, nothing else', async () => {
+    const s = setup();
+    const caller = principal();
+    const pub = await anApplication(s.applications, caller.tenantId, 'public');
+    const priv = await anApplication(s.applications, caller.tenantId, 'private');
+    const management = await anApplication(s.applications, caller.tenantId, 'management');
+    const expiring = await anApplication(s.applications, caller.tenantId, 'expiring');
+    const foreign = await anApplication(s.applications, newId(), 'private');
+    expect((await s.create.execute(caller, input({ applicationId: pub.app.id }))).applicationId).toBe(pub.app.id);
+    expect((await s.create.execute(caller, input({ applicationId: priv.app.id.toUpperCase() }))).applicationId).toBe(priv.app.id);
+    for (const id of [management.app.id, expiring.app.id, foreign.app.id, newId(), 'not-a-uuid']) {
+      const errors = await validationErrors(s.create.execute(caller, input({ applicationId: id })));
+      expect(Object.keys(errors)).toEqual(['application.id']);
+    }
+  });
+});
+
+describe('destination_url', () => {
+  const check = (url: unknown, policy = new FakeDestinationPolicy()) => {
+    const errors = new FieldErrorCollector();
+    validateDestinationUrl(url, policy, errors);
+    return errors.isEmpty;
+  };
+
+  const exactly400 = `https://api.example.com/${'a'.repeat(400 - 'https://api.example.com/'.length)}`;
+
+  it.each([
+    ['https://api.example.com'],
+    ['https://api.example.com:8443/v1/'],
+    ['HTTPS://API.EXAMPLE.COM/v1'],
+    ['a URL of exactly 400 characters', exactly400],
+  ])('accepts %s', (label, url = label) => expect(check(url)).toBe(true));
+
+  it.each([
+    undefined,
+    '',
+    'api.example.com',
+    '/relative',
+    'https:api.example.com',
+    'https:/api.example.com',
+    'http://api.example.com',
+    'ftp://api.example.com',
+    'javascript:alert(1)',
+    'https://user:pw@api.example.com',
+    'https://api.example.com/?q=1',
+    'https://api.example.com/#frag',
+    ' https://api.example.com',
+    'https://api.example.com/a b',
+    'https://127.0.0.1/',
+    'https://[::1]/',
+  ])('refuses %s', (url) => expect(check(url)).toBe(false));
+
+  it('refuses a URL of 401 characters', () => expect(check(`${exactly400}a`)).toBe(false));
+
+  it('accepts http:// only where the operator allows it', () => {
+    expect(check('http://api.example.com', new FakeDestinationPolicy(true))).toBe(true);
+  });
+});
+
+describe('ReplaceProxy', () => {
+  it('returns omitted optional fields to their defaults and keeps the key; recompiles only changed code', async () => {
+    const s = setup();
+    const caller = principal();
+    const priv = await anApplication(s.applications, caller.tenantId, 'private');
+    const created = await s.create.execute(
+      caller,
+      input({ requestTransform: { code: CODE }, applicationId: priv.app.id, configuration: { A: 'b' }, requireAuth: false }),
+    );
+    s.clock.advance(1000);
+    const compiledBefore = s.compiler.compiled.length;
+    const same = await s.replace.execute(caller, created.id, input({ requestTransform: { code: CODE } }));
+    expect(s.compiler.compiled.length).toBe(compiledBefore);
+    expect(same).toMatchObject({ key: created.key, requestTransform: { code: CODE }, applicationId: null, configuration: null, requireAuth: true });
+    const replaced = await s.replace.execute(caller, created.id, input({ name: 'renamed' }));
+    expect(replaced).toEqual({
+      ...created,
+      name: 'renamed',
+      requestTransform: null,
+      applicationId: null,
+      configuration: null,
+      requireAuth: true,
+      modifiedAt: s.clock.now(),
+    });
+    expect(s.uow.events.map((e) => e.operation)).toEqual(['create', 'update', 'update']);
+  });
+
+  it("is a NotFoundError for another tenant's proxy", async () => {
+    const s = setup();
+    const created = await s.create.execute(principal(), input());
+    await expect(s.replace.execute(principal(), created.id, input())).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('PatchProxy and the merge patch', () => {
+  it('applies RFC 7396 member by member', () => {
+    const current: ProxyInput = {
+      name: 'p',
+      destinationUrl: 'https://a.example.com',
+      requestTransform: { code: CODE },
+      responseTransform: null,
+      applicationId: 'app',
+      configuration: { KEEP: '1', DROP: '2' },
+      requireAuth: false,
+    };
+    expect(applyProxyPatch(current, {})).toEqual(current);
+    expect(
+      applyProxyPatch(current, {
+        name: 'q',
+        requestTransform: {},
+        responseTransform: { code: 'new' },
+        configuration: { DROP: null, ADD: '3' },
+        requireAuth: null,
+      }),
+    ).toEqual({ ...current, name: 'q', responseTransform: { code: 'new' }, configuration: { KEEP: '1', ADD: '3' }, requireAuth: null });
+    expect(applyProxyPatch(current, { requestTransform: { code: null }, applicationId: null, configuration: null })).toEqual({
+      ...current,
+      requestTransform: null,
+      applicationId: null,
+      configuration: null,
+    });
+  });
+
+  it('keeps a configuration member named __proto__ as plain data', () => {
+    const patch = JSON.parse('{"__proto__": "x", "B": "y"}') as Record<string, string>;
+    const merged = applyProxyPatch({ name: 'p', destinationUrl: 'https://a.example.com', configuration: null }, { configuration: patch });
+    expect(Object.getPrototypeOf(merged.configuration)).toBe(Object.prototype);
+    expect(Object.entries(merged.configuration!)).toEqual([
+      ['__proto__', 'x'],
+      ['B', 'y'],
+    ]);
+  });
+
+  it('validates the merged result like a PUT body and changes nothing when it fails', async () => {
+    const s = setup();
+    const caller = principal();
+    const created = await s.create.execute(caller, input({ configuration: { A: 'b' } }));
+    expect(Object.keys(await validationErrors(s.patch.execute(caller, created.id, { name: null })))).toEqual(['name']);
+    expect(Object.keys(await validationErrors(s.patch.execute(caller, created.id, { responseTransform: { code: 'SYNTAX ERROR' } })))).toEqual([
+      'response_transform.code',
+    ]);
+    expect(s.proxies.all()).toEqual([created]);
+    const patched = await s.patch.execute(caller, created.id, { requireAuth: false, configuration: { C: 'd' } });
+    expect(patched).toMatchObject({ requireAuth: false, configuration: { A: 'b', C: 'd' }, key: created.key });
+    expect(s.uow.events.map((e) => e.operation)).toEqual(['create', 'update']);
+  });
+});
+
+describe('DeleteProxy, GetProxy, ListProxies', () => {
+  it('scope everything to the caller tenant', async () => {
+    const s = setup();
+    const mine = principal();
+    const theirs = principal();
+    const proxy = await s.create.execute(mine, input());
+    await expect(s.get.execute(theirs, proxy.id)).rejects.toMatchObject({ code: 'not_found' });
+    expect((await s.list.execute(theirs, {}, { page: 1, size: 20 })).items).toEqual([]);
+    await expect(s.remove.execute(theirs, proxy.id)).rejects.toMatchObject({ code: 'not_found' });
+    expect(await s.get.execute(mine, proxy.id)).toEqual(proxy);
+    await s.remove.execute(mine, proxy.id);
+    await expect(s.get.execute(mine, proxy.id)).rejects.toMatchObject({ code: 'not_found' });
+    expect(s.uow.events.map((e) => [e.operation, e.message])).toEqual([
+      ['create', "Proxy 'payments' created"],
+      ['delete', "Proxy 'payments' deleted"],
+    ]);
+  });
+});
+
+describe('ResolveProxyForInvocation', () => {
+  it('404 for a missing, malformed or unknown key', async () => {
+    const s = setup();
+    for (const key of [undefined, '', 'short', 'A'.repeat(32), "'; DROP TABLE proxies; --"]) {
+      await expect(s.resolve.execute(key, undefined)).rejects.toMatchObject({ code: 'not_found' });
+    }
+  });
+
+  it('admits anyone with the key when require_auth is false', async () => {
+    const s = setup();
+    const proxy = await s.create.execute(principal(), input({ requireAuth: false }));
+    expect(await s.resolve.execute(proxy.key, undefined)).toEqual(proxy);
+  });
+
+  it('with require_auth: 401 without a valid key, 403 from another tenant or without proxy:invoke', async () => {
+    const s = setup();
+    const caller = principal();
+    const proxy = await s.create.execute(caller, input());
+    const invoker = await anApplication(s.applications, caller.tenantId, 'private', ['proxy:invoke']);
+    const reader = await anApplication(s.applications, caller.tenantId, 'private', ['token:read']);
+    const foreign = await anApplication(s.applications, newId(), 'private', ['proxy:invoke']);
+    await expect(s.resolve.execute(proxy.key, undefined)).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(s.resolve.execute(proxy.key, generateApiKey())).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(s.resolve.execute(proxy.key, reader.key)).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(s.resolve.execute(proxy.key, foreign.key)).rejects.toMatchObject({ code: 'forbidden' });
+    expect(await s.resolve.execute(proxy.key, invoker.key)).toEqual(proxy);
+  });
+});

@@ -1,0 +1,207 @@
+import { actorOf } from '../applications/application-commands';
+import { ApplicationRepository } from '../applications/application.repository';
+import { Principal } from '../applications/principal';
+import { Clock } from '../shared/clock';
+import { FieldErrorCollector, NotFoundError, ValidationError } from '../shared/domain-error';
+import { newId, UUID_PATTERN } from '../shared/ids';
+import { TransactionScope, UnitOfWork } from '../shared/unit-of-work';
+import { DestinationPolicy } from './destination-policy';
+import {
+  applyProxyPatch,
+  generateProxyKey,
+  inputOf,
+  Proxy,
+  ProxyInput,
+  ProxyPatch,
+  ProxyTransform,
+  TransformField,
+  validateProxyInput,
+} from './proxy';
+import { ProxyRepository } from './proxy.repository';
+import { TransformCompiler } from './transform-compiler';
+
+/** Everything a create, replace and patch check, reported at once; `previous` spares recompiling unchanged code. */
+class ProxyValidator {
+  constructor(
+    private readonly compiler: TransformCompiler,
+    private readonly policy: DestinationPolicy,
+  ) {}
+
+  async check(tx: TransactionScope, tenantId: string, input: ProxyInput, previous?: ProxyInput): Promise<void> {
+    const errors = new FieldErrorCollector();
+    validateProxyInput(input, this.policy, errors);
+    await this.checkApplication(tx, tenantId, input.applicationId, errors);
+    this.compile(input.requestTransform, previous?.requestTransform, 'request_transform', errors);
+    this.compile(input.responseTransform, previous?.responseTransform, 'response_transform', errors);
+    errors.throwIfAny();
+  }
+
+  private async checkApplication(
+    tx: TransactionScope,
+    tenantId: string,
+    applicationId: string | null | undefined,
+    errors: FieldErrorCollector,
+  ): Promise<void> {
+    if (applicationId == null) return;
+    if (typeof applicationId !== 'string' || !UUID_PATTERN.test(applicationId)) {
+      errors.add('application.id', 'must be a UUID');
+      return;
+    }
+    // Another tenant's application reads as absent, so this answer leaks nothing about other tenants.
+    const application = await tx.get(ApplicationRepository).findById(tenantId, applicationId.toLowerCase());
+    if (!application || (application.type !== 'public' && application.type !== 'private')) {
+      errors.add('application.id', 'must be a public or private application of this tenant');
+    }
+  }
+
+  private compile(
+    transform: ProxyTransform | null | undefined,
+    previous: ProxyTransform | null | undefined,
+    field: TransformField,
+    errors: FieldErrorCollector,
+  ): void {
+    if (typeof transform?.code !== 'string' || transform.code === previous?.code) return;
+    try {
+      this.compiler.validate(transform.code, field);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      for (const [path, messages] of Object.entries(error.fieldErrors ?? {})) messages.forEach((m) => errors.add(path, m));
+    }
+  }
+}
+
+function proxyFields(input: ProxyInput): Pick<
+  Proxy,
+  'name' | 'destinationUrl' | 'requestTransform' | 'responseTransform' | 'applicationId' | 'configuration' | 'requireAuth'
+> {
+  return {
+    name: input.name,
+    destinationUrl: input.destinationUrl,
+    requestTransform: input.requestTransform ? { code: input.requestTransform.code } : null,
+    responseTransform: input.responseTransform ? { code: input.responseTransform.code } : null,
+    applicationId: input.applicationId ? input.applicationId.toLowerCase() : null,
+    configuration: input.configuration ?? null,
+    requireAuth: input.requireAuth ?? true,
+  };
+}
+
+export class CreateProxy {
+  private readonly validator: ProxyValidator;
+
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly clock: Clock,
+    compiler: TransformCompiler,
+    policy: DestinationPolicy,
+  ) {
+    this.validator = new ProxyValidator(compiler, policy);
+  }
+
+  async execute(principal: Principal, input: ProxyInput): Promise<Proxy> {
+    return this.uow.run(async (tx) => {
+      await this.validator.check(tx, principal.tenantId, input);
+      const now = this.clock.now();
+      const proxy: Proxy = {
+        id: newId(),
+        tenantId: principal.tenantId,
+        key: generateProxyKey(),
+        ...proxyFields(input),
+        createdBy: principal.applicationId,
+        createdAt: now,
+        modifiedBy: principal.applicationId,
+        modifiedAt: now,
+      };
+      await tx.get(ProxyRepository).insert(proxy);
+      tx.record({
+        tenantId: proxy.tenantId,
+        actor: actorOf(principal),
+        entityType: 'proxy',
+        entityId: proxy.id,
+        operation: 'create',
+        message: `Proxy '${proxy.name}' created`,
+      });
+      return proxy;
+    });
+  }
+}
+
+/** PUT: the body replaces the proxy; optional fields it omits return to their defaults. */
+export class ReplaceProxy {
+  private readonly validator: ProxyValidator;
+
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly clock: Clock,
+    compiler: TransformCompiler,
+    policy: DestinationPolicy,
+  ) {
+    this.validator = new ProxyValidator(compiler, policy);
+  }
+
+  async execute(principal: Principal, id: string, input: ProxyInput): Promise<Proxy> {
+    return this.uow.run(async (tx) => {
+      const current = await tx.get(ProxyRepository).findById(principal.tenantId, id);
+      if (!current) throw new NotFoundError('Proxy');
+      await this.validator.check(tx, principal.tenantId, input, inputOf(current));
+      return saveUpdate(tx, principal, { ...current, ...proxyFields(input) }, this.clock);
+    });
+  }
+}
+
+/** PATCH (RFC 7396): the merged result must pass the same rules as a PUT body. */
+export class PatchProxy {
+  private readonly validator: ProxyValidator;
+
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly clock: Clock,
+    compiler: TransformCompiler,
+    policy: DestinationPolicy,
+  ) {
+    this.validator = new ProxyValidator(compiler, policy);
+  }
+
+  async execute(principal: Principal, id: string, patch: ProxyPatch): Promise<Proxy> {
+    return this.uow.run(async (tx) => {
+      const current = await tx.get(ProxyRepository).findById(principal.tenantId, id);
+      if (!current) throw new NotFoundError('Proxy');
+      const merged = applyProxyPatch(inputOf(current), patch);
+      await this.validator.check(tx, principal.tenantId, merged, inputOf(current));
+      return saveUpdate(tx, principal, { ...current, ...proxyFields(merged) }, this.clock);
+    });
+  }
+}
+
+async function saveUpdate(tx: TransactionScope, principal: Principal, proxy: Proxy, clock: Clock): Promise<Proxy> {
+  const updated: Proxy = { ...proxy, modifiedBy: principal.applicationId, modifiedAt: clock.now() };
+  if (!(await tx.get(ProxyRepository).update(updated))) throw new NotFoundError('Proxy');
+  tx.record({
+    tenantId: updated.tenantId,
+    actor: actorOf(principal),
+    entityType: 'proxy',
+    entityId: updated.id,
+    operation: 'update',
+    message: `Proxy '${updated.name}' updated`,
+  });
+  return updated;
+}
+
+export class DeleteProxy {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  async execute(principal: Principal, id: string): Promise<void> {
+    await this.uow.run(async (tx) => {
+      const repo = tx.get(ProxyRepository);
+      const current = await repo.findById(principal.tenantId, id);
+      if (!current || !(await repo.delete(principal.tenantId, id))) throw new NotFoundError('Proxy');
+      tx.record({
+        tenantId: current.tenantId,
+        actor: actorOf(principal),
+        entityType: 'proxy',
+        entityId: id,
+        operation: 'delete',
+        message: `Proxy '${current.name}' deleted`,
+      });
+    });
+  }
+}

@@ -1,0 +1,49 @@
+import { AuthenticateApiKey } from '../applications/application-queries';
+import { Principal, requirePermission } from '../applications/principal';
+import { DomainError, NotFoundError } from '../shared/domain-error';
+import { Page, PageQuery } from '../shared/page';
+import { looksLikeProxyKey, Proxy } from './proxy';
+import { ProxyFilter, ProxyRepository } from './proxy.repository';
+
+export class GetProxy {
+  constructor(private readonly proxies: ProxyRepository) {}
+
+  async execute(principal: Principal, id: string): Promise<Proxy> {
+    const proxy = await this.proxies.findById(principal.tenantId, id);
+    if (!proxy) throw new NotFoundError('Proxy');
+    return proxy;
+  }
+}
+
+export class ListProxies {
+  constructor(private readonly proxies: ProxyRepository) {}
+
+  execute(principal: Principal, filter: ProxyFilter, page: PageQuery): Promise<Page<Proxy>> {
+    return this.proxies.list(principal.tenantId, filter, page);
+  }
+}
+
+/**
+ * Names the proxy of an invocation and admits the caller (CONTRACT.md section 7). No cache, like keys:
+ * one unique-index lookup per request, so an update or a delete is seen by every replica at once.
+ */
+export class ResolveProxyForInvocation {
+  constructor(
+    private readonly proxies: ProxyRepository,
+    private readonly authenticate: AuthenticateApiKey,
+  ) {}
+
+  async execute(proxyKey: string | undefined, apiKey: string | undefined): Promise<Proxy> {
+    if (!proxyKey) throw new NotFoundError('Proxy');
+    const proxy = looksLikeProxyKey(proxyKey) ? await this.proxies.findByKey(proxyKey) : null;
+    if (!proxy) throw new NotFoundError('Proxy');
+    if (proxy.requireAuth) {
+      const { principal } = await this.authenticate.execute(apiKey);
+      if (principal.tenantId !== proxy.tenantId) {
+        throw new DomainError('forbidden', "The SVC-API-KEY belongs to another tenant than the proxy's");
+      }
+      requirePermission(principal, 'proxy:invoke');
+    }
+    return proxy;
+  }
+}

@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import { generateProxyKey, Proxy, ProxyRepository, TenantRepository } from '../../domain/src';
+import { InMemoryProxyRepository } from '../../domain/src/proxies/in-memory-proxy.repository';
+import { InMemoryTenantRepository } from '../../domain/src/testing/in-memory-ports';
+import { CachedProxyRepository } from '../src/cache/cached-proxy.repository';
+import { InMemoryVersionStore } from '../src/cache/version-store';
+import { TypeormProxyRepository } from '../src/repositories/typeorm-proxy.repository';
+import { DATABASES } from './persistence-backends';
+
+interface Repositories {
+  proxies: ProxyRepository;
+  tenants: TenantRepository;
+  close(): Promise<void>;
+}
+
+// The in-memory fake of the unit tests runs the same suite, so it means what the adapter means.
+const BACKENDS: { name: string; open(): Promise<Repositories> }[] = [
+  ...DATABASES.map((backend) => ({
+    name: backend.name,
+    open: async (): Promise<Repositories> => {
+      const opened = await backend.open();
+      return { proxies: new TypeormProxyRepository(opened.dataSource.manager), tenants: opened.tenants, close: () => opened.close() };
+    },
+  })),
+  { name: 'in-memory fake', open: async () => ({ proxies: new InMemoryProxyRepository(), tenants: new InMemoryTenantRepository(), close: async () => undefined }) },
+];
+
+// Opening PGlite and migrating it takes a few seconds.
+jest.setTimeout(60_000);
+
+const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+
+function aProxy(tenantId: string, over: Partial<Proxy> = {}): Proxy {
+  return {
+    id: randomUUID(),
+    tenantId,
+    name: 'payments',
+    key: generateProxyKey(),
+    destinationUrl: 'https://api.example.com/v1',
+    requestTransform: null,
+    responseTransform: null,
+    configuration: null,
+    applicationId: null,
+    requireAuth: true,
+    createdBy: randomUUID(),
+    createdAt: new Date(T0),
+    modifiedBy: null,
+    modifiedAt: new Date(T0),
+    ...over,
+  };
+}
+
+describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
+  let db: Repositories;
+  beforeAll(async () => {
+    db = await backend.open();
+  });
+  afterAll(() => db?.close());
+
+  async function newTenant(): Promise<string> {
+    const id = randomUUID();
+    await db.tenants.insert({ id, name: 'proxies', createdAt: new Date(T0) });
+    return id;
+  }
+
+  it('round-trips every field, transforms and configuration included', async () => {
+    const tenantId = await newTenant();
+    const full = aProxy(tenantId, {
+      requestTransform: { code: 'module.exports = async (req) => req.args; // ünïcödé ✓' },
+      responseTransform: { code: 'module.exports = async (req) => ({ body: null, headers: {} });' },
+      configuration: JSON.parse('{"__proto__": "data", "EMPTY": "", "Ü": "✓"}'),
+      applicationId: randomUUID(),
+      requireAuth: false,
+      modifiedBy: randomUUID(),
+    });
+    const bare = aProxy(tenantId);
+    await db.proxies.insert(full);
+    await db.proxies.insert(bare);
+    expect(await db.proxies.findById(tenantId, full.id)).toEqual(full);
+    expect(await db.proxies.findById(tenantId, bare.id)).toEqual(bare);
+    const found = await db.proxies.findByKey(full.key);
+    expect(found).toEqual(full);
+    expect(Object.entries(found!.configuration!)).toContainEqual(['__proto__', 'data']);
+  });
+
+  it('scopes id lookups, updates and deletes to the tenant; the key alone finds any tenant\'s proxy', async () => {
+    const tenantId = await newTenant();
+    const other = await newTenant();
+    const proxy = aProxy(tenantId);
+    await db.proxies.insert(proxy);
+    expect(await db.proxies.findById(other, proxy.id)).toBeNull();
+    expect(await db.proxies.update({ ...proxy, tenantId: other, name: 'hijacked' })).toBe(false);
+    expect(await db.proxies.delete(other, proxy.id)).toBe(false);
+    expect((await db.proxies.findByKey(proxy.key))?.name).toBe('payments');
+    expect(await db.proxies.findByKey(generateProxyKey())).toBeNull();
+
+    const updated = { ...proxy, name: 'renamed', configuration: { A: 'b' }, modifiedAt: new Date(T0 + 1000) };
+    expect(await db.proxies.update(updated)).toBe(true);
+    expect(await db.proxies.findById(tenantId, proxy.id)).toEqual(updated);
+    expect(await db.proxies.delete(tenantId, proxy.id)).toBe(true);
+    expect(await db.proxies.findById(tenantId, proxy.id)).toBeNull();
+    expect(await db.proxies.findByKey(proxy.key)).toBeNull();
+    expect(await db.proxies.delete(tenantId, proxy.id)).toBe(false);
+  });
+
+  it('refuses a second proxy with the same key, across tenants', async () => {
+    const first = aProxy(await newTenant());
+    await db.proxies.insert(first);
+    await expect(db.proxies.insert(aProxy(await newTenant(), { key: first.key }))).rejects.toThrow();
+  });
+
+  it('lists newest first, by offset or after a cursor', async () => {
+    const tenantId = await newTenant();
+    const proxies = Array.from({ length: 5 }, (_, i) => aProxy(tenantId, { name: `p${i}`, createdAt: new Date(T0 + (i % 3) * 1000) }));
+    for (const p of proxies) await db.proxies.insert(p);
+    const expected = [...proxies].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).map((p) => p.id);
+
+    const first = await db.proxies.list(tenantId, {}, { page: 1, size: 2 });
+    expect(first).toMatchObject({ totalItems: 5, page: 1, size: 2, next: expect.any(String) });
+    expect(first.items.map((p) => p.id)).toEqual(expected.slice(0, 2));
+    expect((await db.proxies.list(tenantId, {}, { page: 3, size: 2 })).items.map((p) => p.id)).toEqual(expected.slice(4));
+
+    const seen: string[] = [];
+    let start: string | undefined;
+    do {
+      const page = await db.proxies.list(tenantId, {}, { page: 1, size: 2, start });
+      if (start) expect(page.totalItems).toBeUndefined();
+      seen.push(...page.items.map((p) => p.id));
+      start = page.next;
+    } while (start);
+    expect(seen).toEqual(expected);
+  });
+
+  it('filters by ids and by name: case-insensitive substring, * the only wildcard', async () => {
+    const tenantId = await newTenant();
+    const names = ['Stripe Payments', 'stripe refunds', '100% off', '1000 off', 'a_b', 'aXb', 'back\\slash', 'star*'];
+    const ids: Record<string, string> = {};
+    for (const name of names) {
+      const p = aProxy(tenantId, { name });
+      ids[name] = p.id;
+      await db.proxies.insert(p);
+    }
+    const other = await newTenant();
+    await db.proxies.insert(aProxy(other, { name: 'Stripe elsewhere' }));
+    const names$ = async (name?: string, idList?: string[]) =>
+      (await db.proxies.list(tenantId, { name, ids: idList }, { page: 1, size: 100 })).items.map((p) => p.name).sort();
+
+    expect(await names$('stripe')).toEqual(['Stripe Payments', 'stripe refunds']);
+    expect(await names$('PAY')).toEqual(['Stripe Payments']);
+    expect(await names$('st*s')).toEqual(['Stripe Payments', 'stripe refunds']);
+    expect(await names$('100%')).toEqual(['100% off']);
+    expect(await names$('%')).toEqual(['100% off']);
+    expect(await names$('a_b')).toEqual(['a_b']);
+    expect(await names$('_')).toEqual(['a_b']);
+    expect(await names$('k\\s')).toEqual(['back\\slash']);
+    expect(await names$('*')).toEqual([...names].sort());
+    expect(await names$('')).toEqual([...names].sort());
+    expect(await names$('st*r*s')).toEqual(['Stripe Payments', 'stripe refunds']);
+    expect(await names$(undefined, [ids['a_b']!, ids['aXb']!, randomUUID()])).toEqual(['a_b', 'aXb'].sort());
+    expect(await names$('x', [ids['a_b']!, ids['aXb']!])).toEqual(['aXb']);
+  });
+});
+
+describe('CachedProxyRepository over PostgreSQL', () => {
+  let opened: Awaited<ReturnType<(typeof DATABASES)[number]['open']>>;
+  beforeAll(async () => {
+    opened = await DATABASES[0]!.open();
+  });
+  afterAll(() => opened?.close());
+
+  it('serves a key from memory only while the proxy version is unchanged', async () => {
+    const inner = new TypeormProxyRepository(opened.dataSource.manager);
+    const versions = new InMemoryVersionStore();
+    const cached = new CachedProxyRepository(inner, versions);
+    const tenantId = randomUUID();
+    await opened.tenants.insert({ id: tenantId, name: 'cache', createdAt: new Date(T0) });
+    const proxy = aProxy(tenantId, { configuration: { A: 'b' } });
+    await inner.insert(proxy);
+
+    expect(await cached.findByKey(proxy.key)).toEqual(proxy);
+    await inner.update({ ...proxy, destinationUrl: 'https://moved.example.com' });
+    // Nothing was committed through a unit of work, so nothing bumped the version: the entry stands...
+    expect((await cached.findByKey(proxy.key))?.destinationUrl).toBe(proxy.destinationUrl);
+    // ...until a committed change to any proxy bumps it (VersionBumpingCommitObserver does, before the writer answers).
+    await versions.bump('proxy');
+    expect((await cached.findByKey(proxy.key))?.destinationUrl).toBe('https://moved.example.com');
+    await inner.delete(tenantId, proxy.id);
+    await versions.bump('proxy');
+    expect(await cached.findByKey(proxy.key)).toBeNull();
+  });
+
+  it('hands out entries nobody can change for the next caller', async () => {
+    const inner = new TypeormProxyRepository(opened.dataSource.manager);
+    const cached = new CachedProxyRepository(inner, new InMemoryVersionStore());
+    const tenantId = randomUUID();
+    await opened.tenants.insert({ id: tenantId, name: 'cache', createdAt: new Date(T0) });
+    const proxy = aProxy(tenantId, { configuration: { A: 'b' } });
+    await inner.insert(proxy);
+    const first = (await cached.findByKey(proxy.key))!;
+    expect(() => ((first as { name: string }).name = 'changed')).toThrow();
+    expect(() => ((first.configuration as Record<string, string>).A = 'changed')).toThrow();
+    expect(await cached.findByKey(proxy.key)).toEqual(proxy);
+  });
+
+  it('goes to the database every time while versions cannot be read', async () => {
+    const inner = new TypeormProxyRepository(opened.dataSource.manager);
+    const unreachable = new (class extends InMemoryVersionStore {
+      override async read(): Promise<number> {
+        return null as unknown as number;
+      }
+    })();
+    const cached = new CachedProxyRepository(inner, unreachable);
+    const tenantId = randomUUID();
+    await opened.tenants.insert({ id: tenantId, name: 'cache', createdAt: new Date(T0) });
+    const proxy = aProxy(tenantId);
+    await inner.insert(proxy);
+    expect(await cached.findByKey(proxy.key)).toEqual(proxy);
+    await inner.update({ ...proxy, name: 'renamed' });
+    expect((await cached.findByKey(proxy.key))?.name).toBe('renamed');
+  });
+});

@@ -1,0 +1,58 @@
+import { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BullmqJobConsumer } from './bullmq/bullmq-job-consumer';
+import { BullmqJobQueue } from './bullmq/bullmq-job-queue';
+import { InProcessJobQueue } from './in-process/in-process-job-queue';
+import { JobHandlerRegistry } from './job-handler';
+import { LogBatchWriter } from './log-batch-writer';
+import { PeriodicTask } from './periodic-task';
+import { QueuedApplicationExpiryScheduler } from './queued-application-expiry-scheduler';
+import { QueuedAuditEventPublisher } from './queued-audit-event-publisher';
+
+export interface BackgroundJobParts {
+  bullmq?: BullmqJobQueue;
+  inProcess?: InProcessJobQueue;
+  publisher?: QueuedAuditEventPublisher;
+  scheduler?: QueuedApplicationExpiryScheduler;
+  /** Present where jobs run (the worker, or the api without Redis). */
+  runner?: {
+    registry: JobHandlerRegistry;
+    writer: LogBatchWriter;
+    consumer?: BullmqJobConsumer;
+    outboxRelay: PeriodicTask;
+    expirySweep: PeriodicTask;
+  };
+}
+
+/** Starts the consumers and periodic jobs once the app is up, and stops everything in an order that loses nothing. */
+export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(readonly parts: BackgroundJobParts) {}
+
+  onApplicationBootstrap(): void {
+    const runner = this.parts.runner;
+    if (!runner) return;
+    this.parts.inProcess?.start(runner.registry);
+    runner.consumer?.start();
+    // Both run at once on start too: this is what covers a restart (events of a crash, lost expiry timers).
+    runner.outboxRelay.start();
+    runner.expirySweep.start();
+  }
+
+  /** The relay and the sweep, now: for tests and operators' scripts. */
+  async runMaintenance(): Promise<void> {
+    await this.parts.runner?.outboxRelay.runOnce();
+    await this.parts.runner?.expirySweep.runOnce();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const { bullmq, inProcess, publisher, scheduler, runner } = this.parts;
+    await runner?.outboxRelay.stop();
+    await runner?.expirySweep.stop();
+    // Running jobs finish first: their logs commit and the events of their own writes get published.
+    await runner?.consumer?.close();
+    await scheduler?.close();
+    await publisher?.close();
+    await inProcess?.close();
+    await runner?.writer.close();
+    await bullmq?.close();
+  }
+}

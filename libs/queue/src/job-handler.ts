@@ -1,0 +1,40 @@
+import { JobData, JobName, QueueName } from './jobs';
+
+export interface JobContext {
+  queue: QueueName;
+  /** Unique within the queue; with `timestamp`, it identifies one job for good. */
+  id: string;
+  /** When the job was added (epoch ms). */
+  timestamp: number;
+  /** 1 on the first run. */
+  attempt: number;
+}
+
+/** A job that can never succeed (bad payload, unknown name): failed at once with this reason, never retried. */
+export class InvalidJobError extends Error {}
+
+/** The code that runs one kind of job; exactly one per JobName, checked when the registry is built. */
+export abstract class JobHandler<N extends JobName = JobName> {
+  abstract readonly job: N;
+  abstract handle(data: JobData[N], context: JobContext): Promise<void>;
+}
+
+export class JobHandlerRegistry {
+  private readonly byName = new Map<JobName, JobHandler>();
+
+  constructor(handlers: JobHandler[]) {
+    for (const handler of handlers) {
+      if (this.byName.has(handler.job)) throw new Error(`Two handlers for job '${handler.job}'`);
+      this.byName.set(handler.job, handler);
+    }
+    const missing = Object.values(JobName).filter((name) => !this.byName.has(name));
+    if (missing.length > 0) throw new Error(`No handler for job(s) ${missing.join(', ')}`);
+  }
+
+  /** Runs the job's handler; an unknown name is an InvalidJobError (another service's typo lands in the failed set). */
+  run(name: string, data: unknown, context: JobContext): Promise<void> {
+    const handler = this.byName.get(name as JobName);
+    if (!handler) return Promise.reject(new InvalidJobError(`Unknown job name '${name}' on queue ${context.queue}`));
+    return handler.handle(data as never, context);
+  }
+}

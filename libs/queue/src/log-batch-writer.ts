@@ -1,0 +1,107 @@
+import { IngestLogs, Log } from '@gatehouse/domain';
+
+export interface LogBatchOptions {
+  /** A flush starts as soon as this many rows wait. */
+  maxRows: number;
+  /** ...or this long after the first of them arrived. */
+  maxWaitMs: number;
+  /** Transactions in flight at once. */
+  maxParallelFlushes: number;
+}
+
+// A 50 ms window: under light load one transaction (one WAL flush) carries many jobs instead of one each.
+export const DEFAULT_LOG_BATCH: LogBatchOptions = { maxRows: 2000, maxWaitMs: 50, maxParallelFlushes: 2 };
+
+interface Waiting {
+  logs: Log[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Micro-batching for the log jobs: each job's `write` waits while jobs running alongside add theirs,
+ * then one multi-row INSERT commits them all and every `write` resolves (its job completes) only after
+ * that commit. BullMQ has no batch consumer; this is one built from its per-job concurrency.
+ */
+export class LogBatchWriter {
+  private waiting: Waiting[] = [];
+  private waitingRows = 0;
+  private timer?: NodeJS.Timeout;
+  /** The window ran out while every flush slot was busy: flush as soon as one frees. */
+  private overdue = false;
+  private readonly flushes = new Set<Promise<void>>();
+
+  constructor(
+    private readonly ingest: IngestLogs,
+    private readonly options: LogBatchOptions = DEFAULT_LOG_BATCH,
+  ) {}
+
+  write(logs: Log[]): Promise<void> {
+    if (logs.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ logs, resolve, reject });
+      this.waitingRows += logs.length;
+      if (this.waitingRows >= this.options.maxRows) this.drain(false);
+      else this.arm();
+    });
+  }
+
+  /** Commits whatever waits and resolves when every flush has finished (shutdown). */
+  async close(): Promise<void> {
+    while (this.waiting.length > 0 || this.flushes.size > 0) {
+      this.drain(true);
+      await Promise.race(this.flushes);
+    }
+  }
+
+  private arm(): void {
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.drain(true);
+    }, this.options.maxWaitMs);
+  }
+
+  private drain(force: boolean): void {
+    if (force) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    while (
+      this.waiting.length > 0 &&
+      this.flushes.size < this.options.maxParallelFlushes &&
+      (force || this.waitingRows >= this.options.maxRows)
+    ) {
+      const batch: Waiting[] = [];
+      let rows = 0;
+      while (this.waiting.length > 0 && rows < this.options.maxRows) {
+        const next = this.waiting.shift()!;
+        batch.push(next);
+        rows += next.logs.length;
+      }
+      this.waitingRows -= rows;
+      const flush: Promise<void> = this.flush(batch).finally(() => {
+        this.flushes.delete(flush);
+        const overdue = this.overdue;
+        this.overdue = false;
+        if (overdue || this.waitingRows >= this.options.maxRows) this.drain(overdue);
+        else if (this.waiting.length > 0) this.arm();
+      });
+      this.flushes.add(flush);
+    }
+    if (force && this.waiting.length > 0) this.overdue = true;
+    else if (this.waiting.length > 0) this.arm();
+  }
+
+  private async flush(batch: Waiting[]): Promise<void> {
+    try {
+      await this.ingest.execute(batch.flatMap((w) => w.logs));
+      for (const w of batch) w.resolve();
+    } catch (error) {
+      if (batch.length === 1) return batch[0]!.reject(error);
+      // One job's rows may be what failed: retry each alone so the others still commit.
+      for (const w of batch) {
+        await this.ingest.execute(w.logs).then(w.resolve, w.reject);
+      }
+    }
+  }
+}

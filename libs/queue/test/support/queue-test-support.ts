@@ -1,0 +1,117 @@
+import { createServer, Server, Socket } from 'node:net';
+import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
+import { Database, openDatabase, PersistenceModule } from '../../../persistence/src';
+import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, QueueName } from '../../src';
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../../test/support/test-env';
+
+/** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
+export function uniquePrefix(name: string): string {
+  return `gh-test-${name}-${process.pid}-${Date.now().toString(36)}`;
+}
+
+export async function deleteQueueKeys(prefix: string): Promise<void> {
+  const redis = new IORedis(TEST_REDIS_URL);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** A BullMQ queue handle as another service would hold one. */
+export function rawQueue(prefix: string, name: QueueName = QueueName.AuditLogs): Queue {
+  return new Queue(name, { connection: { url: TEST_REDIS_URL }, prefix });
+}
+
+export async function waitFor<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function countLogs(database: Database, tenantId: string): Promise<number> {
+  const [row] = await database.dataSource.query('SELECT count(*)::int AS n FROM logs WHERE tenant_id = $1', [tenantId]);
+  return row.n;
+}
+
+@Module({})
+class JobsHostModule {
+  static register(database: Database, options: BackgroundJobsOptions): DynamicModule {
+    return { module: JobsHostModule, imports: [PersistenceModule.forRoot(database), BackgroundJobsModule.forRoot(options)] };
+  }
+}
+
+export interface JobsHost {
+  context: INestApplicationContext;
+  database: Database;
+  jobs: BackgroundJobs;
+  close(): Promise<void>;
+}
+
+/** The background-jobs module over its own connection pool, as the worker (or an api without Redis) runs it. */
+export async function startJobsHost(options: BackgroundJobsOptions): Promise<JobsHost> {
+  const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 });
+  const context = await NestFactory.createApplicationContext(JobsHostModule.register(database, options), { logger: false });
+  return {
+    context,
+    database,
+    jobs: context.get(BackgroundJobs),
+    close: async () => {
+      await context.close();
+      await database.close();
+    },
+  };
+}
+
+/**
+ * A TCP forwarder on 127.0.0.1 in front of Redis: stopping it makes Redis unreachable for whoever connects
+ * through it (connections are cut, new ones refused) until it starts again on the same port.
+ */
+export class TcpForwarder {
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  async start(): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = new Socket();
+      upstream.connect(this.targetPort, this.targetHost);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    const address = server.address();
+    this.port = typeof address === 'object' && address ? address.port : 0;
+    this.server = server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,11 @@
+export { Reactor, REACTOR_DEFAULTS } from './reactor';
+export { ReactorCompileError, PROXY_ERROR_STATUSES, type ProxyErrorName } from './transform-errors';
+export type {
+  ReactorOptions,
+  ReactorStats,
+  SvcBridge,
+  SvcRequest,
+  SvcResponse,
+  TransformInput,
+  TransformResult,
+} from './transform-types';

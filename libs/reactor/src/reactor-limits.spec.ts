@@ -1,0 +1,141 @@
+import { Reactor, type TransformInput, type TransformResult } from './index';
+
+const TIMEOUT_MS = 1000;
+
+function input(tenantId: string, code: string): TransformInput {
+  return { tenantId, code, args: { body: { n: 1 }, headers: {}, method: 'GET', path: '/', query: {} }, configuration: {} };
+}
+
+const echo = `module.exports = async (req) => ({ body: req.args.body, headers: { 'x-ok': '1' } });`;
+
+/** Waits until every isolate has finished getting ready for its next invocation. */
+async function settled(reactor: Reactor): Promise<void> {
+  while (reactor.stats().busy > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+async function timed(run: Promise<TransformResult>): Promise<{ result: TransformResult; elapsed: number }> {
+  const started = Date.now();
+  const result = await run;
+  return { result, elapsed: Date.now() - started };
+}
+
+function runtimeError(detail: string | RegExp) {
+  return {
+    ok: false,
+    status: 500,
+    body: { proxy_error: { title: 'ReactorRuntimeError', status: 500, detail: typeof detail === 'string' ? detail : expect.stringMatching(detail), errors: {} } },
+  };
+}
+
+describe('Reactor: abusive transforms', () => {
+  let reactor: Reactor;
+  beforeAll(() => {
+    reactor = new Reactor({ poolSize: 2, timeoutMs: TIMEOUT_MS });
+  });
+  afterAll(() => reactor.close());
+
+  const cases: Array<[string, string, string | RegExp]> = [
+    ['an infinite loop', `module.exports = async () => { while (true) {} };`, `Transform timed out after ${TIMEOUT_MS} ms`],
+    ['an infinite loop after an await', `module.exports = async () => { await Promise.resolve(); for (;;) {} };`, `Transform timed out after ${TIMEOUT_MS} ms`],
+    ['an infinite loop at load time', `while (true) {}`, `Transform timed out after ${TIMEOUT_MS} ms`],
+    ['a promise that never resolves', `module.exports = () => new Promise(() => {});`, `Transform timed out after ${TIMEOUT_MS} ms`],
+    ['a memory bomb', `module.exports = async () => { const keep = []; for (;;) keep.push(new Array(1e6).fill(1.5)); };`, 'Transform ran out of memory'],
+    ['deep recursion', `module.exports = async () => { const down = (n) => down(n + 1) + 1; return down(0); };`, 'Maximum call stack size exceeded'],
+    ['a 200 MB return value', `module.exports = async () => { const mb = 'x'.repeat(1 << 20); let body = ''; for (let i = 0; i < 200; i++) body += mb; return { body, headers: {} }; };`, 'The transform result exceeds 10485760 characters'],
+    ['a 200 MB string built in one call', `module.exports = async () => ({ body: 'x'.repeat(200 * 1024 * 1024), headers: {} });`, 'Invalid string length'],
+    ['a 200 MB value nested in the result', `module.exports = async () => { const mb = 'x'.repeat(1 << 20); let big = ''; for (let i = 0; i < 200; i++) big += mb; return { body: { big }, headers: {} }; };`, /^(Transform ran out of memory|The transform result exceeds \d+ characters|Transform timed out after \d+ ms)$/],
+  ];
+
+  it.each(cases)('answers %s with a 500 ReactorRuntimeError within the timeout plus one second', async (_name, code, detail) => {
+    const { result, elapsed } = await timed(reactor.run(input('abuser', code)));
+    expect(result).toMatchObject(runtimeError(detail));
+    expect(elapsed).toBeLessThan(TIMEOUT_MS + 1000);
+    // Whatever happened, the pool still serves.
+    expect(await reactor.run(input('next', echo))).toMatchObject({ ok: true, body: { n: 1 } });
+  });
+
+  it.each([
+    ['Array(1e9).fill(0)', 'Array.prototype.fill'],
+    ['Array.from({ length: 1e9 })', 'Array.from'],
+    ['const a = []; a.length = 1e9; a.reverse()', 'Array.prototype.reverse'],
+    ['Array.prototype.map.call({ length: 1e9 }, (x) => x)', 'Array.prototype.map'],
+    ["'ab'.repeat(1e7).split('')", 'String.prototype.split'],
+  ])('refuses %s, which V8 would run as one uninterruptible allocation', async (expression, what) => {
+    const result = await reactor.run(input('abuser', `module.exports = async () => { ${expression}; return { body: 1, headers: {} }; };`));
+    expect(result).toMatchObject(runtimeError(`${what} exceeds the sandbox limit of ${(64 * 1024 * 1024) / 8} elements`));
+  });
+
+  it("keeps serving other tenants while one tenant's loop holds an isolate", async () => {
+    const order: string[] = [];
+    const looping = reactor.run(input('abuser', `module.exports = async () => { while (true) {} };`)).then((r) => {
+      order.push('loop');
+      return r;
+    });
+    const normal = reactor.run(input('neighbour', echo)).then((r) => {
+      order.push('normal');
+      return r;
+    });
+    const [loopResult, normalResult] = await Promise.all([looping, normal]);
+    expect(normalResult).toMatchObject({ ok: true, body: { n: 1 }, headers: { 'x-ok': '1' } });
+    expect(loopResult).toMatchObject(runtimeError(`Transform timed out after ${TIMEOUT_MS} ms`));
+    expect(order).toEqual(['normal', 'loop']);
+  });
+
+  it('replaces an isolate that timed out and keeps the pool at its size', async () => {
+    const before = reactor.stats();
+    const result = await reactor.run(input('abuser', `module.exports = async () => { await null; while (true) {} };`));
+    expect(result.ok).toBe(false);
+    expect(reactor.stats().replaced).toBe(before.replaced + 1);
+    expect(reactor.stats().isolates).toBeLessThanOrEqual(2);
+    const results = await Promise.all([1, 2, 3, 4].map(() => reactor.run(input('next', echo))));
+    for (const r of results) expect(r.ok).toBe(true);
+  });
+
+  it('caps the size of the copied result', async () => {
+    const small = new Reactor({ poolSize: 1, timeoutMs: TIMEOUT_MS, maxResultLength: 1024 * 1024 });
+    try {
+      const result = await small.run(input('big', `module.exports = async () => ({ body: 'x'.repeat(2 * 1024 * 1024), headers: {} });`));
+      expect(result).toMatchObject(runtimeError('The transform result exceeds 1048576 characters'));
+      expect(small.stats().replaced).toBe(0);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('Reactor: queueing', () => {
+  it('queues invocations beyond the pool size and answers 503 beyond the queue bound', async () => {
+    const reactor = new Reactor({ poolSize: 1, timeoutMs: TIMEOUT_MS, maxQueue: 1 });
+    try {
+      await reactor.run(input('warm', echo));
+      await settled(reactor);
+      const looping = reactor.run(input('abuser', `module.exports = async () => { while (true) {} };`));
+      const queued = reactor.run(input('patient', echo));
+      const rejected = await reactor.run(input('impatient', echo));
+      expect(rejected).toEqual({
+        ok: false,
+        status: 503,
+        headers: {},
+        body: { proxy_error: { title: 'ServiceUnavailableError', status: 503, detail: 'Too many transforms are waiting for a sandbox', errors: {} } },
+        logs: [],
+      });
+      expect(reactor.stats()).toMatchObject({ busy: 1, queued: 1 });
+      expect(await looping).toMatchObject(runtimeError(`Transform timed out after ${TIMEOUT_MS} ms`));
+      expect(await queued).toMatchObject({ ok: true, body: { n: 1 } });
+      expect(reactor.stats()).toMatchObject({ queued: 0, replaced: 1, isolates: 1 });
+    } finally {
+      await reactor.close();
+    }
+  });
+
+  it('answers 503 when no isolate frees up within the queue timeout, and after close', async () => {
+    const reactor = new Reactor({ poolSize: 1, timeoutMs: TIMEOUT_MS, queueTimeoutMs: 100 });
+    const looping = reactor.run(input('abuser', `module.exports = () => new Promise(() => {});`));
+    const waited = await reactor.run(input('patient', echo));
+    expect(waited).toMatchObject({ ok: false, status: 503, body: { proxy_error: { detail: 'No sandbox became free in time' } } });
+    await looping;
+    await reactor.close();
+    expect(await reactor.run(input('late', echo))).toMatchObject({ ok: false, status: 503 });
+    expect(reactor.stats()).toMatchObject({ isolates: 0, busy: 0, queued: 0 });
+  });
+});
