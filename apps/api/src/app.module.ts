@@ -1,4 +1,4 @@
-import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import {
   ApplicationExpiryScheduler,
@@ -22,6 +22,7 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { HealthController } from './health/health.controller';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { PermissionsController } from './permissions/permissions.controller';
+import { useCase } from './use-case.provider';
 import { ProxiesModule } from './proxies/proxies.module';
 import { LogsModule } from './logs/logs.module';
 
@@ -30,11 +31,6 @@ export interface ApiModuleOptions {
   database: Database;
   /** Run the worker's jobs in this process (no Redis, `npm start`). */
   runJobs: boolean;
-}
-
-/** A use case is a plain class; its constructor takes ports, resolved here by their abstract-class tokens. */
-export function useCase<T>(type: new (...args: never[]) => T, inject: unknown[]): Provider {
-  return { provide: type, inject: inject as never[], useFactory: (...deps: never[]) => new type(...deps) };
 }
 
 @Module({})

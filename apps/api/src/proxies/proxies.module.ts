@@ -17,7 +17,7 @@ import {
 } from '@gatehouse/domain';
 import { Reactor } from '@gatehouse/reactor';
 import { AppConfig } from '@gatehouse/config';
-import { useCase } from '../app.module';
+import { useCase } from '../use-case.provider';
 import { createDestinationAgent } from '../proxy-invocation/destination-agent';
 import { IpDestinationPolicy } from '../proxy-invocation/destination-policy';
 import {
