@@ -19,7 +19,11 @@ const PATH_CHARACTERS = /^\/[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/;
 const MAX_PATH_LENGTH = 2000;
 
 /** A svc request the bridge will not make; the transform sees the message. */
-export class SvcRequestRefusedError extends Error {}
+/** The bridge refusing a call on purpose; its message is meant for the transform (the reactor passes it on). */
+export class SvcRequestRefusedError extends Error {
+  readonly expose = true;
+  readonly status = 400;
+}
 
 /**
  * The `svc` client of transform code acts as the proxy's application, whose plaintext key is not stored.
