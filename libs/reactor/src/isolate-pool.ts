@@ -35,6 +35,10 @@ export class IsolatePool<T extends PooledIsolate> {
   private readonly idle: T[] = [];
   private readonly waiters: Waiter[] = [];
   private replacedCount = 0;
+  /** Isolates in a row that could not get ready: a broken environment, not a bad transform. */
+  private failedStarts = 0;
+  private readonly started = new WeakSet<T>();
+  private respawnTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private drained: (() => void) | null = null;
 
@@ -87,16 +91,25 @@ export class IsolatePool<T extends PooledIsolate> {
       this.discard(isolate);
       return;
     }
-    const timer = setTimeout(() => this.discard(isolate), this.options.prepareTimeoutMs);
+    // A new isolate that cannot get ready says something about the environment; one that served
+    // before and is slow to settle says something about its last transform.
+    const fresh = !this.started.has(isolate);
+    const failed = () => {
+      if (fresh) this.failedStarts++;
+      this.discard(isolate);
+    };
+    const timer = setTimeout(failed, this.options.prepareTimeoutMs);
     isolate.prepare().then(
       () => {
         clearTimeout(timer);
+        this.started.add(isolate);
+        this.failedStarts = 0;
         if (this.all.has(isolate) && !isolate.disposed && !this.closed) this.makeAvailable(isolate);
         else this.discard(isolate);
       },
       () => {
         clearTimeout(timer);
-        this.discard(isolate);
+        failed();
       },
     );
   }
@@ -112,12 +125,23 @@ export class IsolatePool<T extends PooledIsolate> {
       return;
     }
     this.replacedCount++;
-    this.spawn();
+    if (this.failedStarts === 0) {
+      this.spawn();
+    } else if (!this.respawnTimer) {
+      // Something keeps isolates from starting: retry with backoff instead of spinning.
+      const delay = Math.min(30_000, 100 * 2 ** Math.min(this.failedStarts, 9));
+      this.respawnTimer = setTimeout(() => {
+        this.respawnTimer = null;
+        if (!this.closed && this.all.size < this.options.size) this.spawn();
+      }, delay);
+      this.respawnTimer.unref();
+    }
   }
 
   /** Stops accepting work, fails waiting callers, and resolves once every isolate is disposed. */
   close(): Promise<void> {
     this.closed = true;
+    if (this.respawnTimer) clearTimeout(this.respawnTimer);
     for (const waiter of this.waiters.splice(0)) {
       clearTimeout(waiter.timer);
       waiter.reject(new PoolUnavailableError('The reactor is closed'));

@@ -1,7 +1,8 @@
 /**
  * JavaScript evaluated inside every fresh sandbox context, before any tenant code: the Node-16-style
- * surface (console, Buffer, URL, TextEncoder, crypto, errors, svc, timers) and the one-shot loader
- * that runs the tenant's module and serialises its outcome to a JSON string.
+ * surface (console, Buffer, URL, TextEncoder, crypto, errors, svc, timers), the one-shot loader
+ * that runs the tenant's module and serialises its outcome to a JSON string, and the 'invoke' control
+ * op that runs the module's kept handler again on new input (later runs of the same tenant and code).
  *
  * It is a string rather than a TypeScript function so that no compiler or coverage instrumentation
  * can inject host-side references into it. Keep it free of backticks and dollar-brace sequences
@@ -25,6 +26,7 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
   const FunctionCtor = Function;
   const ObjectCreate = Object.create;
   const ObjectDefineProperty = Object.defineProperty;
+  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
   const ObjectKeys = Object.keys;
   const ObjectFreeze = Object.freeze;
   const ObjectPrototypeToString = uncurry(Object.prototype.toString);
@@ -35,9 +37,11 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
   const PromiseResolve = Promise.resolve.bind(Promise);
   const PromiseThen = uncurry(Promise.prototype.then);
   const MapCtor = Map;
+  const SetCtor = Set;
   const MapGet = uncurry(Map.prototype.get);
   const MapSet = uncurry(Map.prototype.set);
   const MapDelete = uncurry(Map.prototype.delete);
+  const MapClear = uncurry(Map.prototype.clear);
   const WeakMapCtor = WeakMap;
   const WeakMapGet = uncurry(WeakMap.prototype.get);
   const WeakMapSet = uncurry(WeakMap.prototype.set);
@@ -63,12 +67,16 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
   delete G.SharedArrayBuffer;
   delete G.Atomics;
   // V8 flags of the host process apply to every isolate: --expose-gc alone would hand transforms a
-  // gc() that stalls the isolate. Standard lowercase globals are few; anything else goes.
+  // gc() that stalls the isolate. Standard lowercase globals are few; anything else goes (or, when
+  // V8 made it non-configurable, as gc is, is overwritten).
   const STANDARD_LOWERCASE = ['globalThis', 'undefined', 'parseInt', 'parseFloat', 'isNaN', 'isFinite', 'decodeURI',
     'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape', 'unescape', 'eval', 'console'];
   for (const name of Object.getOwnPropertyNames(G)) {
     const first = name.charCodeAt(0);
-    if (first >= 97 && first <= 122 && STANDARD_LOWERCASE.indexOf(name) === -1) delete G[name];
+    if (first < 97 || first > 122 || STANDARD_LOWERCASE.indexOf(name) !== -1) continue;
+    if (!Reflect.deleteProperty(G, name)) {
+      try { G[name] = undefined; } catch (_) { /* read-only as well: nothing more can be done */ }
+    }
   }
   define(G, 'global', G);
 
@@ -81,6 +89,7 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
   const ObjectCtor = Object;
   const ArrayCtor = Array;
   const SymbolIterator = Symbol.iterator;
+  const SymbolIsConcatSpreadable = Symbol.isConcatSpreadable;
   const MathTrunc = Math.trunc;
   const maxElements = limits.maxElements;
   function tooLarge(what) {
@@ -156,6 +165,21 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
       get: function (target, key, receiver) { return key === 'length' ? len : ReflectGet(target, key, receiver); },
     });
   }
+  // concat walks its arguments too, when they are arrays or spreadable array-likes.
+  function concatArguments(args) {
+    const out = [];
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i];
+      if (arg !== null && typeof arg === 'object' && (ArrayIsArray(arg) || arg[SymbolIsConcatSpreadable])) {
+        const len = toLength(arg.length);
+        if (len > maxElements) throw tooLarge('Array.prototype.concat');
+        out[i] = ArrayIsArray(arg) ? arg : withFixedLength(arg, len);
+      } else {
+        out[i] = arg;
+      }
+    }
+    return out;
+  }
   const ARRAY_METHODS = ['at', 'concat', 'copyWithin', 'every', 'filter', 'find', 'findIndex', 'findLast', 'findLastIndex',
     'flat', 'flatMap', 'forEach', 'includes', 'indexOf', 'join', 'lastIndexOf', 'map', 'pop', 'push', 'reduce',
     'reduceRight', 'reverse', 'shift', 'slice', 'some', 'sort', 'splice', 'toLocaleString', 'toReversed', 'toSorted',
@@ -165,15 +189,16 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
     if (typeof original !== 'function') continue;
     replaceMethod(Array.prototype, name, name, function () {
       if (this === null || this === undefined) return ReflectApply(original, this, arguments);
+      const args = name === 'concat' ? concatArguments(arguments) : arguments;
       const O = ObjectCtor(this);
       if (ArrayIsArray(O)) {
         if (O.length > maxElements) throw tooLarge('Array.prototype.' + name);
-        return ReflectApply(original, O, arguments);
+        return ReflectApply(original, O, args);
       }
       const len = toLength(O.length);
       if (len > maxElements) throw tooLarge('Array.prototype.' + name);
       const view = withFixedLength(O, len);
-      const result = ReflectApply(original, view, arguments);
+      const result = ReflectApply(original, view, args);
       return result === view ? O : result;
     });
   }
@@ -220,6 +245,22 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
   guardCollection(WeakSet, false);
   guardCollection(Map, true);
   guardCollection(WeakMap, true);
+  // Growing a Map or Set near the heap limit makes V8 fail the allocation of its next hash table
+  // outright, which isolated-vm can only answer by parking the isolate's thread for good (measured:
+  // a Set of integers in a 64 MiB isolate). Far below that size, entries are refused instead.
+  const maxCollectionEntries = limits.maxCollectionEntries;
+  for (const spec of [[MapCtor.prototype, 'set'], [SetCtor.prototype, 'add']]) {
+    const proto = spec[0], key = spec[1];
+    const original = proto[key];
+    const has = proto.has;
+    const size = ObjectGetOwnPropertyDescriptor(proto, 'size').get;
+    replaceMethod(proto, key, key, function (k) {
+      if (ReflectApply(size, this, []) >= maxCollectionEntries && !ReflectApply(has, this, [k])) {
+        throw new RangeErrorCtor((key === 'set' ? 'Map' : 'Set') + ' exceeds the sandbox limit of ' + maxCollectionEntries + ' entries');
+      }
+      return ReflectApply(original, this, arguments);
+    });
+  }
 
   function callHost(op, a, b, c, ErrorType) {
     const r = host(op, a, b, c);
@@ -1051,9 +1092,21 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
   // ---------------------------------------------------------------- pending host work (svc, timers)
   const pending = new MapCtor();
   let nextPendingId = 1;
+  // Rejected by a timer or microtask callback that throws: it aborts the run it belongs to. A new one
+  // is made for every run (see beginRun), and a run during which it fired is never reused.
   let fatalReject = null;
-  const fatal = new PromiseCtor(function (_, reject) { fatalReject = reject; });
-  PromiseThen(fatal, undefined, function () {});
+  let fatalFired = false;
+  let fatal = null;
+  function newFatal() {
+    fatal = new PromiseCtor(function (_, reject) { fatalReject = reject; });
+    PromiseThen(fatal, undefined, function () {});
+    fatalFired = false;
+  }
+  newFatal();
+  function raiseFatal(e) {
+    fatalFired = true;
+    fatalReject(e);
+  }
 
   // Called by the host (through a Reference it holds) when svc or timer work completes.
   function deliver(id, payload) {
@@ -1074,7 +1127,7 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
     MapSet(timerCallbacks, id, true);
     MapSet(pending, id, function () {
       if (!MapDelete(timerCallbacks, id)) return;
-      try { callback.apply(undefined, extra); } catch (e) { fatalReject(e); }
+      try { callback.apply(undefined, extra); } catch (e) { raiseFatal(e); }
     });
     return id;
   }
@@ -1085,7 +1138,7 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
   define(G, 'clearTimeout', clearTimeoutImpl);
   define(G, 'queueMicrotask', function queueMicrotask(callback) {
     if (typeof callback !== 'function') throw new TypeErrorCtor('The "callback" argument must be of type function');
-    PromiseThen(PromiseCtor.resolve(), function () { try { callback(); } catch (e) { fatalReject(e); } });
+    PromiseThen(PromiseCtor.resolve(), function () { try { callback(); } catch (e) { raiseFatal(e); } });
   });
 
   // ---------------------------------------------------------------- svc client
@@ -1312,53 +1365,122 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
     }
   }
 
+  // The module's exported function, kept after the first load of this context: the host runs later
+  // invocations of the same tenant and code with 'invoke', which calls it again on new input without
+  // re-evaluating the module (module-scope state is therefore shared by that tenant's own runs only).
+  let keptHandler = null;
+  // Whether the current run ended in a way that leaves this runtime in a known state: a returned
+  // result, or an error the transform threw on purpose (CustomHttpResponseError, a proxy error).
+  let runClean = false;
+
+  // Per-run state, reset before every run: a previous run's svc answers and timers can no longer be
+  // delivered (its Invocation has ended) and must not be waited for, counted or fired.
+  function beginRun() {
+    MapClear(pending);
+    MapClear(timerCallbacks);
+    logLines = 0;
+    runClean = false;
+    newFatal();
+  }
+
+  function requestFrom(json) {
+    const input = JSONParse(json);
+    const req = { args: input.args, configuration: input.configuration };
+    if (input.hasSvc) req.svc = makeSvc();
+    return req;
+  }
+
+  function isDeliberate(e) {
+    if (CustomHttpResponseClass !== null && e instanceof CustomHttpResponseClass) return true;
+    for (const C of proxyErrorClasses) if (e instanceof C) return true;
+    return false;
+  }
+
+  async function callHandler(handler, req) {
+    const returned = handler(req);
+    // Not Promise.race: it looks "then" up on the transform's own (patchable) prototypes.
+    const result = await new PromiseCtor(function (resolve, reject) {
+      PromiseThen(fatal, undefined, reject);
+      PromiseThen(PromiseResolve(returned), resolve, reject);
+    });
+    const outcome = okOutcome(result);
+    runClean = true;
+    return outcome;
+  }
+
+  function failedOutcome(e) {
+    let deliberate = false;
+    try { deliberate = isDeliberate(e); } catch (_) { deliberate = false; }
+    const outcome = errorOutcome(e);
+    runClean = deliberate;
+    return outcome;
+  }
+
   async function runTransform(factory) {
     try {
-      const input = JSONParse(inputJson);
+      const req = requestFrom(inputJson);
       inputJson = null;
-      const req = { args: input.args, configuration: input.configuration };
-      if (input.hasSvc) req.svc = makeSvc();
       const module = { exports: {} };
       uncurry(factory)(module.exports, module, module.exports, requireModule);
       const handler = module.exports;
       if (typeof handler !== 'function') {
         throw runtimeError('The transform module must export a function: module.exports = async function (req) { ... }');
       }
-      const returned = handler(req);
-      // Not Promise.race: it looks "then" up on the transform's own (patchable) prototypes.
-      const result = await new PromiseCtor(function (resolve, reject) {
-        PromiseThen(fatal, undefined, reject);
-        PromiseThen(PromiseResolve(returned), resolve, reject);
-      });
-      return okOutcome(result);
+      keptHandler = handler;
+      return await callHandler(handler, req);
     } catch (e) {
-      return errorOutcome(e);
+      return failedOutcome(e);
     }
   }
 
+  async function runKept(json) {
+    try {
+      return await callHandler(keptHandler, requestFrom(json));
+    } catch (e) {
+      return failedOutcome(e);
+    }
+  }
+
+  // The host reads the first character: '1' when the context may run this tenant's code again,
+  // '0' when it must be disposed (an error the runtime did not expect, a fatal callback, a result it
+  // refused). The rest is the JSON outcome.
   function serializeOutcome(outcome) {
+    const clean = runClean && !fatalFired;
+    runClean = false;
     // The common huge result is one giant string: refuse it before serialising doubles it.
     if (typeof outcome.body === 'string' && outcome.body.length > limits.maxResultLength) {
-      return JSONStringify(runtimeErrorOutcome('The transform result exceeds ' + limits.maxResultLength + ' characters'));
+      return '0' + JSONStringify(runtimeErrorOutcome('The transform result exceeds ' + limits.maxResultLength + ' characters'));
     }
     let json;
     try {
       json = JSONStringify(outcome);
     } catch (e) {
-      json = JSONStringify(errorOutcome(runtimeError('The transform result is not JSON-serializable: ' + describe(e))));
+      return '0' + JSONStringify(errorOutcome(runtimeError('The transform result is not JSON-serializable: ' + describe(e))));
     }
     if (typeof json !== 'string' || json.length > limits.maxResultLength) {
-      json = JSONStringify(runtimeErrorOutcome('The transform result exceeds ' + limits.maxResultLength + ' characters'));
+      return '0' + JSONStringify(runtimeErrorOutcome('The transform result exceeds ' + limits.maxResultLength + ' characters'));
     }
-    return json;
+    return (clean ? '1' : '0') + json;
   }
 
   // One-shot: the wrapped tenant script calls it, it removes itself before any tenant code runs.
   define(G, '__gatehouse_load', function load(factory) {
     delete G.__gatehouse_load;
-    if (typeof factory !== 'function' || inputJson === null) return JSONStringify(runtimeErrorOutcome('The transform was loaded twice'));
+    if (typeof factory !== 'function' || inputJson === null || keptHandler !== null) {
+      return '0' + JSONStringify(runtimeErrorOutcome('The transform was loaded twice'));
+    }
+    beginRun();
     return PromiseThen(runTransform(factory), serializeOutcome);
   });
+
+  // A later invocation in a context whose first run ended cleanly: same tenant, same code.
+  function invoke(json) {
+    if (keptHandler === null || typeof json !== 'string') {
+      return '0' + JSONStringify(runtimeErrorOutcome('The transform is not loaded'));
+    }
+    beginRun();
+    return PromiseThen(runKept(json), serializeOutcome);
+  }
 
   // Used at compile time: the Function constructor parses the body on its own, so code that closes
   // the CommonJS wrapper early ("}); ...; (function () {") is rejected instead of running outside it.
@@ -1376,6 +1498,8 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
     if (op === 'deliver') return deliver(a, b);
     if (op === 'input') return setInput(a);
     if (op === 'check') return checkSource(a);
+    if (op === 'invoke') return invoke(a);
+    // 'ping' (or anything else): nothing, but it runs as a task, i.e. after whatever the isolate is busy with.
     return undefined;
   };
 })

@@ -65,6 +65,12 @@ export interface ReactorStats {
   busy: number;
   queued: number;
   replaced: number;
+  /** Sandbox contexts bootstrapped since the reactor started (each costs the runtime's bootstrap). */
+  contextsCreated: number;
+  /** Contexts kept warm for later runs of the same tenant and code, over all isolates. */
+  warmContexts: number;
+  /** Invocations that ran in a warm context. */
+  warmInvocations: number;
   /**
    * Isolates lost to an out-of-memory V8 could not contain. Each leaves a parked thread and its
    * memory behind until the process exits: restart the process when this grows.
