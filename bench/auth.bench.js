@@ -1,60 +1,20 @@
 'use strict';
 // npm run bench:auth — the cost of authentication: an authenticated GET /applications/{id} beside the bare
 // /health/live of the same process, over real PostgreSQL on loopback, measured in one run.
-const { spawn, execFileSync } = require('node:child_process');
-const { join } = require('node:path');
-const { Client } = require('pg');
 const { load, progress } = require('./load');
+const { createTenant, databaseUrl, fmt, recreateDatabase, startGatehouse } = require('./service');
 
-const ROOT = join(__dirname, '..');
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = 'gatehouse_bench_auth';
-const DB_URL = ADMIN_URL.replace(/\/[^/?]*(\?|$)/, `/${DB}$1`);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 
-async function recreateDatabase() {
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${DB}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${DB}"`);
-  await admin.end();
-}
-
-function startApi(env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist/apps/api/src/main.js'), '--api-only'], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', REDIS_URL: '', ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /"port":(\d+)[^\n]*"msg":"gatehouse api listening"/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`api exited with ${code}: ${out}`)));
-  });
-}
-
-function fmt(n, digits = 2) {
-  return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
-}
-
 async function main() {
-  await recreateDatabase();
-  const env = { DATABASE_URL: DB_URL };
-  const created = JSON.parse(
-    execFileSync(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist/apps/api/src/cli.js'), 'tenant', 'create', '--name', 'bench', '--json'], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, LOG_LEVEL: 'silent' },
-    }).toString(),
-  );
-  const key = created.application.key;
-  const api = await startApi(env);
-  const base = `http://127.0.0.1:${api.port}`;
+  await recreateDatabase(DB);
+  const env = { DATABASE_URL: databaseUrl(DB), LOG_LEVEL: 'warn', REDIS_URL: '' };
+  const key = createTenant(env).application.key;
+  const api = await startGatehouse(env);
+  const base = api.base;
   const res = await fetch(`${base}/applications`, {
     method: 'POST',
     headers: { 'svc-api-key': key, 'content-type': 'application/json' },

@@ -13,6 +13,7 @@ const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const path = require('node:path');
 const { Client } = require('pg');
+const { recreateDatabase } = require('./service');
 
 const ROOT = path.join(__dirname, '..');
 const QUICK = process.argv.includes('--quick') || /^(1|true|yes)$/i.test(process.env.BENCH_QUICK ?? '');
@@ -68,13 +69,6 @@ async function sql(url, fn) {
   } finally {
     await client.end();
   }
-}
-
-async function recreateDatabase(name) {
-  await sql(ADMIN_URL, async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await c.query(`CREATE DATABASE "${name}"`);
-  });
 }
 
 async function migrate(name) {

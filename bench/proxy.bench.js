@@ -6,18 +6,14 @@
 // Gatehouse runs from dist (npm run build first, which the npm script does) over a local PostgreSQL database.
 // The load generator is bench/load.js: closed-loop, keep-alive, microsecond latencies (autocannon's 1 ms histogram
 // is too coarse for a 1 ms budget). BENCH_DURATION_MS, BENCH_CONNECTIONS and BENCH_ROUNDS tune it.
-const { spawn, execFileSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
-const { createServer } = require('node:net');
 const { availableParallelism, loadavg } = require('node:os');
-const { join } = require('node:path');
-const { Client } = require('pg');
 const { load, progress } = require('./load');
+const { createTenant, databaseUrl, fmt, freePort, recreateDatabase, startGatehouse } = require('./service');
 
-const ROOT = join(__dirname, '..');
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = 'gatehouse_bench_proxy';
-const DB_URL = ADMIN_URL.replace(/\/[^/?]*(\?|$)/, `/${DB}$1`);
+const DB_URL = databaseUrl(DB);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -100,25 +96,6 @@ module.exports = async function (req) {
   };
 };`;
 
-async function recreateDatabase() {
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${DB}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${DB}"`);
-  await admin.end();
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** A child node process running `source`, ready once it says so. */
 function startScript(source, env) {
   return new Promise((resolve, reject) => {
@@ -126,27 +103,6 @@ function startScript(source, env) {
     child.once('message', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`helper exited with ${code}`)));
   });
-}
-
-async function startGatehouse(env) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist/apps/api/src/main.js'), '--api-only'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600 && !exited; i++) {
-    try {
-      if ((await fetch(`${base}/health/live`)).ok) return { child, base };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('gatehouse did not start');
 }
 
 async function createProxy(base, key, body) {
@@ -169,10 +125,8 @@ function cpuMs(pid) {
   }
 }
 
-const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-
 async function main() {
-  await recreateDatabase();
+  await recreateDatabase(DB);
   const upstreamPort = await freePort();
   const forwarderPort = await freePort();
   const upstream = await startScript(UPSTREAM_SOURCE, { PORT: String(upstreamPort) });
@@ -186,12 +140,7 @@ async function main() {
     LOG_LEVEL: 'warn',
     REDIS_URL: '',
   };
-  const created = JSON.parse(
-    execFileSync(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist/apps/api/src/cli.js'), 'tenant', 'create', '--name', 'bench', '--json'], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, LOG_LEVEL: 'silent' },
-    }).toString(),
-  );
+  const created = createTenant(env);
   const key = created.application.key;
   const gatehouse = await startGatehouse(env);
   const children = [upstream, forwarder, gatehouse.child];

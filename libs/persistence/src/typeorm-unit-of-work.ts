@@ -5,9 +5,9 @@ import {
   Clock,
   CommitObserver,
   ConflictError,
-  NewAuditEvent,
   newId,
   PortToken,
+  toAuditEvent,
   TransactionScope,
   UnitOfWork,
 } from '@gatehouse/domain';
@@ -54,7 +54,7 @@ export class TypeormUnitOfWork extends UnitOfWork {
       result = await this.dataSource.transaction(async (em) => {
         const value = await work({
           get: (port) => this.registry.build(port, em),
-          record: (event) => events.push(this.toEvent(event)),
+          record: (event) => events.push(toAuditEvent(event, newId(), this.clock.now())),
         });
         if (events.length > 0) await em.getRepository(AuditOutboxEntity).insert(events.map(toOutboxRow));
         return value;
@@ -73,19 +73,6 @@ export class TypeormUnitOfWork extends UnitOfWork {
     return result;
   }
 
-  private toEvent(event: NewAuditEvent): AuditEvent {
-    return {
-      id: newId(),
-      tenantId: event.tenantId,
-      actorId: event.actor.id,
-      actorType: event.actor.type,
-      entityType: event.entityType,
-      entityId: event.entityId,
-      operation: event.operation,
-      message: event.message,
-      createdAt: this.clock.now(),
-    };
-  }
 }
 
 function toOutboxRow(event: AuditEvent): AuditOutboxEntity {

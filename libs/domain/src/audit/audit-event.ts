@@ -30,6 +30,21 @@ export interface AuditEvent {
   createdAt: Date;
 }
 
+/** The recorded event as it is stored and delivered: its id becomes the log id. */
+export function toAuditEvent(event: NewAuditEvent, id: string, createdAt: Date): AuditEvent {
+  return {
+    id,
+    tenantId: event.tenantId,
+    actorId: event.actor.id,
+    actorType: event.actor.type,
+    entityType: event.entityType,
+    entityId: event.entityId,
+    operation: event.operation,
+    message: event.message,
+    createdAt,
+  };
+}
+
 /**
  * Told about audit events after their transaction committed, to deliver them at once. Delivery may
  * fail: the outbox row written in the transaction is the durable record and is relayed later.

@@ -1,7 +1,7 @@
 import { Application } from '../applications/application';
 import { ApplicationExpiryScheduler } from '../applications/application-expiry';
 import { ApplicationFilter, ApplicationRepository } from '../applications/application.repository';
-import { AuditEvent, AuditEventPublisher } from '../audit/audit-event';
+import { AuditEvent, AuditEventPublisher, toAuditEvent } from '../audit/audit-event';
 import { Clock } from '../shared/clock';
 import { ConflictError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
@@ -233,18 +233,7 @@ export class InMemoryUnitOfWork extends UnitOfWork {
         if (!this.repositories.has(port)) throw new Error(`No repository registered for ${port.name}`);
         return this.repositories.get(port) as R;
       },
-      record: (event) =>
-        pending.push({
-          id: newId(),
-          tenantId: event.tenantId,
-          actorId: event.actor.id,
-          actorType: event.actor.type,
-          entityType: event.entityType,
-          entityId: event.entityId,
-          operation: event.operation,
-          message: event.message,
-          createdAt: this.clock.now(),
-        }),
+      record: (event) => pending.push(toAuditEvent(event, newId(), this.clock.now())),
     };
     let result: T;
     try {

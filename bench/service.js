@@ -1,0 +1,71 @@
+'use strict';
+// What every benchmark needs around the service: a database of its own, a tenant, and Gatehouse from dist/.
+const { spawn, execFileSync } = require('node:child_process');
+const { createServer } = require('node:net');
+const { join } = require('node:path');
+const { Client } = require('pg');
+
+const ROOT = join(__dirname, '..');
+const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function databaseUrl(name) {
+  return ADMIN_URL.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
+}
+
+async function recreateDatabase(name) {
+  const admin = new Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A tenant and its management application through the CLI, as an operator creates one. */
+function createTenant(env, name = 'bench') {
+  const out = execFileSync(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist/apps/api/src/cli.js'), 'tenant', 'create', '--name', name, '--json'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, LOG_LEVEL: 'silent' },
+  });
+  return JSON.parse(out.toString());
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `npm run start:api` from dist/ on a free port; resolves once /health/live answers. */
+async function startGatehouse(env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist/apps/api/src/main.js'), '--api-only'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600 && !exited; i++) {
+    try {
+      if ((await fetch(`${base}/health/live`)).ok) return { child, base, port };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error('gatehouse did not start');
+}
+
+const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+module.exports = { ROOT, ADMIN_URL, databaseUrl, recreateDatabase, createTenant, freePort, startGatehouse, fmt };
