@@ -18,6 +18,7 @@ const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const FIRST_CALLS = 10;
+const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
 
 const PAYLOAD = JSON.stringify({
   id: 'ord_7f3a9c',
@@ -177,7 +178,10 @@ async function main() {
       },
       { name: 'Gatehouse, trivial request + response transforms', url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': trivial.key } },
       { name: 'Gatehouse, realistic transforms (JSON rewrite + HMAC)', url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': realistic.key } },
-    ].map((route) => ({ pid: gatehouse.child.pid, ...route }));
+    ]
+      .map((route) => ({ pid: gatehouse.child.pid, ...route }))
+      // BENCH_ONLY=<regex> measures the routes whose name matches (e.g. BENCH_ONLY=trivial); the targets need them all.
+      .filter((route) => !ONLY || ONLY.test(route.name));
     const results = new Map(routes.map((r) => [r.name, []]));
     const steps = ROUNDS * routes.length;
     let step = 0;
@@ -243,6 +247,10 @@ async function main() {
     const worst = firstCalls[firstCalls.length - 1];
     console.log(`\nfirst call of newly created code (${FIRST_CALLS} proxies, end to end): median ${fmt(median)} ms, worst ${fmt(worst)} ms`);
 
+    if (!direct || !reference || !none || !trivialS) {
+      console.log('\n(BENCH_ONLY: the targets need every route)');
+      return;
+    }
     const ratio = none.rps / reference.rps;
     const added = none.p50 - direct.p50;
     const trivialRatio = trivialS.rps / none.rps;

@@ -46,7 +46,9 @@ function freePort() {
 /** `npm run start:api` from dist/ on a free port; resolves once /health/live answers. */
 async function startGatehouse(env) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist/apps/api/src/main.js'), '--api-only'], {
+  // BENCH_PROFILE_DIR=<dir>: the service writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...profile, join(ROOT, 'dist/apps/api/src/main.js'), '--api-only'], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],

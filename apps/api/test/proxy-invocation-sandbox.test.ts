@@ -57,6 +57,26 @@ describe('transform sandbox through /proxy', () => {
     expect(JSON.stringify(res.body)).not.toMatch(/node_modules|\/work\/|at .*\.js:\d+/);
   }
 
+  /**
+   * The bystander's proxy answers 200 five times while the attack (a call that times out) is still running
+   * (no timing is asserted; the order of completion is).
+   */
+  async function expectServedDuringAttack(attackCall: PromiseLike<{ status: number; body: any }>, bystander: string): Promise<void> {
+    let attackDone = false;
+    const attack = Promise.resolve(attackCall).then((res) => {
+      attackDone = true;
+      return res;
+    });
+    // Let the attack reach its isolate.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const served: number[] = [];
+    for (let i = 0; i < 5; i++) served.push((await invoke(bystander)).status);
+    const servedDuringAttack = !attackDone;
+    expect(served).toEqual([200, 200, 200, 200, 200]);
+    expect(servedDuringAttack).toBe(true);
+    expectRuntimeError(await attack, /timed out|time/i);
+  }
+
   describe('escape attempts fail', () => {
     it.each([
       ['the Function constructor reaching for process', "const p = this.constructor.constructor('return process')(); return { body: { pid: p.pid }, headers: {} };"],
@@ -122,21 +142,23 @@ describe('transform sandbox through /proxy', () => {
       const bystander = await proxyWith('module.exports = async (req) => ({ body: { ...req.args.body, fine: true }, headers: req.args.headers });');
       await invoke(bystander).expect(200);
 
-      let attackDone = false;
-      const attack = invoke(attacker).then((res) => {
-        attackDone = true;
-        return res;
-      });
-      // Let the attack reach its isolate (no timing is asserted; the order of completion is).
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      const served: number[] = [];
-      for (let i = 0; i < 5; i++) served.push((await invoke(bystander)).status);
-      const servedDuringAttack = !attackDone;
-      expect(served).toEqual([200, 200, 200, 200, 200]);
-      expect(servedDuringAttack).toBe(true);
-      expectRuntimeError(await attack, /timed out|time/i);
+      await expectServedDuringAttack(invoke(attacker), bystander);
       // The pool recovered: both tenants are served afterwards.
       await invoke(bystander).expect(200);
+    });
+
+    it('a transform that turns abusive after many cheap calls (run on the service thread) is stopped, and the others keep answering', async () => {
+      const attacker = await proxyWith(
+        'module.exports = async (req) => { if (req.args.body.attack) { for (;;) {} } return { body: req.args.body, headers: req.args.headers }; };',
+      );
+      const bystander = await proxyWith('module.exports = async (req) => ({ body: { ...req.args.body, fine: true }, headers: req.args.headers });');
+      // Cheap calls: warm, then synchronous on the service's thread.
+      for (let i = 0; i < 10; i++) await invoke(attacker).expect(200);
+      await invoke(bystander).expect(200);
+
+      await expectServedDuringAttack(t.http().post('/proxy/x').set('svc-proxy-key', attacker).send({ attack: true }), bystander);
+      // The attacker's own cheap calls still work, from a fresh context.
+      await invoke(attacker).expect(200);
     });
   });
 });

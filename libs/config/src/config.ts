@@ -14,6 +14,7 @@ export interface AppConfig {
   reactorPoolSize: number;
   reactorTimeoutMs: number;
   reactorMemoryMb: number;
+  reactorSyncBudgetMs: number;
   proxyTimeoutMs: number;
   databasePoolSize: number;
 }
@@ -39,6 +40,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     reactorPoolSize: integer(env, 'REACTOR_POOL_SIZE', availableParallelism(), 1, 256),
     reactorTimeoutMs: integer(env, 'REACTOR_TIMEOUT_MS', 5000, 10, 60_000),
     reactorMemoryMb: integer(env, 'REACTOR_MEMORY_MB', 64, 8, 1024),
+    reactorSyncBudgetMs: integer(env, 'REACTOR_SYNC_BUDGET_MS', 5, 0, 50),
     proxyTimeoutMs: integer(env, 'PROXY_TIMEOUT_MS', 25_000, 10, 300_000),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
   };

@@ -24,6 +24,8 @@ export class Invocation {
   private svcStarted = 0;
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private deliverTo: Deliver | null = null;
+  /** svc requests accepted while held (see holdSvc), sent on releaseSvc. */
+  private held: Array<() => void> | null = null;
 
   constructor(
     private readonly svc: SvcBridge | undefined,
@@ -33,6 +35,32 @@ export class Invocation {
   /** Binds the invocation to the sandbox context it runs in. */
   attach(deliver: Deliver): void {
     this.deliverTo = deliver;
+  }
+
+  /**
+   * Until releaseSvc(), svc requests are accepted, checked and counted but not sent. A synchronous
+   * attempt (SandboxIsolate.runSync) holds them: if it goes over its budget it is stopped and run
+   * again, and only then may nothing of the first attempt have left the sandbox.
+   */
+  holdSvc(): void {
+    this.held = [];
+  }
+
+  /** Sends the svc requests held since holdSvc(), in the order they were made. */
+  releaseSvc(): void {
+    const held = this.held;
+    this.held = null;
+    if (held) for (const send of held) send();
+  }
+
+  /** Forgets an attempt that was stopped before anything of it left the sandbox, for a second attempt. */
+  restart(): void {
+    this.active = true;
+    this.logs.length = 0;
+    this.svcStarted = 0;
+    this.held = null;
+    this.deliverTo = null;
+    this.clearTimers();
   }
 
   get isActive(): boolean {
@@ -56,6 +84,13 @@ export class Invocation {
     const request = parseSvcRequest(requestJson);
     if (typeof request === 'string') return request;
     this.svcStarted++;
+    if (this.held) this.held.push(() => this.sendSvc(id, request));
+    else this.sendSvc(id, request);
+    return null;
+  }
+
+  private sendSvc(id: number, request: SvcRequest): void {
+    if (!this.active || !this.svc) return;
     let pending: Promise<{ status: unknown; body: unknown }>;
     try {
       pending = Promise.resolve(this.svc.request(request));
@@ -82,7 +117,6 @@ export class Invocation {
         if (this.active) this.deliver(id, JSON.stringify(exposedFailure(error) ?? { error: 'the service request could not be completed' }));
       },
     );
-    return null;
   }
 
   startTimer(id: unknown, ms: unknown): string | null {
@@ -114,6 +148,11 @@ export class Invocation {
   end(): void {
     this.active = false;
     this.deliverTo = null;
+    this.held = null;
+    this.clearTimers();
+  }
+
+  private clearTimers(): void {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
   }

@@ -4,6 +4,8 @@ export interface PooledIsolate {
   readonly compiledScripts: number;
   /** Readies the isolate for its next invocation; completes only once the isolate is idle. */
   prepare(): Promise<void>;
+  /** True when the isolate is known ready without prepare() (nothing of the last invocation can be left on it). */
+  readyNow?(): boolean;
   dispose(): void;
 }
 
@@ -89,6 +91,11 @@ export class IsolatePool<T extends PooledIsolate> {
     if (!this.all.has(isolate)) return;
     if (this.closed || isolate.disposed) {
       this.discard(isolate);
+      return;
+    }
+    if (this.started.has(isolate) && isolate.readyNow?.()) {
+      this.failedStarts = 0;
+      this.makeAvailable(isolate);
       return;
     }
     // A new isolate that cannot get ready says something about the environment; one that served

@@ -1,7 +1,14 @@
 import { availableParallelism } from 'node:os';
 import { Invocation, type InvocationLimits } from './invocation';
 import { IsolatePool, PoolUnavailableError } from './isolate-pool';
-import { SandboxIsolate, TransformLoadError, type SandboxCounters, type SandboxIsolateLimits } from './sandbox-isolate';
+import {
+  newSandboxCounters,
+  SandboxIsolate,
+  SlowRuns,
+  TransformLoadError,
+  type SandboxCounters,
+  type SandboxIsolateLimits,
+} from './sandbox-isolate';
 import { proxyErrorResult } from './transform-errors';
 import { transformCodeHash } from './transform-source';
 import type { ReactorOptions, ReactorStats, TransformInput, TransformResult } from './transform-types';
@@ -22,6 +29,7 @@ export const REACTOR_DEFAULTS = {
   maxDigestInput: 32 * 1024 * 1024,
   maxRandomBytes: 64 * 1024,
   maxBufferLength: 256 * 1024 * 1024,
+  syncBudgetMs: 5,
 } as const;
 
 type Settled = { kind: 'done'; outcome: string } | { kind: 'timeout' } | { kind: 'broken' } | { kind: 'failed'; error: unknown };
@@ -43,7 +51,9 @@ export class Reactor {
   private readonly validator: TransformValidator;
   private closed = false;
   private catastrophicErrors = 0;
-  private readonly sandboxCounters: SandboxCounters = { contextsCreated: 0, warmContexts: 0, warmInvocations: 0 };
+  private readonly sandboxCounters: SandboxCounters = newSandboxCounters();
+  private readonly slowRuns = new SlowRuns();
+  private readonly codeHashes = new CodeHashes();
   /** Executions abandoned at their deadline that have not stopped yet (see close()). */
   private readonly abandoned = new Set<Promise<unknown>>();
 
@@ -77,6 +87,11 @@ export class Reactor {
       maxCollectionEntries: Math.floor((memoryLimitMb * 1024 * 1024) / 128),
       maxDigestInput: REACTOR_DEFAULTS.maxDigestInput,
       maxRandomBytes: REACTOR_DEFAULTS.maxRandomBytes,
+      // Never more than the whole timeout; 0 turns synchronous runs off.
+      syncBudgetMs: Math.min(
+        this.timeoutMs,
+        options.syncBudgetMs === 0 ? 0 : positive(options.syncBudgetMs, REACTOR_DEFAULTS.syncBudgetMs),
+      ),
     };
     const onCatastrophicError = (message: string) => {
       this.catastrophicErrors++;
@@ -89,7 +104,7 @@ export class Reactor {
         queueTimeoutMs: positive(options.queueTimeoutMs, REACTOR_DEFAULTS.queueTimeoutMs),
         prepareTimeoutMs: this.timeoutMs,
       },
-      () => new SandboxIsolate(isolateLimits, onCatastrophicError, this.sandboxCounters),
+      () => new SandboxIsolate(isolateLimits, onCatastrophicError, this.sandboxCounters, this.slowRuns),
     );
     this.validator = new TransformValidator(this.maxCodeLength);
   }
@@ -111,7 +126,7 @@ export class Reactor {
     } catch {
       return proxyErrorResult('ReactorRuntimeError', 'The transform input is not JSON-serializable');
     }
-    const codeHash = transformCodeHash(input.code);
+    const codeHash = this.codeHashes.of(input.code);
 
     let isolate: SandboxIsolate;
     try {
@@ -239,6 +254,33 @@ export class Reactor {
       return { ok: false, status: outcome.status, headers, body: outcome.body, logs: copy };
     }
     return proxyErrorResult('ReactorRuntimeError', 'The transform result could not be read', copy);
+  }
+}
+
+/**
+ * SHA-256 of transform sources, remembered: a proxy's code reaches run() as the same string on every
+ * call (its cached entity's), and V8 keeps a string's hash with the string, so the lookup is cheap
+ * where hashing a long source again on every call is not. Starts over beyond `maxLength` characters
+ * of sources (the Map holds the sources themselves).
+ */
+class CodeHashes {
+  private readonly hashes = new Map<string, string>();
+  private length = 0;
+
+  constructor(private readonly maxLength = 4 * 1024 * 1024) {}
+
+  of(code: string): string {
+    let hash = this.hashes.get(code);
+    if (hash === undefined) {
+      if (this.length + code.length > this.maxLength) {
+        this.hashes.clear();
+        this.length = 0;
+      }
+      hash = transformCodeHash(code);
+      this.hashes.set(code, hash);
+      this.length += code.length;
+    }
+    return hash;
   }
 }
 

@@ -21,13 +21,15 @@ export interface SandboxIsolateLimits extends HostFunctionLimits {
   maxStringLength: number;
   /** Most entries a Map or Set may hold. */
   maxCollectionEntries: number;
+  /** Budget of a synchronous run on the host's thread (see SandboxIsolate.runSync); 0 never runs one. */
+  syncBudgetMs: number;
 }
 
 /** A bootstrapped context: fresh (no tenant code has touched it yet) or warm (see SandboxIsolate). */
 interface PreparedContext {
   context: ivm.Context;
   binding: ContextBinding;
-  /** The runtime's `control(op, a, b)`: 'input', 'deliver', 'check', 'invoke' or 'ping'. */
+  /** The runtime's `control(op, a, b)`: 'input', 'deliver', 'check', 'invoke', 'start', 'take', 'wait' or 'ping'. */
   control: ivm.Reference<(op: string, a?: unknown, b?: unknown) => unknown>;
 }
 
@@ -35,6 +37,12 @@ interface PreparedContext {
 interface WarmContext {
   prepared: PreparedContext;
   codeHash: string;
+  /**
+   * Isolate CPU time of its runs, a moving average (a quarter weight to the latest run), in ns: the
+   * next run is tried on the host's thread while it is under FAST_RUN_NS. An average rather than the
+   * last run alone, so that one garbage collection does not send a cheap transform off the fast path.
+   */
+  cpuNs: bigint;
 }
 
 /** Counters shared by the isolates of one reactor, reported by Reactor.stats(). */
@@ -45,7 +53,72 @@ export interface SandboxCounters {
   warmContexts: number;
   /** Invocations that ran in a warm context instead of a fresh one. */
   warmInvocations: number;
+  /** Invocations run synchronously on the host's thread (see SandboxIsolate.runSync). */
+  syncInvocations: number;
+  /** Synchronous attempts stopped at their budget and run again off the host's thread. */
+  syncOverruns: number;
 }
+
+export function newSandboxCounters(): SandboxCounters {
+  return { contextsCreated: 0, warmContexts: 0, warmInvocations: 0, syncInvocations: 0, syncOverruns: 0 };
+}
+
+/**
+ * (tenant, code) pairs whose synchronous runs use too much CPU (over SLOW_SYNC_NS, or stopped at the
+ * budget). Each such run is a strike, each cheap synchronous run takes 1/FORGIVE of one away; at
+ * STRIKES a pair never runs on the host's thread again in this process. So the odd slow run (a garbage
+ * collection, the first runs while V8 compiles the runtime's code) is forgiven, while code that is slow
+ * one run in FORGIVE / 2 or more is sent off the host's thread for good: the host's thread spends at most
+ * about one budget per FORGIVE runs of a transform on slow runs. Shared by the isolates of one reactor;
+ * the oldest pairs are forgotten beyond `max`.
+ */
+export class SlowRuns {
+  static readonly STRIKES = 3;
+  static readonly FORGIVE = 32;
+  private readonly strikes = new Map<string, number>();
+
+  constructor(private readonly max = 10_000) {}
+
+  has(key: string): boolean {
+    return (this.strikes.get(key) ?? 0) >= SlowRuns.STRIKES;
+  }
+
+  strike(key: string): void {
+    const count = (this.strikes.get(key) ?? 0) + 1;
+    this.strikes.delete(key);
+    this.strikes.set(key, count);
+    if (this.strikes.size > this.max) this.strikes.delete(this.strikes.keys().next().value as string);
+  }
+
+  /** A cheap synchronous run. */
+  pass(key: string): void {
+    const count = this.strikes.get(key);
+    if (count === undefined || count >= SlowRuns.STRIKES) return;
+    const left = count - 1 / SlowRuns.FORGIVE;
+    if (left <= 0) this.strikes.delete(key);
+    else this.strikes.set(key, left);
+  }
+}
+
+/**
+ * A warm run is tried synchronously only when the runs of its (tenant, code) took less CPU than this
+ * on average (WarmContext.cpuNs); a synchronous run that takes more CPU than SLOW_SYNC_NS is a strike
+ * (SlowRuns). CPU time, not wall time: a thread the OS descheduled has not been slow. Measured
+ * (isolated-vm 6.2, Node 24, 2-core VM): an asynchronous call costs about 50 µs of CPU in thread
+ * hand-offs (two per run, with the readiness ping), a synchronous one 2 µs; for transforms this cheap
+ * the hand-off is most of the cost.
+ */
+const FAST_RUN_NS = 500_000n;
+const SLOW_SYNC_NS = 2_000_000n;
+
+/**
+ * Below this heap limit no run is synchronous: the budget bounds what a run can allocate on the
+ * host's thread (a few MiB in a few ms) only relative to a heap large enough (see runSync).
+ */
+const SYNC_MIN_MEMORY_MB = 32;
+
+/** The heap is looked at after every run on the isolate's thread, after every fourth synchronous one. */
+const SYNC_HEAP_CHECK_EVERY = 4;
 
 /**
  * Warm contexts kept per isolate, least recently used first out. Measured with
@@ -88,6 +161,10 @@ export class TransformLoadError extends Error {}
  * microtask callback failed, when the result was refused, on a timeout or an out-of-memory (the whole
  * isolate goes), when its code leaves the script cache, and when the isolate's heap runs high.
  * Compiled scripts are shared across the contexts of an isolate.
+ *
+ * Where a run executes: first runs, and warm runs of code whose runs are not cheap, on the isolate's
+ * own thread (runAsync); warm runs of cheap code on the caller's thread under a short budget
+ * (runSync), which spares the two thread hand-offs that otherwise cost more than such a run.
  */
 export class SandboxIsolate {
   private readonly isolate: ivm.Isolate;
@@ -100,11 +177,21 @@ export class SandboxIsolate {
   /** Least recently used first. */
   private readonly warm = new Map<string, WarmContext>();
 
+  /** The last run ended on the host's thread with nothing left queued on the isolate: no ping needed. */
+  private idleAfterRun = false;
+  /** `next` has resolved: the spare fresh context exists. */
+  private spareReady = false;
+  private syncRunsSinceHeapCheck = 0;
+  /** isolated-vm options of a synchronous run's call, null when this isolate never runs one. */
+  private readonly syncCall: { timeout: number } | null;
+
   constructor(
     private readonly limits: SandboxIsolateLimits,
     onCatastrophicError: (message: string) => void,
-    private readonly counters: SandboxCounters = { contextsCreated: 0, warmContexts: 0, warmInvocations: 0 },
+    private readonly counters: SandboxCounters = newSandboxCounters(),
+    private readonly slowRuns: SlowRuns = new SlowRuns(),
   ) {
+    this.syncCall = limits.syncBudgetMs > 0 && limits.memoryLimitMb >= SYNC_MIN_MEMORY_MB ? { timeout: limits.syncBudgetMs } : null;
     this.isolate = new ivm.Isolate({
       memoryLimit: limits.memoryLimitMb,
       // With a handler set, isolated-vm parks the isolate's thread instead of aborting the process
@@ -145,6 +232,20 @@ export class SandboxIsolate {
   }
 
   /**
+   * The pool's shortcut for prepare(): true when the isolate is ready again without a task on it (the
+   * last run ended on the host's thread, leaving nothing queued on the isolate, and the spare fresh
+   * context is there); it then also trims the warm contexts.
+   */
+  readyNow(): boolean {
+    if (!this.idleAfterRun || !this.spareReady || this.isolate.isDisposed) return false;
+    this.idleAfterRun = false;
+    // Every SYNC_HEAP_CHECK_EVERY synchronous runs: what a few cheap runs can add to the heap is small
+    // next to the margin WARM_HEAP_FRACTION leaves (see runSync), and the check costs as much as a run.
+    if (++this.syncRunsSinceHeapCheck >= SYNC_HEAP_CHECK_EVERY) this.trimWarmContexts();
+    return true;
+  }
+
+  /**
    * Creates the fresh context the next miss will use (or pings the isolate when it already exists).
    * Being an ordinary task on the isolate, it only completes once anything the previous invocation
    * left running has stopped; the pool bounds it with a timer, so leftover work is charged to this
@@ -153,7 +254,8 @@ export class SandboxIsolate {
   async prepare(): Promise<void> {
     // After a run in a warm context the spare fresh context is still there: creating it is then not
     // the task that proves the isolate idle, so queue one that does.
-    const spareWasReady = this.next !== null;
+    const spareWasReady = this.next !== null && !this.idleAfterRun;
+    this.idleAfterRun = false;
     const prepared = await this.nextContext();
     if (spareWasReady) await prepared.control.apply(undefined, ['ping']);
     this.trimWarmContexts();
@@ -164,32 +266,57 @@ export class SandboxIsolate {
    * fresh context; resolves to the sandbox's JSON outcome. A null tenantId never reuses or keeps a context.
    */
   async execute(invocation: Invocation, tenantId: string | null, code: string, codeHash: string, inputJson: string): Promise<string> {
+    try {
+      return await this.executeIn(invocation, tenantId, code, codeHash, inputJson);
+    } catch (error) {
+      // An allocation V8 refused can be thrown out of the call (on either thread) rather than caught
+      // in the sandbox: the isolate ran out of memory, and goes.
+      if (messageMatches(error, /allocation failed|out of memory/i)) this.dispose();
+      throw error;
+    }
+  }
+
+  private async executeIn(invocation: Invocation, tenantId: string | null, code: string, codeHash: string, inputJson: string): Promise<string> {
+    this.idleAfterRun = false;
     const key = tenantId === null ? null : `${tenantId}\u0000${codeHash}`;
     const warm = key === null ? undefined : this.warm.get(key);
     // Out of the LRU while it runs: a context that does not end cleanly is never put back.
     if (warm && key !== null) this.forgetWarm(key);
-    const hit = warm !== undefined && this.touchScript(codeHash) !== undefined;
-    let prepared: PreparedContext;
-    if (hit) {
+    if (warm && key !== null && this.touchScript(codeHash) !== undefined) {
       this.counters.warmInvocations++;
-      prepared = warm.prepared;
-    } else {
-      if (warm) this.releaseContext(warm.prepared);
-      prepared = await this.nextContext();
-      this.next = null;
+      if (this.syncCall === null || warm.cpuNs >= FAST_RUN_NS || this.slowRuns.has(key)) {
+        return this.runAsync(warm.prepared, null, key, codeHash, invocation, inputJson, warm.cpuNs);
+      }
+      const outcome = await this.runSync(warm.prepared, key, codeHash, invocation, inputJson, warm.cpuNs, this.syncCall);
+      if (outcome !== undefined) return outcome;
+      // Stopped at its budget before anything of it left the sandbox: run it again, off the host's thread.
+    } else if (warm) {
+      this.releaseContext(warm.prepared);
     }
-    let reusable = false;
+    const prepared = await this.nextContext();
+    this.next = null;
+    this.spareReady = false;
+    return this.runAsync(prepared, code, key, codeHash, invocation, inputJson, null);
+  }
+
+  /**
+   * A run on the isolate's own thread: the first one of a context (its code loaded from the script
+   * cache), or a warm run that may not be tried synchronously.
+   */
+  private async runAsync(
+    prepared: PreparedContext,
+    code: string | null,
+    key: string | null,
+    codeHash: string,
+    invocation: Invocation,
+    inputJson: string,
+    cpuNs: bigint | null,
+  ): Promise<string> {
+    let outcome: { json: string; reusable: boolean } | undefined;
+    const cpuBefore = this.isolate.cpuTime;
     try {
-      const script = hit ? null : await this.scriptFor(prepared, code, codeHash);
-      prepared.binding.invocation = invocation;
-      invocation.attach((id, payload) => {
-        // The sandbox may be gone by then (timeout, disposal): nothing to deliver to.
-        try {
-          prepared.control.apply(undefined, ['deliver', id, payload]).catch(() => undefined);
-        } catch {
-          // Released reference: the invocation is over.
-        }
-      });
+      const script = code === null ? null : await this.scriptFor(prepared, code, codeHash);
+      this.bind(prepared, invocation);
       let raw: unknown;
       if (script) {
         // Synchronous on purpose: it only stores a string, and no tenant code has run in the context yet.
@@ -198,18 +325,101 @@ export class SandboxIsolate {
       } else {
         raw = await prepared.control.apply(undefined, ['invoke', inputJson], { result: { promise: true, copy: true } });
       }
-      if (typeof raw !== 'string') throw new TransformLoadError('The transform did not produce a result');
-      // The runtime prefixes its outcome with '1' (the context may run this code again) or '0'.
-      const flag = raw.charAt(0);
-      if (flag !== '0' && flag !== '1') return raw;
-      reusable = flag === '1';
-      return raw.slice(1);
+      outcome = outcomeOf(raw);
+      return outcome.json;
     } finally {
-      prepared.binding.invocation = null;
-      invocation.end();
-      if (key !== null && reusable && !this.isolate.isDisposed && this.scripts.has(codeHash)) this.keepWarm(key, codeHash, prepared);
-      else this.releaseContext(prepared);
+      // cpuTime counts this isolate's thread only, and only this run was on it. The first run of a
+      // context (the module evaluated too) counts as just too slow: the next run is measured again.
+      const cpu = this.isolate.isDisposed ? FAST_RUN_NS : this.isolate.cpuTime - cpuBefore;
+      this.unbind(prepared, invocation);
+      this.settle(prepared, key, codeHash, outcome?.reusable === true, cpuNs === null ? FAST_RUN_NS : average(cpuNs, cpu));
     }
+  }
+
+  /**
+   * A warm run of a cheap transform, on the host's own thread: no thread hand-off to start it, none to
+   * report its outcome, and the isolate is known idle afterwards (no readiness ping). isolated-vm runs
+   * a synchronous call, microtasks included, under `timeout`, so the host's thread is blocked for at
+   * most syncBudgetMs; a run that goes over it is stopped and answers undefined: the caller runs it
+   * again in a fresh context on the isolate's thread, and its (tenant, code) earns a strike (as after
+   * any run that used more CPU than SLOW_SYNC_NS; see SlowRuns). Nothing of the stopped attempt has left the sandbox: its
+   * svc requests were held (Invocation.holdSvc), its timers and logs are dropped, its context disposed.
+   * A run that still awaits svc answers or timers when the call returns goes on on the isolate's thread.
+   *
+   * Memory: the budget bounds what a run can allocate here to a few MiB, and a warm context only
+   * exists while the isolate's heap is under WARM_HEAP_FRACTION of its limit, so a synchronous run
+   * cannot bring the heap near its limit (a V8 out-of-memory on this thread would take the process).
+   */
+  private async runSync(
+    prepared: PreparedContext,
+    key: string,
+    codeHash: string,
+    invocation: Invocation,
+    inputJson: string,
+    cpuNs: bigint,
+    syncCall: { timeout: number },
+  ): Promise<string | undefined> {
+    this.bind(prepared, invocation);
+    invocation.holdSvc();
+    // isolate.cpuTime counts the thread the isolate runs on, here this one: the run's own CPU time.
+    const cpuBefore = this.isolate.cpuTime;
+    let raw: unknown;
+    try {
+      prepared.control.applySync(undefined, ['start', inputJson], syncCall);
+      // Only the runtime's own code runs here (the microtasks were drained by the call above): no budget.
+      raw = prepared.control.applySync(undefined, ['take'], { result: { copy: true } });
+    } catch (error) {
+      prepared.binding.invocation = null;
+      this.releaseContext(prepared);
+      if (this.isolate.isDisposed || !messageMatches(error, /timed out/i)) {
+        this.slowRuns.strike(key);
+        invocation.end();
+        throw error;
+      }
+      // Over the budget in wall time; a strike only if it was busy for at least half of it.
+      if (this.isolate.cpuTime - cpuBefore >= BigInt(syncCall.timeout) * 500_000n) this.slowRuns.strike(key);
+      this.counters.syncOverruns++;
+      invocation.restart();
+      return undefined;
+    }
+    const cpu = this.isolate.cpuTime - cpuBefore;
+    if (cpu > SLOW_SYNC_NS) this.slowRuns.strike(key);
+    else this.slowRuns.pass(key);
+    this.counters.syncInvocations++;
+    invocation.releaseSvc();
+    let outcome: { json: string; reusable: boolean } | undefined;
+    try {
+      if (raw === null) raw = await prepared.control.apply(undefined, ['wait'], { result: { promise: true, copy: true } });
+      else this.idleAfterRun = true;
+      outcome = outcomeOf(raw);
+      return outcome.json;
+    } finally {
+      this.unbind(prepared, invocation);
+      this.settle(prepared, key, codeHash, outcome?.reusable === true, average(cpuNs, cpu));
+    }
+  }
+
+  private bind(prepared: PreparedContext, invocation: Invocation): void {
+    prepared.binding.invocation = invocation;
+    invocation.attach((id, payload) => {
+      // The sandbox may be gone by then (timeout, disposal): nothing to deliver to.
+      try {
+        prepared.control.apply(undefined, ['deliver', id, payload]).catch(() => undefined);
+      } catch {
+        // Released reference: the invocation is over.
+      }
+    });
+  }
+
+  private unbind(prepared: PreparedContext, invocation: Invocation): void {
+    prepared.binding.invocation = null;
+    invocation.end();
+  }
+
+  /** After a run: keeps its context warm for the same tenant and code if it ended cleanly, else disposes of it. */
+  private settle(prepared: PreparedContext, key: string | null, codeHash: string, reusable: boolean, cpuNs: bigint): void {
+    if (key !== null && reusable && !this.isolate.isDisposed && this.scripts.has(codeHash)) this.keepWarm(key, codeHash, prepared, cpuNs);
+    else this.releaseContext(prepared);
   }
 
   /** Registers what to do if the isolate dies of a catastrophic error during the current invocation. */
@@ -225,6 +435,7 @@ export class SandboxIsolate {
     this.scripts.clear();
     this.cachedSourceLength = 0;
     this.next = null;
+    this.spareReady = false;
     this.runtime = null;
   }
 
@@ -232,10 +443,16 @@ export class SandboxIsolate {
     if (!this.next) {
       const next = this.createContext();
       // A preparation that failed is retried by the next caller rather than remembered.
-      next.catch(() => {
-        if (this.next === next) this.next = null;
-      });
+      next.then(
+        () => {
+          if (this.next === next) this.spareReady = true;
+        },
+        () => {
+          if (this.next === next) this.next = null;
+        },
+      );
       this.next = next;
+      this.spareReady = false;
     }
     return this.next;
   }
@@ -305,8 +522,8 @@ export class SandboxIsolate {
     return cached;
   }
 
-  private keepWarm(key: string, codeHash: string, prepared: PreparedContext): void {
-    this.warm.set(key, { prepared, codeHash });
+  private keepWarm(key: string, codeHash: string, prepared: PreparedContext, cpuNs: bigint): void {
+    this.warm.set(key, { prepared, codeHash, cpuNs });
     this.counters.warmContexts++;
     while (this.warm.size > MAX_WARM_CONTEXTS) {
       const [oldestKey, oldest] = this.warm.entries().next().value as [string, WarmContext];
@@ -333,6 +550,7 @@ export class SandboxIsolate {
    * garbage collection reclaims them); the next runs of their code start from fresh contexts again.
    */
   private trimWarmContexts(): void {
+    this.syncRunsSinceHeapCheck = 0;
     if (this.warm.size === 0 || this.isolate.isDisposed) return;
     // Synchronous on purpose (an async call costs a thread hop per invocation): prepare() only calls
     // it once its own task on the isolate has completed, i.e. when the isolate is idle.
@@ -345,4 +563,23 @@ export class SandboxIsolate {
     prepared.control.release();
     prepared.context.release();
   }
+}
+
+function average(previous: bigint, latest: bigint): bigint {
+  return (previous * 3n + latest) / 4n;
+}
+
+/** The runtime prefixes its outcome with '1' (the context may run this code again) or '0'. */
+function outcomeOf(raw: unknown): { json: string; reusable: boolean } {
+  if (typeof raw !== 'string') throw new TransformLoadError('The transform did not produce a result');
+  const flag = raw.charAt(0);
+  if (flag !== '0' && flag !== '1') return { json: raw, reusable: false };
+  return { json: raw.slice(1), reusable: flag === '1' };
+}
+
+/** Whether an error isolated-vm threw says this (`timed out`: a call stopped at its `timeout`). */
+function messageMatches(error: unknown, pattern: RegExp): boolean {
+  // Not instanceof: isolated-vm may build its errors in another realm (Jest runs code in a vm context).
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && pattern.test(message);
 }

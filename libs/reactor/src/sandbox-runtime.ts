@@ -1482,6 +1482,42 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
     return PromiseThen(runKept(json), serializeOutcome);
   }
 
+  // The host's synchronous path (SandboxIsolate.runSync): 'start' begins a run as 'invoke' does and
+  // keeps its outcome; the host calls it on its own thread under a short budget, and the call returns
+  // only after the microtasks it queued have run, so a run that awaits nothing outside the sandbox has
+  // settled by then and 'take' hands over its outcome. 'take' answers null while the run still awaits
+  // svc answers or timers; 'wait' is then the promise of the outcome, awaited off the host's thread.
+  let startedRun = null;
+  let startedOutcome = null;
+  function start(json) {
+    startedOutcome = null;
+    const run = invoke(json);
+    if (typeof run === 'string') {
+      startedRun = null;
+      startedOutcome = run;
+      return undefined;
+    }
+    startedRun = run;
+    PromiseThen(run, function (outcome) {
+      if (startedRun === run) startedOutcome = outcome;
+    });
+    return undefined;
+  }
+  function take() {
+    const outcome = startedOutcome;
+    if (outcome !== null) {
+      startedOutcome = null;
+      startedRun = null;
+    }
+    return outcome;
+  }
+  function wait() {
+    const run = startedRun;
+    startedRun = null;
+    startedOutcome = null;
+    return run === null ? '0' + JSONStringify(runtimeErrorOutcome('The transform was not started')) : run;
+  }
+
   // Used at compile time: the Function constructor parses the body on its own, so code that closes
   // the CommonJS wrapper early ("}); ...; (function () {") is rejected instead of running outside it.
   function checkSource(code) {
@@ -1499,6 +1535,9 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
     if (op === 'input') return setInput(a);
     if (op === 'check') return checkSource(a);
     if (op === 'invoke') return invoke(a);
+    if (op === 'start') return start(a);
+    if (op === 'take') return take();
+    if (op === 'wait') return wait();
     // 'ping' (or anything else): nothing, but it runs as a task, i.e. after whatever the isolate is busy with.
     return undefined;
   };

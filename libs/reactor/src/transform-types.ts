@@ -18,6 +18,12 @@ export interface ReactorOptions {
   /** svc requests one invocation may start. Default 100. */
   maxSvcRequests?: number;
   /**
+   * Longest a warm run of a cheap transform may take on the service's own thread before it is stopped
+   * and run again on the isolate's thread (see SandboxIsolate.runSync). 0 runs every transform on the
+   * isolate's thread. Default 5 ms.
+   */
+  syncBudgetMs?: number;
+  /**
    * isolated-vm reports that V8 lost control of an isolate. The isolate is replaced either way; the
    * isolated-vm authors advise finishing outstanding work and restarting the process.
    */
@@ -71,6 +77,10 @@ export interface ReactorStats {
   warmContexts: number;
   /** Invocations that ran in a warm context. */
   warmInvocations: number;
+  /** Warm invocations run synchronously on the service's thread (cheap transforms). */
+  syncInvocations: number;
+  /** Synchronous runs stopped at their budget and run again on the isolate's thread. */
+  syncOverruns: number;
   /**
    * Isolates lost to an out-of-memory V8 could not contain. Each leaves a parked thread and its
    * memory behind until the process exits: restart the process when this grows.

@@ -64,6 +64,7 @@ export class ProxiesModule {
               poolSize: config.reactorPoolSize,
               timeoutMs: config.reactorTimeoutMs,
               memoryLimitMb: config.reactorMemoryMb,
+              syncBudgetMs: config.reactorSyncBudgetMs,
               // isolated-vm's advice after such an error is to drain and restart the process: say so loudly.
               onCatastrophicError: (message) => logger.error(`V8 lost control of a sandbox isolate (replaced); restart this process soon: ${message}`),
             });

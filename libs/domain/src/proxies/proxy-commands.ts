@@ -85,18 +85,33 @@ function proxyFields(input: ProxyInput): Pick<
   };
 }
 
-export class CreateProxy {
-  private readonly validator: ProxyValidator;
+/** What create, replace and patch share: the unit of work, the clock, the rules, and the update itself. */
+abstract class ProxyCommand {
+  protected readonly validator: ProxyValidator;
 
   constructor(
-    private readonly uow: UnitOfWork,
-    private readonly clock: Clock,
+    protected readonly uow: UnitOfWork,
+    protected readonly clock: Clock,
     compiler: TransformCompiler,
     policy: DestinationPolicy,
   ) {
     this.validator = new ProxyValidator(compiler, policy);
   }
 
+  /** Loads the proxy (404 when absent), checks the input made from its current fields against every rule, saves it. */
+  protected update(principal: Principal, id: string, inputFor: (current: ProxyInput) => ProxyInput): Promise<Proxy> {
+    return this.uow.run(async (tx) => {
+      const current = await tx.get(ProxyRepository).findById(principal.tenantId, id);
+      if (!current) throw new NotFoundError('Proxy');
+      const previous = inputOf(current);
+      const input = inputFor(previous);
+      await this.validator.check(tx, principal.tenantId, input, previous);
+      return saveUpdate(tx, principal, { ...current, ...proxyFields(input) }, this.clock);
+    });
+  }
+}
+
+export class CreateProxy extends ProxyCommand {
   async execute(principal: Principal, input: ProxyInput): Promise<Proxy> {
     return this.uow.run(async (tx) => {
       await this.validator.check(tx, principal.tenantId, input);
@@ -126,49 +141,16 @@ export class CreateProxy {
 }
 
 /** PUT: the body replaces the proxy; optional fields it omits return to their defaults. */
-export class ReplaceProxy {
-  private readonly validator: ProxyValidator;
-
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly clock: Clock,
-    compiler: TransformCompiler,
-    policy: DestinationPolicy,
-  ) {
-    this.validator = new ProxyValidator(compiler, policy);
-  }
-
-  async execute(principal: Principal, id: string, input: ProxyInput): Promise<Proxy> {
-    return this.uow.run(async (tx) => {
-      const current = await tx.get(ProxyRepository).findById(principal.tenantId, id);
-      if (!current) throw new NotFoundError('Proxy');
-      await this.validator.check(tx, principal.tenantId, input, inputOf(current));
-      return saveUpdate(tx, principal, { ...current, ...proxyFields(input) }, this.clock);
-    });
+export class ReplaceProxy extends ProxyCommand {
+  execute(principal: Principal, id: string, input: ProxyInput): Promise<Proxy> {
+    return this.update(principal, id, () => input);
   }
 }
 
 /** PATCH (RFC 7396): the merged result must pass the same rules as a PUT body. */
-export class PatchProxy {
-  private readonly validator: ProxyValidator;
-
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly clock: Clock,
-    compiler: TransformCompiler,
-    policy: DestinationPolicy,
-  ) {
-    this.validator = new ProxyValidator(compiler, policy);
-  }
-
-  async execute(principal: Principal, id: string, patch: ProxyPatch): Promise<Proxy> {
-    return this.uow.run(async (tx) => {
-      const current = await tx.get(ProxyRepository).findById(principal.tenantId, id);
-      if (!current) throw new NotFoundError('Proxy');
-      const merged = applyProxyPatch(inputOf(current), patch);
-      await this.validator.check(tx, principal.tenantId, merged, inputOf(current));
-      return saveUpdate(tx, principal, { ...current, ...proxyFields(merged) }, this.clock);
-    });
+export class PatchProxy extends ProxyCommand {
+  execute(principal: Principal, id: string, patch: ProxyPatch): Promise<Proxy> {
+    return this.update(principal, id, (current) => applyProxyPatch(current, patch));
   }
 }
 

@@ -1,0 +1,97 @@
+import { availableParallelism } from 'node:os';
+import { ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('runs on embedded defaults when nothing is set', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      databaseUrl: undefined,
+      dataDir: './.data',
+      redisUrl: undefined,
+      queuePrefix: 'gatehouse',
+      proxyAllowHttp: false,
+      proxyAllowedPrivateCidrs: [],
+      logLevel: 'info',
+      bodyLimitBytes: 1024 * 1024,
+      reactorPoolSize: availableParallelism(),
+      reactorTimeoutMs: 5000,
+      reactorMemoryMb: 64,
+      reactorSyncBudgetMs: 5,
+      proxyTimeoutMs: 25_000,
+      databasePoolSize: 10,
+    });
+  });
+
+  it('treats blank values as unset', () => {
+    expect(loadConfig({ PORT: '  ', DATABASE_URL: '', REACTOR_SYNC_BUDGET_MS: ' ' })).toMatchObject({ port: 3000, databaseUrl: undefined, reactorSyncBudgetMs: 5 });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u@db:5432/g',
+      DATA_DIR: '/var/lib/gatehouse',
+      REDIS_URL: 'rediss://cache:6380',
+      QUEUE_PREFIX: 'staging.gh',
+      PROXY_ALLOW_HTTP: 'yes',
+      PROXY_ALLOWED_PRIVATE_CIDRS: '10.0.0.0/8, ::1/128',
+      LOG_LEVEL: 'debug',
+      BODY_LIMIT_BYTES: '2048',
+      REACTOR_POOL_SIZE: '4',
+      REACTOR_TIMEOUT_MS: '1000',
+      REACTOR_MEMORY_MB: '128',
+      REACTOR_SYNC_BUDGET_MS: '0',
+      PROXY_TIMEOUT_MS: '5000',
+      DATABASE_POOL_SIZE: '20',
+    });
+    expect(config).toEqual({
+      port: 8080,
+      databaseUrl: 'postgres://u@db:5432/g',
+      dataDir: '/var/lib/gatehouse',
+      redisUrl: 'rediss://cache:6380',
+      queuePrefix: 'staging.gh',
+      proxyAllowHttp: true,
+      proxyAllowedPrivateCidrs: ['10.0.0.0/8', '::1/128'],
+      logLevel: 'debug',
+      bodyLimitBytes: 2048,
+      reactorPoolSize: 4,
+      reactorTimeoutMs: 1000,
+      reactorMemoryMb: 128,
+      reactorSyncBudgetMs: 0,
+      proxyTimeoutMs: 5000,
+      databasePoolSize: 20,
+    });
+  });
+
+  it.each([
+    ['PORT', '70000', /^PORT must be an integer from 0 to 65535, got '70000'$/],
+    ['PORT', '80.5', /^PORT must be an integer/],
+    ['DATABASE_URL', 'mysql://db/x', /^DATABASE_URL must use postgres: or postgresql:, got 'mysql:'$/],
+    ['DATABASE_URL', 'not a url', /^DATABASE_URL must be a URL/],
+    ['REDIS_URL', 'http://cache', /^REDIS_URL must use redis: or rediss:/],
+    ['QUEUE_PREFIX', 'has space', /^QUEUE_PREFIX must match/],
+    ['PROXY_ALLOW_HTTP', 'maybe', /^PROXY_ALLOW_HTTP must be true or false, got 'maybe'$/],
+    ['PROXY_ALLOWED_PRIVATE_CIDRS', '10.0.0.0', /^PROXY_ALLOWED_PRIVATE_CIDRS must be a comma-separated list of CIDR ranges/],
+    ['PROXY_ALLOWED_PRIVATE_CIDRS', '10.0.0.0/33', /got '10.0.0.0\/33'$/],
+    ['PROXY_ALLOWED_PRIVATE_CIDRS', 'localhost/8', /got 'localhost\/8'$/],
+    ['LOG_LEVEL', 'verbose', /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'$/],
+    ['BODY_LIMIT_BYTES', '10', /^BODY_LIMIT_BYTES must be an integer from 1024 to 67108864/],
+    ['REACTOR_POOL_SIZE', '0', /^REACTOR_POOL_SIZE must be an integer from 1 to 256/],
+    ['REACTOR_TIMEOUT_MS', '5', /^REACTOR_TIMEOUT_MS must be an integer from 10 to 60000/],
+    ['REACTOR_MEMORY_MB', '4', /^REACTOR_MEMORY_MB must be an integer from 8 to 1024/],
+    ['REACTOR_SYNC_BUDGET_MS', '51', /^REACTOR_SYNC_BUDGET_MS must be an integer from 0 to 50, got '51'$/],
+    ['REACTOR_SYNC_BUDGET_MS', '-1', /^REACTOR_SYNC_BUDGET_MS must be an integer from 0 to 50, got '-1'$/],
+    ['PROXY_TIMEOUT_MS', '1000000', /^PROXY_TIMEOUT_MS must be an integer from 10 to 300000/],
+    ['DATABASE_POOL_SIZE', 'ten', /^DATABASE_POOL_SIZE must be an integer from 1 to 200, got 'ten'$/],
+  ])('refuses %s=%s with one line naming the variable', (name, value, message) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toContain('\n');
+  });
+});
