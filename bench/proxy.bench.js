@@ -18,6 +18,13 @@ const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const FIRST_CALLS = 10;
+const UNLOADED_DURATION_MS = Number(process.env.BENCH_UNLOADED_DURATION_MS ?? 3_000);
+const DIRECT = 'direct to the upstream';
+const REFERENCE = 'reference undici forwarder';
+const NONE = 'Gatehouse, no transforms';
+const TRIVIAL_ROUTE = 'Gatehouse, trivial request + response transforms';
+// The routes also measured over one connection.
+const UNLOADED = new Set([DIRECT, REFERENCE, NONE, TRIVIAL_ROUTE]);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
 
 const PAYLOAD = JSON.stringify({
@@ -167,23 +174,28 @@ async function main() {
 
     const json = { 'content-type': 'application/json' };
     const routes = [
-      { name: 'direct to the upstream', url: upstreamOrigin, path: '/orders', headers: json, pid: upstream.pid },
-      { name: 'reference undici forwarder', url: `http://127.0.0.1:${forwarderPort}`, path: '/orders', headers: json, pid: forwarder.pid },
-      { name: 'Gatehouse, no transforms', url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': plain.key } },
+      { name: DIRECT, url: upstreamOrigin, path: '/orders', headers: json, pid: upstream.pid },
+      { name: REFERENCE, url: `http://127.0.0.1:${forwarderPort}`, path: '/orders', headers: json, pid: forwarder.pid },
+      { name: NONE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': plain.key } },
       {
         name: 'Gatehouse, no transforms, require_auth',
         url: gatehouse.base,
         path: '/proxy/orders',
         headers: { ...json, 'svc-proxy-key': authed.key, 'svc-api-key': key },
       },
-      { name: 'Gatehouse, trivial request + response transforms', url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': trivial.key } },
+      { name: TRIVIAL_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': trivial.key } },
       { name: 'Gatehouse, realistic transforms (JSON rewrite + HMAC)', url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': realistic.key } },
     ]
       .map((route) => ({ pid: gatehouse.child.pid, ...route }))
       // BENCH_ONLY=<regex> measures the routes whose name matches (e.g. BENCH_ONLY=trivial); the targets need them all.
       .filter((route) => !ONLY || ONLY.test(route.name));
     const results = new Map(routes.map((r) => [r.name, []]));
-    const steps = ROUNDS * routes.length;
+    // Latency without queueing: one connection, so a request never waits behind another. Under the main
+    // load (closed loop, CONNECTIONS connections) p50 is about CONNECTIONS / throughput, i.e. throughput
+    // again; this is the time each hop itself adds.
+    const unloadedRoutes = routes.filter((route) => UNLOADED.has(route.name));
+    const unloaded = new Map(unloadedRoutes.map((r) => [r.name, []]));
+    const steps = ROUNDS * (routes.length + unloadedRoutes.length);
     let step = 0;
     progress('measuring', step, steps);
     // Interleaved rounds, so drift of the machine affects every route alike.
@@ -197,6 +209,12 @@ async function main() {
         const cpuAfter = cpuMs(route.pid);
         run.cpuUsPerRequest = cpuBefore === undefined ? NaN : ((cpuAfter - cpuBefore) * 1000) / run.requests;
         results.get(route.name).push(run);
+        progress('measuring', ++step, steps);
+      }
+      for (const route of unloadedRoutes) {
+        const options = { url: route.url, path: route.path, method: 'POST', headers: route.headers, body: PAYLOAD, connections: 1 };
+        await load({ ...options, durationMs: 1000, warmupMs: 0 });
+        unloaded.get(route.name).push(await load({ ...options, durationMs: UNLOADED_DURATION_MS, warmupMs: 0 }));
         progress('measuring', ++step, steps);
       }
     }
@@ -227,10 +245,10 @@ async function main() {
       cpu: runs.reduce((s, r) => s + r.cpuUsPerRequest, 0) / runs.length,
     });
     const s = Object.fromEntries(routes.map((r) => [r.name, summary(results.get(r.name))]));
-    const direct = s['direct to the upstream'];
-    const reference = s['reference undici forwarder'];
-    const none = s['Gatehouse, no transforms'];
-    const trivialS = s['Gatehouse, trivial request + response transforms'];
+    const direct = s[DIRECT];
+    const reference = s[REFERENCE];
+    const none = s[NONE];
+    const trivialS = s[TRIVIAL_ROUTE];
 
     console.log(
       `\nbench:proxy  ${ROUNDS} round(s) x ${DURATION_MS / 1000}s per route, ${CONNECTIONS} connections, POST of a ${PAYLOAD.length}-byte JSON body, loopback, PostgreSQL ${DB}`,
@@ -242,6 +260,15 @@ async function main() {
     for (const route of routes) {
       const r = s[route.name];
       console.log(`| ${route.name} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} | ${fmt(r.cpu, 0)} |`);
+    }
+    if (unloadedRoutes.length > 0) {
+      console.log(`\none connection (no queueing), ${ROUNDS} round(s) x ${UNLOADED_DURATION_MS / 1000}s per route`);
+      console.log('| route | req/s | p50 ms | p99 ms | errors |');
+      console.log('|---|---:|---:|---:|---:|');
+      for (const route of unloadedRoutes) {
+        const r = summary(unloaded.get(route.name));
+        console.log(`| ${route.name} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} |`);
+      }
     }
     const median = firstCalls[Math.floor(firstCalls.length / 2)];
     const worst = firstCalls[firstCalls.length - 1];
@@ -261,6 +288,10 @@ async function main() {
     // For scale: what any forwarder adds on this machine, and Gatehouse's share beyond it.
     console.log(`| (for scale) the reference forwarder adds to p50 over direct | ${fmt(reference.p50 - direct.p50, 3)} ms | |`);
     console.log(`| (for scale) Gatehouse adds to p50 over the reference forwarder | ${fmt(none.p50 - reference.p50, 3)} ms | |`);
+    if (unloaded.has(DIRECT) && unloaded.has(NONE)) {
+      const addedAlone = summary(unloaded.get(NONE)).p50 - summary(unloaded.get(DIRECT)).p50;
+      console.log(`| no transforms add <= 1 ms to p50 over direct, one connection | ${fmt(addedAlone, 3)} ms | ${addedAlone <= 1 ? 'yes' : 'NO'} |`);
+    }
     console.log(`| trivial transforms >= 50% of no-transform req/s | ${fmt(trivialRatio * 100, 1)}% | ${trivialRatio >= 0.5 ? 'yes' : 'NO'} |`);
     console.log(`| first call of new code <= 50 ms (worst of ${FIRST_CALLS}) | ${fmt(worst)} ms | ${worst <= 50 ? 'yes' : 'NO'} |`);
   } finally {
