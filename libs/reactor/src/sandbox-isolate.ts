@@ -269,8 +269,10 @@ export class SandboxIsolate {
     try {
       return await this.executeIn(invocation, tenantId, code, codeHash, inputJson);
     } catch (error) {
-      // An allocation V8 refused can be thrown out of the call (on either thread) rather than caught
-      // in the sandbox: the isolate ran out of memory, and goes.
+      // An allocation V8 refused can come out of a call rather than be caught in the sandbox: the isolate
+      // hit its memory limit, and goes. Seen after a synchronous attempt stopped at its budget in the
+      // middle of an ArrayBuffer bomb: the re-run on the isolate's thread throws that attempt's RangeError
+      // (reactor-sync.spec, "memory bomb of array buffers", failed 10 times in 12 without this).
       if (messageMatches(error, /allocation failed|out of memory/i)) this.dispose();
       throw error;
     }
