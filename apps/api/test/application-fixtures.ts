@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { TestApp } from '../../../test/support/test-app';
+import { startTestApp, TestApp } from '../../../test/support/test-app';
 
 /** A tenant's first management application, as the API's callers see it. */
 export interface Caller {
@@ -11,6 +11,17 @@ export interface Caller {
 export async function newTenant(t: TestApp): Promise<Caller> {
   const created = await t.tenant();
   return { key: created.key, applicationId: created.application.id, tenantId: created.tenant.id };
+}
+
+/** A started app with a new tenant in it, for a beforeAll: `({ t, admin } = await appWithTenant())`. */
+export async function appWithTenant(): Promise<{ t: TestApp; admin: Caller }> {
+  const t = await startTestApp();
+  try {
+    return { t, admin: await newTenant(t) };
+  } catch (error) {
+    await t.close();
+    throw error;
+  }
 }
 
 /** Requests carrying `key` as SVC-API-KEY. */

@@ -1,5 +1,5 @@
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { as, Caller, createApplication, expectProblem, newTenant, VALID } from './application-fixtures';
+import type { TestApp } from '../../../test/support/test-app';
+import { appWithTenant, as, Caller, createApplication, expectProblem, newTenant, VALID } from './application-fixtures';
 
 interface Listed {
   id: string;
@@ -16,8 +16,7 @@ describe('GET /applications (lists)', () => {
   let keys: string[];
 
   beforeAll(async () => {
-    t = await startTestApp();
-    admin = await newTenant(t);
+    ({ t, admin } = await appWithTenant());
     keys = [admin.key];
     const types = ['private', 'public', 'expiring', 'management'] as const;
     for (let i = 0; i < 24; i++) keys.push((await createApplication(t, admin.key, { ...VALID[types[i % 4]!], name: `app ${i}` })).key);

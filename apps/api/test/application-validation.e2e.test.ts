@@ -1,6 +1,6 @@
 import { PERMISSIONS } from '../../../libs/domain/src';
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { as, Caller, CONDITION_RULE, CONTAINER_RULE, createApplication, expectProblem, newTenant, rowCounts, VALID } from './application-fixtures';
+import type { TestApp } from '../../../test/support/test-app';
+import { appWithTenant, as, Caller, CONDITION_RULE, CONTAINER_RULE, createApplication, expectProblem, rowCounts, VALID } from './application-fixtures';
 
 const HOUR = 3_600_000;
 const future = (ms: number) => new Date(Date.now() + ms).toISOString();
@@ -8,10 +8,7 @@ const future = (ms: number) => new Date(Date.now() + ms).toISOString();
 describe('application validation (every rule is a 400 naming the field, and writes nothing)', () => {
   let t: TestApp;
   let admin: Caller;
-  beforeAll(async () => {
-    t = await startTestApp();
-    admin = await newTenant(t);
-  }, 60_000);
+  beforeAll(async () => ({ t, admin } = await appWithTenant()), 60_000);
   afterAll(() => t.close());
 
   async function expectRefused(send: () => Promise<import('supertest').Response>, fields: string[]) {

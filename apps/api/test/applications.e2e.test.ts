@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { startTestApp, TestApp } from '../../../test/support/test-app';
+import type { TestApp } from '../../../test/support/test-app';
 import {
   ANY_UUID,
+  appWithTenant,
   as,
   auditEvents,
   Caller,
@@ -9,7 +10,6 @@ import {
   CONTAINER_RULE,
   createApplication,
   expectProblem,
-  newTenant,
   VALID,
 } from './application-fixtures';
 
@@ -21,10 +21,7 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest('hex
 describe('applications API', () => {
   let t: TestApp;
   let admin: Caller;
-  beforeAll(async () => {
-    t = await startTestApp();
-    admin = await newTenant(t);
-  }, 60_000);
+  beforeAll(async () => ({ t, admin } = await appWithTenant()), 60_000);
   afterAll(() => t.close());
 
   async function storedRow(id: string): Promise<Record<string, unknown>> {

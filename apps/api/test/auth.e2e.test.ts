@@ -1,15 +1,12 @@
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { as, Caller, createApplication, expectProblem, managementWith, newTenant, VALID } from './application-fixtures';
+import type { TestApp } from '../../../test/support/test-app';
+import { appWithTenant, as, Caller, createApplication, expectProblem, managementWith, VALID } from './application-fixtures';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('API-key authentication', () => {
   let t: TestApp;
   let admin: Caller;
-  beforeAll(async () => {
-    t = await startTestApp();
-    admin = await newTenant(t);
-  }, 60_000);
+  beforeAll(async () => ({ t, admin } = await appWithTenant()), 60_000);
   afterAll(() => t.close());
 
   function expect401(res: import('supertest').Response) {

@@ -1,5 +1,5 @@
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { as, Caller, CONDITION_RULE, CONTAINER_RULE, createApplication, expectProblem, newTenant, rowCounts, VALID } from './application-fixtures';
+import type { TestApp } from '../../../test/support/test-app';
+import { appWithTenant, as, Caller, CONDITION_RULE, CONTAINER_RULE, createApplication, expectProblem, rowCounts, VALID } from './application-fixtures';
 
 const KB = 1024;
 
@@ -8,8 +8,7 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
   let admin: Caller;
   let target: { id: string };
   beforeAll(async () => {
-    t = await startTestApp();
-    admin = await newTenant(t);
+    ({ t, admin } = await appWithTenant());
     target = await createApplication(t, admin.key, { ...VALID.private, rules: [CONTAINER_RULE] });
   }, 60_000);
   afterAll(() => t.close());

@@ -1,14 +1,11 @@
 import { APPLICATION_TYPES, PERMISSIONS } from '../../../libs/domain/src';
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { ANY_UUID, as, Caller, CONDITION_RULE, createApplication, expectProblem, managementWith, newTenant, rowCounts, VALID } from './application-fixtures';
+import type { TestApp } from '../../../test/support/test-app';
+import { ANY_UUID, appWithTenant, as, Caller, CONDITION_RULE, createApplication, expectProblem, managementWith, newTenant, rowCounts, VALID } from './application-fixtures';
 
 describe('permissions', () => {
   let t: TestApp;
   let admin: Caller;
-  beforeAll(async () => {
-    t = await startTestApp();
-    admin = await newTenant(t);
-  }, 60_000);
+  beforeAll(async () => ({ t, admin } = await appWithTenant()), 60_000);
   afterAll(() => t.close());
 
   describe('GET /permissions', () => {
