@@ -58,14 +58,8 @@ export class CreateApplication {
       }
     }
     const now = this.clock.now();
-    const grant = {
-      permissions: dedupe(input.permissions ?? []),
-      rules: input.rules ?? [],
-      canCreateExpiringApplications: input.canCreateExpiringApplications ?? null,
-    };
     const errors = new FieldErrorCollector();
-    validateName(input.name, errors);
-    validateGrant(input.type, grant, errors);
+    const grant = checkedGrant(input.type, input, errors);
     const expiresAt = resolveExpiry(input.type, input.expiresAt, now, errors);
     errors.throwIfAny();
     requireGrantable(principal, grantedPermissions(grant));
@@ -88,6 +82,18 @@ export class CreateApplication {
     if (application.expiresAt) await this.expiry.schedule(application);
     return { application, key };
   }
+}
+
+/** The grant a create or update body asks for, its name and grant checked into `errors`. */
+function checkedGrant(type: ApplicationType, input: UpdateApplicationInput, errors: FieldErrorCollector) {
+  const grant = {
+    permissions: dedupe(input.permissions ?? []),
+    rules: input.rules ?? [],
+    canCreateExpiringApplications: input.canCreateExpiringApplications ?? null,
+  };
+  validateName(input.name, errors);
+  validateGrant(type, grant, errors);
+  return grant;
 }
 
 /** Shared by CreateApplication and tenant creation: the row and its audit event in one transaction. */
@@ -116,14 +122,8 @@ export class UpdateApplication {
       const repo = tx.get(ApplicationRepository);
       const current = await repo.findById(principal.tenantId, id);
       if (!current) throw new NotFoundError('Application');
-      const grant = {
-        permissions: dedupe(input.permissions ?? []),
-        rules: input.rules ?? [],
-        canCreateExpiringApplications: input.canCreateExpiringApplications ?? null,
-      };
       const errors = new FieldErrorCollector();
-      validateName(input.name, errors);
-      validateGrant(current.type, grant, errors);
+      const grant = checkedGrant(current.type, input, errors);
       errors.throwIfAny();
       requireGrantable(principal, grantedPermissions(grant));
       const updated: Application = {
