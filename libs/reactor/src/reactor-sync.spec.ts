@@ -12,12 +12,17 @@ function okBody(result: TransformResult): any {
   return result.body;
 }
 
-/** Runs a cheap call until the code runs on the service's thread (a fresh run, then a measured warm one). */
+/**
+ * Runs a cheap call until the code runs on the service's thread: a fresh run, then warm ones on the isolate's
+ * thread until their average CPU time is low enough (a few runs; more when a busy machine slows the first).
+ */
 async function warmUp(reactor: Reactor, code: string, svc?: SvcBridge): Promise<void> {
-  for (let i = 0; i < 5; i++) okBody(await reactor.run(input(code, {}, svc)));
-  const before = reactor.stats().syncInvocations;
-  okBody(await reactor.run(input(code, {}, svc)));
-  expect(reactor.stats().syncInvocations).toBe(before + 1);
+  for (let i = 0; i < 50; i++) {
+    const before = reactor.stats().syncInvocations;
+    okBody(await reactor.run(input(code, {}, svc)));
+    if (reactor.stats().syncInvocations === before + 1) return;
+  }
+  throw new Error('a cheap transform never ran on the service thread');
 }
 
 /** The longest the event loop went without running a 2 ms interval while `work` ran. */
@@ -74,13 +79,14 @@ describe('Reactor: warm runs of cheap transforms on the service thread', () => {
   it('runs a cheap warm transform synchronously, with the same results and module state as on the isolate thread', async () => {
     expect(okBody(await reactor.run(input(switchable)))).toEqual({ runs: 1 });
     expect(okBody(await reactor.run(input(switchable)))).toEqual({ runs: 2 });
-    for (let i = 3; i <= 10; i++) {
+    for (let i = 3; i <= 30; i++) {
       const result = await reactor.run(input(switchable));
       expect(result).toMatchObject({ ok: true, body: { runs: i }, headers: { 'x-runs': String(i) } });
     }
     const stats = reactor.stats();
-    // The first run loads the module (fresh context), the second measures the warm call; then synchronous.
-    expect(stats.syncInvocations).toBeGreaterThanOrEqual(8);
+    // The first run loads the module (fresh context), the next ones measure the warm call (usually one is
+    // enough; on a busy machine the spare context being built on the isolate's thread may inflate a few); then synchronous.
+    expect(stats.syncInvocations).toBeGreaterThanOrEqual(15);
     expect(stats).toMatchObject({ contextsCreated: 2, syncOverruns: 0, replaced: 0 });
   });
 
