@@ -10,9 +10,9 @@ import {
   TenantRepository,
   UnitOfWork,
 } from '@gatehouse/domain';
-import { CachedApplicationRepository, VersionBumpingCommitObserver } from './cache/cached-application.repository';
+import { APPLICATION_MAX_AGE_MS, CachedApplicationRepository, VersionBumpingCommitObserver } from './cache/cached-application.repository';
 import { InMemoryVersionStore, RedisVersionStore, VersionStore } from './cache/version-store';
-import { CachedProxyRepository } from './cache/cached-proxy.repository';
+import { CachedProxyRepository, PROXY_MAX_AGE_MS } from './cache/cached-proxy.repository';
 import { Database } from './database';
 import { TypeormApplicationRepository } from './repositories/typeorm-application.repository';
 import { TypeormTenantRepository } from './repositories/typeorm-tenant.repository';
@@ -44,7 +44,7 @@ export class PersistenceModule implements OnApplicationShutdown {
     const versionLogger = new Logger('CacheVersions');
     const versions: VersionStore = options.redisUrl
       ? new RedisVersionStore(options.redisUrl, (error) =>
-          versionLogger.error(`could not publish a cache invalidation; replicas may serve a stale entry for up to 10 s: ${String(error)}`),
+          versionLogger.error(`could not publish a cache invalidation; replicas may serve a stale entry for up to ${Math.max(APPLICATION_MAX_AGE_MS, PROXY_MAX_AGE_MS) / 1000} s: ${String(error)}`),
         )
       : new InMemoryVersionStore();
     const registry = new RepositoryRegistry()

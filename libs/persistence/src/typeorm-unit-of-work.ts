@@ -72,7 +72,6 @@ export class TypeormUnitOfWork extends UnitOfWork {
     }
     return result;
   }
-
 }
 
 function toOutboxRow(event: AuditEvent): AuditOutboxEntity {

@@ -47,7 +47,7 @@ export interface BackgroundJobsOptions {
   retry?: { maxAttempts?: number; backoffBaseMs?: number; backoffMaxMs?: number };
 }
 
-export const DEFAULT_QUEUE_PREFIX = 'gatehouse';
+const DEFAULT_QUEUE_PREFIX = 'gatehouse';
 
 /**
  * Audit publishing, expiry scheduling and, where `runJobs`, the jobs themselves (log writing, expiry, the

@@ -13,6 +13,11 @@ export interface JobContext {
 /** A job that can never succeed (bad payload, unknown name): failed at once with this reason, never retried. */
 export class InvalidJobError extends Error {}
 
+/** How long to wait before retrying a job's failed attempt (1-based): doubling from the base, capped. */
+export function retryDelayMs(attempt: number, options: { backoffBaseMs: number; backoffMaxMs: number }): number {
+  return Math.min(options.backoffBaseMs * 2 ** (attempt - 1), options.backoffMaxMs);
+}
+
 /** The code that runs one kind of job; exactly one per JobName, checked when the registry is built. */
 export abstract class JobHandler<N extends JobName = JobName> {
   abstract readonly job: N;

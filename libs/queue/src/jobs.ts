@@ -29,12 +29,6 @@ export const QUEUE_OF: Record<JobName, QueueName> = {
   [JobName.ExpireApplication]: QueueName.ApplicationExpiry,
 };
 
-export const ALL_JOB_NAMES: readonly JobName[] = Object.values(JobName);
-
-export function isJobName(value: string): value is JobName {
-  return (ALL_JOB_NAMES as readonly string[]).includes(value);
-}
-
 /** The job id of an application's expiry: one per application, so scheduling it twice adds nothing. */
 export function expiryJobId(applicationId: string): string {
   return `expire-${applicationId}`;

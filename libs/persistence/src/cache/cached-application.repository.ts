@@ -1,16 +1,10 @@
 import { AuditEvent, Application, ApplicationFilter, ApplicationRepository, CommitObserver, Page, PageQuery } from '@gatehouse/domain';
+import { VersionedCache } from './versioned-cache';
 import { VersionStore } from './version-store';
 
 const VERSION = 'applications';
-const MAX_ENTRIES = 10_000;
-// Bounds staleness should a version bump ever be lost (the writer could not reach Redis for seconds).
-const MAX_AGE_MS = 10_000;
-
-interface Entry {
-  app: Application | null;
-  version: number;
-  at: number;
-}
+/** How long an application may be served stale should a version bump be lost. */
+export const APPLICATION_MAX_AGE_MS = 10_000;
 
 /**
  * Authentication reads an application on every request; this keeps those reads in memory. Every committed change
@@ -19,39 +13,25 @@ interface Entry {
  * every replica on its next request. Unknown keys are never cached.
  */
 export class CachedApplicationRepository extends ApplicationRepository {
-  private readonly byKeyHash = new Map<string, Entry>();
-  private readonly byId = new Map<string, Entry>();
+  private readonly byKeyHash: VersionedCache<Application>;
+  private readonly byId: VersionedCache<Application>;
 
   constructor(
     private readonly inner: ApplicationRepository,
-    private readonly versions: VersionStore,
+    versions: VersionStore,
   ) {
     super();
+    this.byKeyHash = new VersionedCache(versions, VERSION, APPLICATION_MAX_AGE_MS);
+    this.byId = new VersionedCache(versions, VERSION, APPLICATION_MAX_AGE_MS);
   }
 
   findByKeyHash(keyHash: string): Promise<Application | null> {
-    return this.cached(this.byKeyHash, keyHash, () => this.inner.findByKeyHash(keyHash));
+    return this.byKeyHash.get(keyHash, () => this.inner.findByKeyHash(keyHash));
   }
 
   async findById(tenantId: string, id: string): Promise<Application | null> {
-    const app = await this.cached(this.byId, id, () => this.inner.findById(tenantId, id));
+    const app = await this.byId.get(id, () => this.inner.findById(tenantId, id));
     return app && app.tenantId === tenantId ? app : null;
-  }
-
-  private async cached(map: Map<string, Entry>, key: string, load: () => Promise<Application | null>): Promise<Application | null> {
-    const version = await this.versions.read(VERSION);
-    const entry = map.get(key);
-    if (version !== null && entry && entry.version === version && Date.now() - entry.at < MAX_AGE_MS) {
-      return entry.app;
-    }
-    const app = await load();
-    if (version === null || !app) {
-      map.delete(key);
-      return app;
-    }
-    if (map.size >= MAX_ENTRIES) map.delete(map.keys().next().value as string);
-    map.set(key, { app, version, at: Date.now() });
-    return app;
   }
 
   insert(app: Application): Promise<void> {

@@ -1,17 +1,11 @@
 import { Page, PageQuery, Proxy, ProxyFilter, ProxyRepository } from '@gatehouse/domain';
+import { VersionedCache } from './versioned-cache';
 import { VersionStore } from './version-store';
 
 // VersionBumpingCommitObserver bumps the counter named after the entity type of each committed change.
 const VERSION = 'proxy';
-const MAX_ENTRIES = 10_000;
-// Bounds staleness should a version bump ever be lost (the writer could not reach Redis for seconds).
-const MAX_AGE_MS = 60_000;
-
-interface Entry {
-  proxy: Proxy;
-  version: number;
-  at: number;
-}
+/** How long a proxy may be served stale should a version bump be lost. */
+export const PROXY_MAX_AGE_MS = 60_000;
 
 /**
  * Every invocation looks its proxy up by key; this keeps those reads in memory, with the same strong
@@ -21,29 +15,21 @@ interface Entry {
  * keys are never cached, and every other read goes to the database.
  */
 export class CachedProxyRepository extends ProxyRepository {
-  private readonly byKey = new Map<string, Entry>();
+  private readonly byKey: VersionedCache<Proxy>;
 
   constructor(
     private readonly inner: ProxyRepository,
-    private readonly versions: VersionStore,
+    versions: VersionStore,
   ) {
     super();
+    // Shared by every request that hits the entry: frozen, so no caller can change what the next one sees.
+    this.byKey = new VersionedCache(versions, VERSION, PROXY_MAX_AGE_MS, (proxy) =>
+      Object.freeze({ ...proxy, configuration: proxy.configuration && Object.freeze({ ...proxy.configuration }) }),
+    );
   }
 
-  async findByKey(key: string): Promise<Proxy | null> {
-    const version = await this.versions.read(VERSION);
-    const entry = this.byKey.get(key);
-    if (version !== null && entry && entry.version === version && Date.now() - entry.at < MAX_AGE_MS) return entry.proxy;
-    const proxy = await this.inner.findByKey(key);
-    if (version === null || !proxy) {
-      this.byKey.delete(key);
-      return proxy;
-    }
-    if (this.byKey.size >= MAX_ENTRIES) this.byKey.delete(this.byKey.keys().next().value as string);
-    // Shared by every request that hits the entry: frozen, so no caller can change what the next one sees.
-    const frozen = Object.freeze({ ...proxy, configuration: proxy.configuration && Object.freeze({ ...proxy.configuration }) });
-    this.byKey.set(key, { proxy: frozen, version, at: Date.now() });
-    return frozen;
+  findByKey(key: string): Promise<Proxy | null> {
+    return this.byKey.get(key, () => this.inner.findByKey(key));
   }
 
   insert(proxy: Proxy): Promise<void> {

@@ -49,7 +49,7 @@ export class TypeormProxyRepository extends ProxyRepository {
 }
 
 /** The `name` filter as an ILIKE pattern: `*` is the only wildcard, `%`, `_` and `\` match themselves. */
-export function namePattern(filter: string): string {
+function namePattern(filter: string): string {
   const literal = filter.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%');
   return `%${literal}%`;
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
 import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
-import { InvalidJobError, JobHandlerRegistry } from '../job-handler';
+import { InvalidJobError, JobHandlerRegistry, retryDelayMs } from '../job-handler';
 import { QueueName } from '../jobs';
 import { consumerConnectionOptions } from './redis-connections';
 
@@ -63,7 +63,7 @@ export class BullmqJobConsumer {
       if (attempt >= this.options.maxAttempts || !token) {
         throw new Error(`gave up after ${attempt} attempts: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const delay = Math.min(this.options.backoffBaseMs * 2 ** (attempt - 1), this.options.backoffMaxMs);
+      const delay = retryDelayMs(attempt, this.options);
       this.logger.warn(`${queue}: job ${job.name} ${job.id} attempt ${attempt} failed, retrying in ${delay} ms: ${String(error)}`);
       await job.moveToDelayed(Date.now() + delay, token);
       throw new DelayedError();

@@ -44,10 +44,6 @@ export class BullmqJobQueue extends JobQueue {
     }
   }
 
-  queue(name: QueueName): Queue {
-    return this.queues.get(name)!;
-  }
-
   async close(): Promise<void> {
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
     this.redis.disconnect();

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { InvalidJobError, JobContext, JobHandlerRegistry } from '../job-handler';
+import { InvalidJobError, JobContext, JobHandlerRegistry, retryDelayMs } from '../job-handler';
 import { AddJobOptions, JobQueue, QueueUnavailableError } from '../job-queue';
 import { JobData, JobName, QUEUE_OF } from '../jobs';
 
@@ -117,7 +117,7 @@ export class InProcessJobQueue extends JobQueue {
         this.logger.error(`job ${job.name} ${job.context.id} failed after ${attempt} attempt(s): ${reason}`);
         return;
       }
-      const delay = Math.min(this.options.backoffBaseMs * 2 ** (attempt - 1), this.options.backoffMaxMs);
+      const delay = retryDelayMs(attempt, this.options);
       this.logger.warn(`job ${job.name} ${job.context.id} attempt ${attempt} failed, retrying in ${delay} ms: ${reason}`);
       const retry = { ...job, context: { ...job.context, attempt: attempt + 1 } };
       this.later(`retry:${job.context.id}:${attempt}`, delay, retry);
