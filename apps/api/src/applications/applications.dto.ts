@@ -10,7 +10,6 @@ import {
   IsObject,
   IsOptional,
   IsString,
-  IsUUID,
   MaxLength,
   MinLength,
   ValidateNested,
@@ -27,7 +26,7 @@ import {
   PERMISSIONS,
   RULE_TRANSFORMS,
 } from '@gatehouse/domain';
-import { AsArray, PagingQueryDto } from '../http/paging.dto';
+import { AsArray, IdFilteredPagingQueryDto } from '../http/paging.dto';
 
 export class AccessRuleConditionDto {
   @ApiProperty({ enum: CONDITION_ATTRIBUTES })
@@ -126,15 +125,7 @@ export class CreateApplicationDto extends ApplicationGrantDto {
 
 export class UpdateApplicationDto extends ApplicationGrantDto {}
 
-export class ListApplicationsQueryDto extends PagingQueryDto {
-  @ApiPropertyOptional({ type: [String], format: 'uuid' })
-  @IsOptional()
-  @AsArray()
-  @IsArray()
-  @ArrayMaxSize(100)
-  @IsUUID('all', { each: true })
-  id?: string[];
-
+export class ListApplicationsQueryDto extends IdFilteredPagingQueryDto {
   @ApiPropertyOptional({ type: [String], enum: APPLICATION_TYPES })
   @IsOptional()
   @AsArray()

@@ -57,7 +57,8 @@ export function unsafeStructure(body: unknown): ProblemDetails | undefined {
   return undefined;
 }
 
-function hasBody(req: Request): boolean {
+/** Whether a request carries a body (a declared non-zero length or a transfer coding). */
+export function hasBody(req: Request): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;
   const length = req.headers['content-length'];
   return length !== undefined && length !== '0';

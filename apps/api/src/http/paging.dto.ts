@@ -1,7 +1,10 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { Page, PageQuery } from '@gatehouse/domain';
+
+/** Repeated query parameters (`id=a&id=b`) arrive as an array, a single one as a string. */
+export const AsArray = () => Transform(({ value }) => (value === undefined ? undefined : Array.isArray(value) ? value : [value]));
 
 /** `page`, `size` and the `start` cursor of CONTRACT.md section 1, shared by every list. */
 export class PagingQueryDto {
@@ -27,12 +30,20 @@ export class PagingQueryDto {
   start?: string;
 }
 
+/** A list that may also be narrowed to given ids (`id=a&id=b`). */
+export class IdFilteredPagingQueryDto extends PagingQueryDto {
+  @ApiPropertyOptional({ type: [String], format: 'uuid' })
+  @IsOptional()
+  @AsArray()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsUUID('all', { each: true })
+  id?: string[];
+}
+
 export function toPageQuery(dto: PagingQueryDto): PageQuery {
   return { page: dto.page ?? 1, size: dto.size ?? 20, start: dto.start };
 }
-
-/** Repeated query parameters (`id=a&id=b`) arrive as an array, a single one as a string. */
-export const AsArray = () => Transform(({ value }) => (value === undefined ? undefined : Array.isArray(value) ? value : [value]));
 
 export interface PaginatedEnvelope<T> {
   pagination: {

@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import { IsBoolean, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
 import {
   MAX_CONFIGURATION_ENTRIES,
+  MAX_CONFIGURATION_VALUE_LENGTH,
   MAX_DESTINATION_URL_LENGTH,
   MAX_PROXY_NAME_LENGTH,
   MAX_TRANSFORM_CODE_LENGTH,
@@ -10,7 +11,7 @@ import {
   ProxyInput,
   ProxyPatch,
 } from '@gatehouse/domain';
-import { AsArray, PagingQueryDto } from '../http/paging.dto';
+import { IdFilteredPagingQueryDto } from '../http/paging.dto';
 
 // The DTOs check shapes and types; the rules (lengths, URL policy, compilation) live in the domain, so that
 // a merge patch is held to exactly the rules of a PUT body.
@@ -63,7 +64,7 @@ export class ProxyBodyDto {
 
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { type: 'string', maxLength: 10_000 },
+    additionalProperties: { type: 'string', maxLength: MAX_CONFIGURATION_VALUE_LENGTH },
     maxProperties: MAX_CONFIGURATION_ENTRIES,
     description: 'Named string values handed to transform code',
   })
@@ -137,15 +138,7 @@ export class PatchProxyDto {
   require_auth?: boolean | null;
 }
 
-export class ListProxiesQueryDto extends PagingQueryDto {
-  @ApiPropertyOptional({ type: [String], format: 'uuid' })
-  @IsOptional()
-  @AsArray()
-  @IsArray()
-  @ArrayMaxSize(100)
-  @IsUUID('all', { each: true })
-  id?: string[];
-
+export class ListProxiesQueryDto extends IdFilteredPagingQueryDto {
   @ApiPropertyOptional({ description: 'Case-insensitive substring of the name; `*` matches any run of characters' })
   @IsOptional()
   @IsString()

@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Dispatcher } from 'undici';
 import { Proxy, ResolveProxyForInvocation } from '@gatehouse/domain';
 import { Reactor, TransformResult } from '@gatehouse/reactor';
+import { hasBody } from '../http/json-body';
 import { problem, ProblemDetailsFilter, sendProblem } from '../http/problem-details';
 import { DestinationRefusedError } from './destination-agent';
 import { DESTINATION_STATUS_HEADER, forwardableHeaders, HeaderMap, InvalidTransformResultError, transformHeaders } from './forwarded-headers';
@@ -82,8 +83,8 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const apiKey = req.headers['svc-api-key'];
     const proxy = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined);
 
-    const destination = new URL(proxy.destinationUrl);
-    const path = `${destination.pathname.replace(/\/$/, '')}${target.path}`;
+    const destination = destinationOf(proxy);
+    const path = `${destination.basePath}${target.path}`;
     const request: Dispatcher.RequestOptions = {
       origin: destination.origin,
       path: `${path.startsWith('/') ? path : `/${path}`}${target.query ? `?${target.query}` : ''}`,
@@ -263,12 +264,6 @@ function streamResponse(body: Readable, res: Response): void {
   body.pipe(res);
 }
 
-function hasBody(req: Request): boolean {
-  if (req.headers['transfer-encoding'] !== undefined) return true;
-  const length = req.headers['content-length'];
-  return length !== undefined && length !== '0';
-}
-
 /**
  * A whole body, refused beyond `limit` bytes. Event-driven rather than `for await`, whose iterator costs
  * several promises per chunk on the data plane's hot path.
@@ -335,6 +330,21 @@ function queryObject(params: URLSearchParams): Record<string, string | string[]>
     else out[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
   }
   return out;
+}
+
+/**
+ * The destination's origin and base path, parsed once per Proxy object: the proxy cache hands every
+ * request the same (frozen) object until the proxy changes.
+ */
+const destinations = new WeakMap<Proxy, { origin: string; basePath: string }>();
+function destinationOf(proxy: Proxy): { origin: string; basePath: string } {
+  let destination = destinations.get(proxy);
+  if (!destination) {
+    const url = new URL(proxy.destinationUrl);
+    destination = { origin: url.origin, basePath: url.pathname.replace(/\/$/, '') };
+    destinations.set(proxy, destination);
+  }
+  return destination;
 }
 
 function setHeaders(res: Response, headers: HeaderMap): void {

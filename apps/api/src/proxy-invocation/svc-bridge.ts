@@ -6,7 +6,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { Pool } from 'undici';
 import { ApplicationRepository, AuthenticationError, Clock, Principal, principalOf, Proxy } from '@gatehouse/domain';
 import type { SvcBridge, SvcRequest, SvcResponse } from '@gatehouse/reactor';
-import { isJsonMediaType } from './transform-payloads';
+import { transformBodyOf } from './transform-payloads';
 
 const SECRET_HEADER = 'x-gatehouse-svc-secret';
 const TENANT_HEADER = 'x-gatehouse-svc-tenant';
@@ -18,7 +18,6 @@ const SVC_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const PATH_CHARACTERS = /^\/[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/;
 const MAX_PATH_LENGTH = 2000;
 
-/** A svc request the bridge will not make; the transform sees the message. */
 /** The bridge refusing a call on purpose; its message is meant for the transform (the reactor passes it on). */
 export class SvcRequestRefusedError extends Error {
   readonly expose = true;
@@ -112,16 +111,8 @@ export class SvcLoopback implements OnApplicationBootstrap, OnApplicationShutdow
       headers['content-type'] = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
     }
     const res = await pool.request({ method: method as 'GET', path, headers, body, headersTimeout: 30_000, bodyTimeout: 30_000 });
-    const text = await res.body.text();
-    let parsed: unknown = text.length === 0 ? null : text;
-    if (text.length > 0 && isJsonMediaType(res.headers['content-type'])) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = text;
-      }
-    }
-    return { status: res.statusCode, body: parsed };
+    const raw = Buffer.from(await res.body.arrayBuffer());
+    return { status: res.statusCode, body: transformBodyOf(raw, res.headers['content-type']) };
   }
 }
 

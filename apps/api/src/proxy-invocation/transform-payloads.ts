@@ -1,6 +1,6 @@
 import { HeaderMap } from './forwarded-headers';
 
-export function isJsonMediaType(contentType: string | string[] | undefined): boolean {
+function isJsonMediaType(contentType: string | string[] | undefined): boolean {
   const value = Array.isArray(contentType) ? contentType[0] : contentType;
   if (!value) return false;
   const media = value.split(';')[0]!.trim().toLowerCase();

@@ -25,9 +25,9 @@ export class ListApplications {
 }
 
 /**
- * Resolves an `SVC-API-KEY` to its application on every request. There is deliberately no cache:
- * the database is the single source of truth, so a regenerate, delete or permission change is seen by
- * every replica on the very next request.
+ * Resolves an `SVC-API-KEY` to its application on every request. The repository may cache (persistence's
+ * CachedApplicationRepository, invalidated by a shared version), but a regenerate, delete or permission
+ * change is seen by every replica on the very next request.
  */
 export class AuthenticateApiKey {
   constructor(

@@ -106,9 +106,26 @@ abstract class ProxyCommand {
       const previous = inputOf(current);
       const input = inputFor(previous);
       await this.validator.check(tx, principal.tenantId, input, previous);
-      return saveUpdate(tx, principal, { ...current, ...proxyFields(input) }, this.clock);
+      const updated: Proxy = { ...current, ...proxyFields(input), modifiedBy: principal.applicationId, modifiedAt: this.clock.now() };
+      if (!(await tx.get(ProxyRepository).update(updated))) throw new NotFoundError('Proxy');
+      recordProxyChange(tx, principal, updated, 'update');
+      return updated;
     });
   }
+}
+
+const PAST_TENSE = { create: 'created', update: 'updated', delete: 'deleted' } as const;
+
+/** The audit event of a committed change to a proxy. */
+function recordProxyChange(tx: TransactionScope, principal: Principal, proxy: Proxy, operation: keyof typeof PAST_TENSE): void {
+  tx.record({
+    tenantId: proxy.tenantId,
+    actor: actorOf(principal),
+    entityType: 'proxy',
+    entityId: proxy.id,
+    operation,
+    message: `Proxy '${proxy.name}' ${PAST_TENSE[operation]}`,
+  });
 }
 
 export class CreateProxy extends ProxyCommand {
@@ -127,14 +144,7 @@ export class CreateProxy extends ProxyCommand {
         modifiedAt: now,
       };
       await tx.get(ProxyRepository).insert(proxy);
-      tx.record({
-        tenantId: proxy.tenantId,
-        actor: actorOf(principal),
-        entityType: 'proxy',
-        entityId: proxy.id,
-        operation: 'create',
-        message: `Proxy '${proxy.name}' created`,
-      });
+      recordProxyChange(tx, principal, proxy, 'create');
       return proxy;
     });
   }
@@ -154,20 +164,6 @@ export class PatchProxy extends ProxyCommand {
   }
 }
 
-async function saveUpdate(tx: TransactionScope, principal: Principal, proxy: Proxy, clock: Clock): Promise<Proxy> {
-  const updated: Proxy = { ...proxy, modifiedBy: principal.applicationId, modifiedAt: clock.now() };
-  if (!(await tx.get(ProxyRepository).update(updated))) throw new NotFoundError('Proxy');
-  tx.record({
-    tenantId: updated.tenantId,
-    actor: actorOf(principal),
-    entityType: 'proxy',
-    entityId: updated.id,
-    operation: 'update',
-    message: `Proxy '${updated.name}' updated`,
-  });
-  return updated;
-}
-
 export class DeleteProxy {
   constructor(private readonly uow: UnitOfWork) {}
 
@@ -176,14 +172,7 @@ export class DeleteProxy {
       const repo = tx.get(ProxyRepository);
       const current = await repo.findById(principal.tenantId, id);
       if (!current || !(await repo.delete(principal.tenantId, id))) throw new NotFoundError('Proxy');
-      tx.record({
-        tenantId: current.tenantId,
-        actor: actorOf(principal),
-        entityType: 'proxy',
-        entityId: id,
-        operation: 'delete',
-        message: `Proxy '${current.name}' deleted`,
-      });
+      recordProxyChange(tx, principal, current, 'delete');
     });
   }
 }

@@ -24,8 +24,8 @@ export class ListProxies {
 }
 
 /**
- * Names the proxy of an invocation and admits the caller (CONTRACT.md section 7). No cache, like keys:
- * one unique-index lookup per request, so an update or a delete is seen by every replica at once.
+ * Names the proxy of an invocation and admits the caller (CONTRACT.md section 7). The repository may cache
+ * (persistence's CachedProxyRepository), but an update or a delete is seen by every replica at once.
  */
 export class ResolveProxyForInvocation {
   constructor(
