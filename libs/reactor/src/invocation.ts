@@ -63,10 +63,6 @@ export class Invocation {
     this.clearTimers();
   }
 
-  get isActive(): boolean {
-    return this.active;
-  }
-
   log(level: unknown, line: unknown): void {
     if (!this.active || this.logs.length >= this.limits.maxLogLines || typeof line !== 'string') return;
     const text = line.length > this.limits.maxLogLineLength ? line.slice(0, this.limits.maxLogLineLength) : line;

@@ -3,6 +3,7 @@ import { IsolatePool, PoolUnavailableError, type PooledIsolate } from './isolate
 class FakeIsolate implements PooledIsolate {
   disposed = false;
   compiledScripts = 0;
+  warmContexts = 0;
   constructor(private readonly ready: () => Promise<void>) {}
   prepare(): Promise<void> {
     return this.disposed ? Promise.reject(new Error('disposed')) : this.ready();

@@ -1,7 +1,9 @@
+import type { ReactorStats } from './transform-types';
 /** What the pool needs of an isolate; SandboxIsolate in production. */
 export interface PooledIsolate {
   readonly disposed: boolean;
   readonly compiledScripts: number;
+  readonly warmContexts: number;
   /** Readies the isolate for its next invocation; completes only once the isolate is idle. */
   prepare(): Promise<void>;
   /** True when the isolate is known ready without prepare() (nothing of the last invocation can be left on it). */
@@ -49,12 +51,17 @@ export class IsolatePool<T extends PooledIsolate> {
     private readonly create: () => T,
   ) {}
 
-  stats(): { isolates: number; compiledScripts: number; busy: number; queued: number; replaced: number } {
+  stats(): Pick<ReactorStats, 'isolates' | 'compiledScripts' | 'warmContexts' | 'busy' | 'queued' | 'replaced'> {
     let compiledScripts = 0;
-    for (const isolate of this.all) compiledScripts += isolate.compiledScripts;
+    let warmContexts = 0;
+    for (const isolate of this.all) {
+      compiledScripts += isolate.compiledScripts;
+      warmContexts += isolate.warmContexts;
+    }
     return {
       isolates: this.all.size,
       compiledScripts,
+      warmContexts,
       busy: this.all.size - this.idle.length,
       queued: this.waiters.length,
       replaced: this.replacedCount,

@@ -46,16 +46,11 @@ export function createHostFunction(binding: ContextBinding, limits: HostFunction
           return parseUrl(a, b);
         case 'urlSet':
           return setUrlPart(a, b, c);
-        case 'svc': {
-          const invocation = binding.invocation;
-          if (!invocation) return [false, 'the invocation has ended'];
-          const problem = invocation.startSvc(a, b);
-          return problem === null ? [true, undefined] : [false, problem];
-        }
+        case 'svc':
         case 'timer': {
           const invocation = binding.invocation;
           if (!invocation) return [false, 'the invocation has ended'];
-          const problem = invocation.startTimer(a, b);
+          const problem = op === 'svc' ? invocation.startSvc(a, b) : invocation.startTimer(a, b);
           return problem === null ? [true, undefined] : [false, problem];
         }
         case 'clearTimer':

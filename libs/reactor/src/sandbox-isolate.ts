@@ -1,5 +1,6 @@
 import ivm from 'isolated-vm';
 import type { Invocation } from './invocation';
+import type { ReactorStats } from './transform-types';
 import { PROXY_ERROR_STATUSES } from './transform-errors';
 import { createHostFunction, type ContextBinding, type HostFunctionLimits } from './sandbox-host-functions';
 import { SANDBOX_RUNTIME_FILENAME, SANDBOX_RUNTIME_SOURCE } from './sandbox-runtime';
@@ -46,21 +47,10 @@ interface WarmContext {
 }
 
 /** Counters shared by the isolates of one reactor, reported by Reactor.stats(). */
-export interface SandboxCounters {
-  /** Contexts bootstrapped (runtime script run in a new context) since the reactor started. */
-  contextsCreated: number;
-  /** Warm contexts currently kept, over all live isolates. */
-  warmContexts: number;
-  /** Invocations that ran in a warm context instead of a fresh one. */
-  warmInvocations: number;
-  /** Invocations run synchronously on the host's thread (see SandboxIsolate.runSync). */
-  syncInvocations: number;
-  /** Synchronous attempts stopped at their budget and run again off the host's thread. */
-  syncOverruns: number;
-}
+export type SandboxCounters = Pick<ReactorStats, 'contextsCreated' | 'warmInvocations' | 'syncInvocations' | 'syncOverruns'>;
 
 export function newSandboxCounters(): SandboxCounters {
-  return { contextsCreated: 0, warmContexts: 0, warmInvocations: 0, syncInvocations: 0, syncOverruns: 0 };
+  return { contextsCreated: 0, warmInvocations: 0, syncInvocations: 0, syncOverruns: 0 };
 }
 
 /**
@@ -128,7 +118,7 @@ const SYNC_HEAP_CHECK_EVERY = 4;
  * take about 4-5 MiB of the 64 MiB default, under a tenth. A module that keeps much more in its own
  * scope is covered by WARM_HEAP_FRACTION.
  */
-export const MAX_WARM_CONTEXTS = 16;
+const MAX_WARM_CONTEXTS = 16;
 
 /**
  * When, after an invocation, the isolate's used heap exceeds this fraction of its limit, every warm
@@ -188,8 +178,8 @@ export class SandboxIsolate {
   constructor(
     private readonly limits: SandboxIsolateLimits,
     onCatastrophicError: (message: string) => void,
-    private readonly counters: SandboxCounters = newSandboxCounters(),
-    private readonly slowRuns: SlowRuns = new SlowRuns(),
+    private readonly counters: SandboxCounters,
+    private readonly slowRuns: SlowRuns,
   ) {
     this.syncCall = limits.syncBudgetMs > 0 && limits.memoryLimitMb >= SYNC_MIN_MEMORY_MB ? { timeout: limits.syncBudgetMs } : null;
     this.isolate = new ivm.Isolate({
@@ -432,7 +422,6 @@ export class SandboxIsolate {
   dispose(): void {
     if (!this.isolate.isDisposed) this.isolate.dispose();
     // Their references died with the isolate: only the bookkeeping is left to drop.
-    this.counters.warmContexts -= this.warm.size;
     this.warm.clear();
     this.scripts.clear();
     this.cachedSourceLength = 0;
@@ -526,7 +515,6 @@ export class SandboxIsolate {
 
   private keepWarm(key: string, codeHash: string, prepared: PreparedContext, cpuNs: bigint): void {
     this.warm.set(key, { prepared, codeHash, cpuNs });
-    this.counters.warmContexts++;
     while (this.warm.size > MAX_WARM_CONTEXTS) {
       const [oldestKey, oldest] = this.warm.entries().next().value as [string, WarmContext];
       this.forgetWarm(oldestKey);
@@ -535,7 +523,7 @@ export class SandboxIsolate {
   }
 
   private forgetWarm(key: string): void {
-    if (this.warm.delete(key)) this.counters.warmContexts--;
+    this.warm.delete(key);
   }
 
   private releaseWarm(matches: (warm: WarmContext) => boolean): void {

@@ -268,8 +268,8 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
     throw new (ErrorType || ErrorCtor)(r[1]);
   }
 
-  // A context lives for one invocation, and most transforms touch few of these globals: each class
-  // is built on first access, which keeps a fresh context cheap (measured: about half of its cost).
+  // Most contexts run few invocations, and most transforms touch few of these globals: each class is
+  // built on first access, which keeps a fresh context cheap (measured: about half of its cost).
   function lazy(factory) {
     let value = null;
     return function () { return value === null ? (value = factory()) : value; };
@@ -1328,8 +1328,11 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
     return out;
   }
 
+  function proxyErrorOutcome(title, status, detail, errors) {
+    return { ok: false, status: status, headers: {}, body: { proxy_error: { title: title, status: status, detail: detail, errors: errors } } };
+  }
   function runtimeErrorOutcome(detail) {
-    return { ok: false, status: 500, headers: {}, body: { proxy_error: { title: 'ReactorRuntimeError', status: 500, detail: detail, errors: {} } } };
+    return proxyErrorOutcome('ReactorRuntimeError', 500, detail, {});
   }
 
   function okOutcome(result) {
@@ -1356,7 +1359,7 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
           const info = MapGet(proxyErrorInfo, C);
           let errors = e.errors;
           if (errors === null || typeof errors !== 'object') errors = {};
-          return { ok: false, status: info.status, headers: {}, body: { proxy_error: { title: info.title, status: info.status, detail: describe(e), errors: errors } } };
+          return proxyErrorOutcome(info.title, info.status, describe(e), errors);
         }
       }
       return runtimeErrorOutcome(describe(e));
@@ -1455,7 +1458,7 @@ export const SANDBOX_RUNTIME_SOURCE = String.raw`
     try {
       json = JSONStringify(outcome);
     } catch (e) {
-      return '0' + JSONStringify(errorOutcome(runtimeError('The transform result is not JSON-serializable: ' + describe(e))));
+      return '0' + JSONStringify(runtimeErrorOutcome('The transform result is not JSON-serializable: ' + describe(e)));
     }
     if (typeof json !== 'string' || json.length > limits.maxResultLength) {
       return '0' + JSONStringify(runtimeErrorOutcome('The transform result exceeds ' + limits.maxResultLength + ' characters'));

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { ReactorCompileError } from './transform-errors';
 
+/** What JavaScript counts as a line break (for line and column numbers). */
+const LINE_BREAKS = /\r\n|\r|\n|\u2028|\u2029/;
+
 /** The name tenant code carries in stack traces and compile errors; never a host path. */
 export const TRANSFORM_FILENAME = 'transform.js';
 
@@ -45,7 +48,7 @@ export function compileErrorFrom(error: unknown, code: string): ReactorCompileEr
   let line = located ? Number(match[3]) : 1;
   let column = located ? Number(match[4]) : 1;
   // An error on the wrapper's closing line means the code ended inside an unclosed construct.
-  const lines = code.split(/\r\n|\r|\n|\u2028|\u2029/);
+  const lines = code.split(LINE_BREAKS);
   if (line > lines.length) {
     message = 'Unexpected end of input';
     line = lines.length;
@@ -65,6 +68,6 @@ export function compileErrorWithoutPosition(message: string): ReactorCompileErro
 }
 
 function positionOf(code: string, index: number): { line: number; column: number } {
-  const before = code.slice(0, index).split(/\r\n|\r|\n|\u2028|\u2029/);
+  const before = code.slice(0, index).split(LINE_BREAKS);
   return { line: before.length, column: before[before.length - 1].length + 1 };
 }

@@ -1,5 +1,4 @@
 import ivm from 'isolated-vm';
-import { ReactorCompileError } from './transform-errors';
 import {
   codeTooLongError,
   compileErrorFrom,
@@ -29,7 +28,7 @@ export class TransformValidator {
   constructor(private readonly maxCodeLength: number) {}
 
   validate(code: string): void {
-    if (typeof code !== 'string') throw new ReactorCompileError('Transform code must be a string (line 1, column 1)', 1, 1);
+    if (typeof code !== 'string') throw compileErrorWithoutPosition('Transform code must be a string');
     if (code.length > this.maxCodeLength) throw codeTooLongError(code, this.maxCodeLength);
     const { isolate, checker } = this.ensureIsolate();
     try {
