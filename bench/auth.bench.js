@@ -1,7 +1,7 @@
 'use strict';
 // npm run bench:auth — the cost of authentication: an authenticated GET /applications/{id} beside the bare
 // /health/live of the same process, over real PostgreSQL on loopback, measured in one run.
-const { load, progress } = require('./load');
+const { load, progress, summarize } = require('./load');
 const { createTenant, databaseUrl, fmt, recreateDatabase, startGatehouse } = require('./service');
 
 const DB = 'gatehouse_bench_auth';
@@ -39,14 +39,8 @@ async function main() {
   }
   api.child.kill('SIGTERM');
 
-  const summary = (runs) => ({
-    rps: runs.reduce((s, r) => s + r.rps, 0) / runs.length,
-    p50: runs.reduce((s, r) => s + r.p50, 0) / runs.length,
-    p99: runs.reduce((s, r) => s + r.p99, 0) / runs.length,
-    errors: runs.reduce((s, r) => s + r.errors, 0),
-  });
-  const bare = summary(results.bare);
-  const auth = summary(results.auth);
+  const bare = summarize(results.bare);
+  const auth = summarize(results.auth);
   const ratio = auth.rps / bare.rps;
   const added = auth.p50 - bare.p50;
   console.log(`\nbench:auth  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, loopback, PostgreSQL ${DB}`);

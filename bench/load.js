@@ -14,8 +14,8 @@ function percentile(sorted, p) {
  */
 async function load(o) {
   const origin = new URL(o.url).origin;
-  const pool = new Pool(origin, { connections: o.connections ?? 10, pipelining: 1, keepAliveTimeout: 60_000 });
   const connections = o.connections ?? 10;
+  const pool = new Pool(origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const expect = o.expectStatus ?? 200;
   const run = async (durationMs, record) => {
     const latencies = [];
@@ -54,6 +54,14 @@ async function load(o) {
   };
 }
 
+/** Over several runs of load(): mean req/s, p50 and p99, errors summed, and mean `cpu` when the runs carry cpuUsPerRequest. */
+function summarize(runs) {
+  const mean = (key) => runs.reduce((s, r) => s + r[key], 0) / runs.length;
+  const summary = { rps: mean('rps'), p50: mean('p50'), p99: mean('p99'), errors: runs.reduce((s, r) => s + r.errors, 0) };
+  if (runs.some((r) => r.cpuUsPerRequest !== undefined)) summary.cpu = mean('cpuUsPerRequest');
+  return summary;
+}
+
 /** A text progress line on stderr, for long runs. */
 function progress(label, done, total) {
   const width = 30;
@@ -62,4 +70,4 @@ function progress(label, done, total) {
   if (done >= total) process.stderr.write('\n');
 }
 
-module.exports = { load, progress, percentile };
+module.exports = { load, summarize, progress, percentile };

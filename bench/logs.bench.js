@@ -13,17 +13,11 @@ const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const path = require('node:path');
 const { Client } = require('pg');
-const { recreateDatabase } = require('./service');
+const { percentile } = require('./load');
+const { ADMIN_URL, ROOT, createTenant, databaseUrl, freePort, recreateDatabase } = require('./service');
 
-const ROOT = path.join(__dirname, '..');
 const QUICK = process.argv.includes('--quick') || /^(1|true|yes)$/i.test(process.env.BENCH_QUICK ?? '');
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
-const dbUrl = (name) => {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-};
 
 const SIZES = QUICK
   ? { ingest: 40_000, singleJobs: 10_000, writeSeconds: 3, writePairs: 3, queryTenants: 100, total: 1_000_000, big: 200_000, medium: 100_000, samples: 60 }
@@ -56,9 +50,6 @@ function phase(label) {
 function fmt(n) {
   return n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 ? 1 : 0)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(n % 1e3 ? 1 : 0)}k` : String(n);
 }
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function sql(url, fn) {
@@ -73,7 +64,7 @@ async function sql(url, fn) {
 
 async function migrate(name) {
   const { openDatabase, runMigrations } = require(path.join(ROOT, 'dist/libs/persistence/src'));
-  const database = await openDatabase({ url: dbUrl(name), dataDir: '' });
+  const database = await openDatabase({ url: databaseUrl(name), dataDir: '' });
   try {
     await runMigrations(database);
   } finally {
@@ -115,13 +106,13 @@ function startApi(database, port, publisher) {
   return startProcess(
     'bench/logs.bench.js',
     ['--serve-api'],
-    { DATABASE_URL: dbUrl(database), REDIS_URL, QUEUE_PREFIX: 'bench', PORT: String(port), BENCH_PUBLISHER: publisher, LOG_LEVEL: 'info' },
+    { DATABASE_URL: databaseUrl(database), REDIS_URL, QUEUE_PREFIX: 'bench', PORT: String(port), BENCH_PUBLISHER: publisher, LOG_LEVEL: 'info' },
     /gatehouse api listening/,
   );
 }
 
 function startWorker(database, prefix = 'bench') {
-  return startProcess('dist/apps/worker/src/main.js', [], { DATABASE_URL: dbUrl(database), REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'info' }, /gatehouse worker running/);
+  return startProcess('dist/apps/worker/src/main.js', [], { DATABASE_URL: databaseUrl(database), REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'info' }, /gatehouse worker running/);
 }
 
 async function serveApi() {
@@ -144,20 +135,10 @@ async function serveApi() {
   server.closeIdleConnections?.();
 }
 
-async function createTenant(database, name) {
-  const { openDatabase } = require(path.join(ROOT, 'dist/libs/persistence/src'));
-  const { createApiApp } = require(path.join(ROOT, 'dist/apps/api/src/app'));
-  const { loadConfig } = require(path.join(ROOT, 'dist/libs/config/src'));
-  const { CreateTenant } = require(path.join(ROOT, 'dist/libs/domain/src'));
-  const db = await openDatabase({ url: dbUrl(database), dataDir: '' });
-  const app = await createApiApp({ config: loadConfig({ DATABASE_URL: dbUrl(database) }), database: db, runJobs: false, logger: false });
-  try {
-    const created = await app.get(CreateTenant).execute(name);
-    return { id: created.tenant.id, key: created.key };
-  } finally {
-    await app.close();
-    await db.close();
-  }
+/** A tenant through the CLI (service.js), without Redis: its id and management key. */
+function tenantIn(database, name) {
+  const created = createTenant({ DATABASE_URL: databaseUrl(database), REDIS_URL: '' }, name);
+  return { id: created.tenant.id, key: created.application.key };
 }
 
 async function deleteKeys(prefix) {
@@ -231,7 +212,7 @@ async function ingestion() {
   phase(`ingestion: ${fmt(SIZES.ingest)} logs, database ${db}`);
   await recreateDatabase(db);
   await migrate(db);
-  const url = dbUrl(db);
+  const url = databaseUrl(db);
   const entries = makeEntries(SIZES.ingest);
   const results = {};
 
@@ -292,16 +273,16 @@ async function writeOverhead() {
   await recreateDatabase(db);
   await migrate(db);
   await deleteKeys('bench');
-  const tenant = await createTenant(db, 'writes');
+  const tenant = tenantIn(db, 'writes');
   const writesStarted = Date.now();
   const worker = startWorker(db);
   await worker.started;
-  const base = 3900 + (process.pid % 90) * 2;
+  const ports = { on: await freePort(), off: await freePort() };
   // Both apis run side by side and take turns, so that load from elsewhere on the machine hits both alike.
-  const apis = { on: startApi(db, base, 'on'), off: startApi(db, base + 1, 'off') };
+  const apis = { on: startApi(db, ports.on, 'on'), off: startApi(db, ports.off, 'off') };
   await Promise.all([apis.on.started, apis.off.started]);
   const options = (publisher) => ({
-    url: `http://127.0.0.1:${publisher === 'on' ? base : base + 1}/applications`,
+    url: `http://127.0.0.1:${ports[publisher]}/applications`,
     method: 'POST',
     connections: 16,
     headers: { 'content-type': 'application/json', 'svc-api-key': tenant.key },
@@ -322,14 +303,15 @@ async function writeOverhead() {
   stderr(`  publisher off: ${runs.off.map((r) => r.toFixed(0)).join(', ')} req/s`);
   await Promise.all([apis.on.stop(), apis.off.stop()]);
   // Every committed write got its log (the worker's relay covers the runs without the publisher).
-  const [committed, logged] = await sql(dbUrl(db), async (c) => {
+  const countCreateLogs = "SELECT count(*) AS n FROM logs WHERE entity_type = 'application' AND operation = 'create'";
+  const [committed, logged] = await sql(databaseUrl(db), async (c) => {
     const apps = Number((await c.query('SELECT count(*) AS n FROM applications')).rows[0].n);
     for (let i = 0; i < 300; i++) {
-      const n = Number((await c.query("SELECT count(*) AS n FROM logs WHERE entity_type = 'application' AND operation = 'create'")).rows[0].n);
+      const n = Number((await c.query(countCreateLogs)).rows[0].n);
       if (n >= apps) return [apps, n];
       await sleep(200);
     }
-    return [apps, Number((await c.query("SELECT count(*) AS n FROM logs WHERE entity_type = 'application' AND operation = 'create'")).rows[0].n)];
+    return [apps, Number((await c.query(countCreateLogs)).rows[0].n)];
   });
   await worker.stop();
   await deleteKeys('bench');
@@ -341,7 +323,7 @@ async function writeOverhead() {
 // ---------------------------------------------------------------------------------------------- queries
 
 async function seedQueryDatabase() {
-  const url = dbUrl(QUERY_DB);
+  const url = databaseUrl(QUERY_DB);
   const exists = await sql(ADMIN_URL, async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [QUERY_DB])).rowCount > 0);
   if (exists) {
     const seeded = await sql(url, async (c) => {
@@ -357,8 +339,8 @@ async function seedQueryDatabase() {
   phase(`queries: seeding ${QUERY_DB} with ${fmt(SIZES.total)} logs in ${SIZES.queryTenants} tenants (once; later runs reuse it)`);
   await recreateDatabase(QUERY_DB);
   await migrate(QUERY_DB);
-  const big = await createTenant(QUERY_DB, 'bench-big');
-  const medium = await createTenant(QUERY_DB, 'bench-medium');
+  const big = tenantIn(QUERY_DB, 'bench-big');
+  const medium = tenantIn(QUERY_DB, 'bench-medium');
   const rest = SIZES.total - SIZES.big - SIZES.medium;
   const others = SIZES.queryTenants - 2;
   const tenants = [
@@ -416,26 +398,34 @@ async function seedQueryDatabase() {
   return sql(url, async (c) => (await c.query('SELECT * FROM bench_seed')).rows[0]);
 }
 
-async function timeRequests(port, key, paths) {
+/**
+ * `n` GETs one after another, each timed: `pathAt(i, previous)` gives the i-th path (`previous` is the body of the
+ * answer before, for pages that follow one another) and each answer must be a 200 whose body passes `check`.
+ */
+async function timeRequests(port, key, n, pathAt, check = () => true) {
   const { request } = require('undici');
   const latencies = [];
-  for (const p of paths) {
+  let previous;
+  for (let i = 0; i < n; i++) {
+    const p = pathAt(i, previous);
     const started = performance.now();
     const res = await request(`http://127.0.0.1:${port}${p}`, { headers: { 'svc-api-key': key } });
     const body = await res.body.json();
     latencies.push(performance.now() - started);
-    if (res.statusCode !== 200) throw new Error(`${p}: ${res.statusCode} ${JSON.stringify(body)}`);
+    if (res.statusCode !== 200 || !check(body)) throw new Error(`${p}: ${res.statusCode} ${JSON.stringify(body)}`);
+    previous = body;
   }
   latencies.sort((a, b) => a - b);
   return { p50: percentile(latencies, 50), p95: percentile(latencies, 95), n: latencies.length };
 }
 
+const timePaths = (port, key, paths) => timeRequests(port, key, paths.length, (i) => paths[i]);
+
 async function queries() {
   const seed = await seedQueryDatabase();
-  const port = 3990 + (process.pid % 9);
+  const port = await freePort();
   const api = startApi(QUERY_DB, port, 'on');
   await api.started;
-  const { request } = require('undici');
   const n = SIZES.samples;
   const pick = (xs, i) => xs[i % xs.length];
   const months = Array.from({ length: 12 }, (_, m) => [`2025-${String(m + 1).padStart(2, '0')}-01T00:00:00Z`, `2025-${String(m + 2).padStart(2, '0')}-01T00:00:00Z`]).slice(0, 11);
@@ -450,15 +440,15 @@ async function queries() {
   const results = { first: {}, firstBig: {}, deep: {} };
   phase(`queries: first pages with total_items, tenant of ${fmt(SIZES.medium)} rows (${n} requests each)`);
   const medium = firstPages(seed.medium_key);
-  await timeRequests(port, seed.medium_key, medium.unfiltered.slice(0, 20)); // warm-up
-  for (const [label, paths] of Object.entries(medium)) if (label !== 'key') results.first[label] = await timeRequests(port, seed.medium_key, paths);
+  await timePaths(port, seed.medium_key, medium.unfiltered.slice(0, 20)); // warm-up
+  for (const [label, paths] of Object.entries(medium)) if (label !== 'key') results.first[label] = await timePaths(port, seed.medium_key, paths);
   phase(`queries: first pages with total_items, tenant of ${fmt(SIZES.big)} rows (for reference)`);
   const bigPages = firstPages(seed.big_key);
-  for (const [label, paths] of Object.entries(bigPages)) if (label !== 'key') results.firstBig[label] = await timeRequests(port, seed.big_key, paths.slice(0, Math.ceil(n / 2)));
+  for (const [label, paths] of Object.entries(bigPages)) if (label !== 'key') results.firstBig[label] = await timePaths(port, seed.big_key, paths.slice(0, Math.ceil(n / 2)));
 
   phase(`queries: keyset pages deep in the tenant of ${fmt(SIZES.big)} rows`);
   const deepCursor = async (filter, offset) => {
-    const row = await sql(dbUrl(QUERY_DB), async (c) =>
+    const row = await sql(databaseUrl(QUERY_DB), async (c) =>
       (await c.query(
         `SELECT created_at, id FROM logs WHERE tenant_id = $1 ${filter ? 'AND entity_type = $3' : ''} ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
         filter ? [seed.big_tenant, offset, filter] : [seed.big_tenant, offset],
@@ -470,19 +460,15 @@ async function queries() {
     [`unfiltered, from row ${fmt(Math.floor(SIZES.big * 0.8))}`, null, Math.floor(SIZES.big * 0.8)],
     [`entity_type, from row ${fmt(Math.floor(SIZES.big / 7 * 0.8))}`, 'card', Math.floor((SIZES.big / 7) * 0.8)],
   ]) {
-    let start = await deepCursor(filter, offset);
-    const latencies = [];
-    for (let i = 0; i < n; i++) {
-      const p = `/logs?size=20&start=${start}${filter ? `&entity_type=${filter}` : ''}`;
-      const started = performance.now();
-      const res = await request(`http://127.0.0.1:${port}${p}`, { headers: { 'svc-api-key': seed.big_key } });
-      const body = await res.body.json();
-      latencies.push(performance.now() - started);
-      if (res.statusCode !== 200 || body.pagination.total_items !== undefined) throw new Error(`${p}: ${res.statusCode}`);
-      start = body.pagination.next;
-    }
-    latencies.sort((a, b) => a - b);
-    results.deep[label] = { p50: percentile(latencies, 50), p95: percentile(latencies, 95), n };
+    const first = await deepCursor(filter, offset);
+    // Each page starts where the one before ended, and carries no total_items.
+    results.deep[label] = await timeRequests(
+      port,
+      seed.big_key,
+      n,
+      (i, previous) => `/logs?size=20&start=${previous ? previous.pagination.next : first}${filter ? `&entity_type=${filter}` : ''}`,
+      (body) => body.pagination.total_items === undefined,
+    );
   }
   await api.stop();
   return results;

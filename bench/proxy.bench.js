@@ -9,7 +9,7 @@
 const { spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const { availableParallelism, loadavg } = require('node:os');
-const { load, progress } = require('./load');
+const { load, progress, summarize } = require('./load');
 const { createTenant, databaseUrl, fmt, freePort, recreateDatabase, startGatehouse } = require('./service');
 
 const DB = 'gatehouse_bench_proxy';
@@ -237,14 +237,7 @@ async function main() {
     }
     firstCalls.sort((a, b) => a - b);
 
-    const summary = (runs) => ({
-      rps: runs.reduce((s, r) => s + r.rps, 0) / runs.length,
-      p50: runs.reduce((s, r) => s + r.p50, 0) / runs.length,
-      p99: runs.reduce((s, r) => s + r.p99, 0) / runs.length,
-      errors: runs.reduce((s, r) => s + r.errors, 0),
-      cpu: runs.reduce((s, r) => s + r.cpuUsPerRequest, 0) / runs.length,
-    });
-    const s = Object.fromEntries(routes.map((r) => [r.name, summary(results.get(r.name))]));
+    const s = Object.fromEntries(routes.map((r) => [r.name, summarize(results.get(r.name))]));
     const direct = s[DIRECT];
     const reference = s[REFERENCE];
     const none = s[NONE];
@@ -266,7 +259,7 @@ async function main() {
       console.log('| route | req/s | p50 ms | p99 ms | errors |');
       console.log('|---|---:|---:|---:|---:|');
       for (const route of unloadedRoutes) {
-        const r = summary(unloaded.get(route.name));
+        const r = summarize(unloaded.get(route.name));
         console.log(`| ${route.name} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} |`);
       }
     }
@@ -289,7 +282,7 @@ async function main() {
     console.log(`| (for scale) the reference forwarder adds to p50 over direct | ${fmt(reference.p50 - direct.p50, 3)} ms | |`);
     console.log(`| (for scale) Gatehouse adds to p50 over the reference forwarder | ${fmt(none.p50 - reference.p50, 3)} ms | |`);
     if (unloaded.has(DIRECT) && unloaded.has(NONE)) {
-      const addedAlone = summary(unloaded.get(NONE)).p50 - summary(unloaded.get(DIRECT)).p50;
+      const addedAlone = summarize(unloaded.get(NONE)).p50 - summarize(unloaded.get(DIRECT)).p50;
       console.log(`| no transforms add <= 1 ms to p50 over direct, one connection | ${fmt(addedAlone, 3)} ms | ${addedAlone <= 1 ? 'yes' : 'NO'} |`);
     }
     console.log(`| trivial transforms >= 50% of no-transform req/s | ${fmt(trivialRatio * 100, 1)}% | ${trivialRatio >= 0.5 ? 'yes' : 'NO'} |`);

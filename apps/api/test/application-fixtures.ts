@@ -117,10 +117,10 @@ export async function auditEvents(t: TestApp, where: { entityId?: string; tenant
   const column = where.entityId ? 'entity_id' : 'tenant_id';
   const value = where.entityId ?? where.tenantId;
   const columns = 'id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at';
-  const [{ has_logs }] = await t.database.dataSource.query(`SELECT to_regclass('public.logs') IS NOT NULL AS has_logs`);
-  const sql = has_logs
-    ? `SELECT ${columns} FROM audit_outbox WHERE ${column} = $1
-       UNION SELECT ${columns} FROM logs WHERE ${column} = $1 ORDER BY created_at, id`
-    : `SELECT ${columns} FROM audit_outbox WHERE ${column} = $1 ORDER BY created_at, id`;
-  return t.database.dataSource.query(sql, [value]);
+  // Global setup runs every migration, so the logs table is always there.
+  return t.database.dataSource.query(
+    `SELECT ${columns} FROM audit_outbox WHERE ${column} = $1
+     UNION SELECT ${columns} FROM logs WHERE ${column} = $1 ORDER BY created_at, id`,
+    [value],
+  );
 }

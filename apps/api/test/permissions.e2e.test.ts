@@ -121,17 +121,23 @@ describe('permissions', () => {
 
   describe("another tenant's application", () => {
     let mine: { id: string; key: string };
+    let mineKeyHash: string;
     let stranger: Caller;
+    const keyHashOf = async (id: string): Promise<string | undefined> =>
+      (await t.database.dataSource.query('SELECT key_hash FROM applications WHERE id = $1', [id]))[0]?.key_hash;
     beforeAll(async () => {
       mine = await createApplication(t, admin.key, VALID.private);
+      mineKeyHash = (await keyHashOf(mine.id))!;
       stranger = await newTenant(t);
     });
 
+    /** Neither renamed nor deleted, and its key was not regenerated: the stored hash is the same and the key still works. */
     async function expectUntouched() {
       const res = await as(t, admin.key).get(`/applications/${mine.id}`).expect(200);
       expect(res.body.name).toBe(VALID.private.name);
-      const [row] = await t.database.dataSource.query('SELECT key_hash FROM applications WHERE id = $1', [mine.id]);
-      expect(row).toBeDefined();
+      expect(mineKeyHash).toEqual(expect.any(String));
+      expect(await keyHashOf(mine.id)).toBe(mineKeyHash);
+      await as(t, mine.key).get('/permissions').expect(200);
     }
 
     it.each([

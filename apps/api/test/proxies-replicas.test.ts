@@ -1,8 +1,7 @@
-import { createServer, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';
+import { startUpstream, Upstream } from '../../../test/support/upstream';
 
 jest.setTimeout(60_000);
 
@@ -14,17 +13,14 @@ describe('proxies across two API replicas', () => {
   let t: TestApp;
   let a: ServiceProcess;
   let b: ServiceProcess;
-  let upstream: Server;
-  let upstreamPort: number;
+  let upstream: Upstream;
   const seen: string[] = [];
 
   beforeAll(async () => {
-    upstream = createServer((req, res) => {
+    upstream = await startUpstream((req, res) => {
       seen.push(req.url!);
       res.end('ok');
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    upstreamPort = (upstream.address() as AddressInfo).port;
     const env = {
       DATABASE_URL: TEST_DATABASE_URL,
       REDIS_URL: TEST_REDIS_URL,
@@ -38,8 +34,7 @@ describe('proxies across two API replicas', () => {
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
     await t?.close();
-    upstream?.closeAllConnections();
-    await new Promise((resolve) => upstream?.close(resolve));
+    await upstream?.stop();
   });
 
   const manage = (method: string, path: string, key: string, body?: unknown) =>
@@ -61,14 +56,14 @@ describe('proxies across two API replicas', () => {
 
   it('an update made through one replica is what the other invokes next, every time', async () => {
     const { key } = await t.tenant();
-    const created = await manage('POST', '/proxies', key, { name: 'r', destination_url: `http://127.0.0.1:${upstreamPort}/v0`, require_auth: false });
+    const created = await manage('POST', '/proxies', key, { name: 'r', destination_url: `${upstream.origin}/v0`, require_auth: false });
     expect(created.status).toBe(201);
     const proxy = (await created.json()) as { id: string; key: string };
     for (let round = 1; round <= 5; round++) {
       // Warm B's cache with the current destination, then move it through A.
       expect(await invokeOnB(proxy.key)).toEqual({ status: 200, path: `/v${round - 1}/x` });
       expect(await invokeOnB(proxy.key)).toEqual({ status: 200, path: `/v${round - 1}/x` });
-      const moved = await manage('PATCH', `/proxies/${proxy.id}`, key, { destination_url: `http://127.0.0.1:${upstreamPort}/v${round}` });
+      const moved = await manage('PATCH', `/proxies/${proxy.id}`, key, { destination_url: `${upstream.origin}/v${round}` });
       expect(moved.status).toBe(200);
       expect(await invokeOnB(proxy.key)).toEqual({ status: 200, path: `/v${round}/x` });
     }
@@ -79,7 +74,7 @@ describe('proxies across two API replicas', () => {
 
   it('a proxy deleted through one replica is gone on the other at once', async () => {
     const { key } = await t.tenant();
-    const created = await manage('POST', '/proxies', key, { name: 'r', destination_url: `http://127.0.0.1:${upstreamPort}/`, require_auth: false });
+    const created = await manage('POST', '/proxies', key, { name: 'r', destination_url: `${upstream.origin}/`, require_auth: false });
     const proxy = (await created.json()) as { id: string; key: string };
     expect((await invokeOnB(proxy.key)).status).toBe(200);
     expect((await invokeOnB(proxy.key)).status).toBe(200);

@@ -1,4 +1,5 @@
 import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { auditEvents, Caller, createApplication, newTenant } from './application-fixtures';
 
 // Apps with their sandbox pools start per file, and some tests run transforms to the reactor's limits.
 jest.setTimeout(30_000);
@@ -19,29 +20,12 @@ describe('proxies API', () => {
     await Promise.all([t?.close(), strict?.close()]);
   });
 
-  interface Caller {
-    key: string;
-    tenantId: string;
-    applicationId: string;
-  }
-
-  async function managementCaller(app: TestApp = t): Promise<Caller> {
-    const created = await app.tenant();
-    return { key: created.key, tenantId: created.tenant.id, applicationId: created.application.id };
-  }
-
   function create(caller: Caller, body: Record<string, unknown>, app: TestApp = t) {
     return app.http().post('/proxies').set('svc-api-key', caller.key).send(body);
   }
 
   async function createOk(caller: Caller, body: Record<string, unknown> = {}): Promise<Record<string, any>> {
     const res = await create(caller, { name: 'payments', destination_url: 'https://api.example.com/v1', ...body });
-    expect(res.status).toBe(201);
-    return res.body;
-  }
-
-  async function createApplication(caller: Caller, body: Record<string, unknown>): Promise<Record<string, any>> {
-    const res = await t.http().post('/applications').set('svc-api-key', caller.key).send(body);
     expect(res.status).toBe(201);
     return res.body;
   }
@@ -55,20 +39,9 @@ describe('proxies API', () => {
       .send(JSON.stringify(body));
   }
 
-  /** The audit events of an entity, whether still in the outbox or already relayed to the logs table. */
-  async function auditOf(entityId: string): Promise<{ operation: string; message: string; actor_id: string; entity_type: string }[]> {
-    return t.database.dataSource.query(
-      `SELECT DISTINCT ON (id) id, operation, message, actor_id, entity_type, created_at FROM (
-         SELECT id, operation, message, actor_id, entity_type, created_at FROM audit_outbox WHERE entity_id = $1
-         UNION ALL SELECT id, operation, message, actor_id, entity_type, created_at FROM logs WHERE entity_id = $1) e
-       ORDER BY id`,
-      [entityId],
-    );
-  }
-
   describe('POST /proxies', () => {
     it('creates a proxy: 201, Location, generated key, defaults, no modified_at', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const res = await create(caller, { name: 'payments', destination_url: 'https://api.example.com/v1' });
       expect(res.status).toBe(201);
       expect(res.headers.location).toBe(`/proxies/${res.body.id}`);
@@ -90,8 +63,8 @@ describe('proxies API', () => {
     });
 
     it('stores every optional field and answers application_id flat', async () => {
-      const caller = await managementCaller();
-      const app = await createApplication(caller, { name: 'backend', type: 'private', permissions: ['proxy:invoke'] });
+      const caller = await newTenant(t);
+      const app = await createApplication(t, caller.key, { name: 'backend', type: 'private', permissions: ['proxy:invoke'] });
       const body = await createOk(caller, {
         request_transform: { code: 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });' },
         response_transform: { code: 'module.exports = async function (req) { return req.args; };' },
@@ -110,17 +83,17 @@ describe('proxies API', () => {
     });
 
     it('generates a different key for every proxy', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const keys = new Set<string>();
       for (let i = 0; i < 5; i++) keys.add((await createOk(caller)).key);
       expect(keys.size).toBe(5);
     });
 
     it('records an audit event naming neither the key nor the code', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const code = 'module.exports = async (req) => ({ body: "SECRET-CODE-MARKER", headers: {} });';
       const body = await createOk(caller, { name: 'audited', request_transform: { code } });
-      const events = await auditOf(body.id);
+      const events = await auditEvents(t, { entityId: body.id });
       expect(events).toEqual([expect.objectContaining({ operation: 'create', entity_type: 'proxy', actor_id: caller.applicationId })]);
       expect(events[0]!.message).toContain('audited');
       expect(events[0]!.message).not.toContain(body.key);
@@ -165,7 +138,7 @@ describe('proxies API', () => {
       ],
       ['transform with an unknown member', { name: 'p', destination_url: 'https://a.example.com', request_transform: { code: 'x', lang: 'js' } }, 'request_transform.lang'],
     ])('400 for %s, naming the field', async (_case, body, field) => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const res = await create(caller, body);
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -173,7 +146,7 @@ describe('proxies API', () => {
     });
 
     it('refuses a configuration member named __proto__ rather than storing a different map', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const res = await t
         .http()
         .post('/proxies')
@@ -185,13 +158,13 @@ describe('proxies API', () => {
     });
 
     it('reports every problem at once', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const res = await create(caller, { name: '', destination_url: 'ftp://x', configuration: { A: 1 } }).expect(400);
       expect(Object.keys(res.body.errors)).toEqual(expect.arrayContaining(['name', 'destination_url', 'configuration.A']));
     });
 
     it('400 for a body that is not a JSON object', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       for (const body of ['[]', '"proxy"', 'null', '{"name": ']) {
         const res = await t.http().post('/proxies').set('svc-api-key', caller.key).set('content-type', 'application/json').send(body);
         expect(res.status).toBe(400);
@@ -199,7 +172,7 @@ describe('proxies API', () => {
     });
 
     it('400 naming line and column for transform code that does not compile', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const res = await create(caller, {
         name: 'p',
         destination_url: 'https://a.example.com',
@@ -211,17 +184,17 @@ describe('proxies API', () => {
     });
 
     it('accepts the application of the tenant when public or private, refuses anything else without telling whether it exists', async () => {
-      const caller = await managementCaller();
-      const other = await managementCaller();
-      const pub = await createApplication(caller, { name: 'web', type: 'public', permissions: ['token:create'] });
-      const priv = await createApplication(caller, { name: 'backend', type: 'private', permissions: ['token:read'] });
-      const management = await createApplication(caller, { name: 'ops', type: 'management', permissions: ['proxy:read'] });
-      const expiring = await createApplication(caller, {
+      const caller = await newTenant(t);
+      const other = await newTenant(t);
+      const pub = await createApplication(t, caller.key, { name: 'web', type: 'public', permissions: ['token:create'] });
+      const priv = await createApplication(t, caller.key, { name: 'backend', type: 'private', permissions: ['token:read'] });
+      const management = await createApplication(t, caller.key, { name: 'ops', type: 'management', permissions: ['proxy:read'] });
+      const expiring = await createApplication(t, caller.key, {
         name: 'reveal',
         type: 'expiring',
         rules: [{ priority: 1, transform: 'reveal', permissions: ['token:read'], conditions: [{ attribute: 'id', operator: 'equals', value: 't1' }] }],
       });
-      const foreign = await createApplication(other, { name: 'theirs', type: 'private', permissions: ['token:read'] });
+      const foreign = await createApplication(t, other.key, { name: 'theirs', type: 'private', permissions: ['token:read'] });
 
       expect((await createOk(caller, { application: { id: pub.id } })).application_id).toBe(pub.id);
       expect((await createOk(caller, { application: { id: priv.id } })).application_id).toBe(priv.id);
@@ -236,7 +209,7 @@ describe('proxies API', () => {
     });
 
     it('refuses http:// unless PROXY_ALLOW_HTTP, and literal non-public addresses unless allowed', async () => {
-      const caller = await managementCaller(strict);
+      const caller = await newTenant(strict);
       for (const destination of [
         'http://api.example.com',
         'https://127.0.0.1',
@@ -265,7 +238,7 @@ describe('proxies API', () => {
         expect({ destination, status: res.status }).toEqual({ destination, status: 201 });
       }
       // With PROXY_ALLOW_HTTP and 127.0.0.0/8 allowed, loopback http destinations are accepted, other private ones are not.
-      const allowed = await managementCaller();
+      const allowed = await newTenant(t);
       await create(allowed, { name: 'p', destination_url: 'http://127.0.0.1:9/x' }).expect(201);
       await create(allowed, { name: 'p', destination_url: 'https://[::ffff:127.0.0.1]:9' }).expect(201);
       await create(allowed, { name: 'p', destination_url: 'https://10.0.0.1' }).expect(400);
@@ -274,7 +247,7 @@ describe('proxies API', () => {
 
   describe('GET /proxies', () => {
     it('lists newest first with offset paging and the cursor', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) ids.push((await createOk(caller, { name: `p${i}` })).id);
       const newestFirst = [...ids].reverse();
@@ -307,7 +280,7 @@ describe('proxies API', () => {
     });
 
     it('filters by repeated id and by name, with * as the only wildcard', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const names = ['Stripe payments', 'stripe refunds', 'Adyen 100%', 'Adyen 1000', 'under_score', 'underXscore', 'star*name'];
       const byName: Record<string, string> = {};
       for (const name of names) byName[name] = (await createOk(caller, { name })).id;
@@ -329,8 +302,8 @@ describe('proxies API', () => {
     });
 
     it("never lists another tenant's proxies", async () => {
-      const mine = await managementCaller();
-      const theirs = await managementCaller();
+      const mine = await newTenant(t);
+      const theirs = await newTenant(t);
       const foreign = await createOk(theirs, { name: 'theirs' });
       const res = await t.http().get(`/proxies?id=${foreign.id}`).set('svc-api-key', mine.key).expect(200);
       expect(res.body.data).toEqual([]);
@@ -338,15 +311,15 @@ describe('proxies API', () => {
     });
 
     it.each(['size=0', 'size=101', 'page=0', 'page=x', 'id=nope', 'start=garbage', `name=${'n'.repeat(201)}`, 'colour=blue'])('400 for %s', async (query) => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       await t.http().get(`/proxies?${query}`).set('svc-api-key', caller.key).expect(400);
     });
   });
 
   describe('GET /proxies/{id}', () => {
     it("404 for another tenant's proxy and for none, 400 for a non-UUID id", async () => {
-      const mine = await managementCaller();
-      const theirs = await managementCaller();
+      const mine = await newTenant(t);
+      const theirs = await newTenant(t);
       const foreign = await createOk(theirs);
       await t.http().get(`/proxies/${foreign.id}`).set('svc-api-key', mine.key).expect(404);
       await t.http().get('/proxies/3f1b2c4d-0000-4000-8000-000000000000').set('svc-api-key', mine.key).expect(404);
@@ -357,8 +330,8 @@ describe('proxies API', () => {
 
   describe('PUT /proxies/{id}', () => {
     it('replaces: omitted optional fields return to their defaults, the key and creation stay', async () => {
-      const caller = await managementCaller();
-      const app = await createApplication(caller, { name: 'backend', type: 'private', permissions: ['token:read'] });
+      const caller = await newTenant(t);
+      const app = await createApplication(t, caller.key, { name: 'backend', type: 'private', permissions: ['token:read'] });
       const created = await createOk(caller, {
         request_transform: { code: 'module.exports = async (req) => req.args;' },
         response_transform: { code: 'module.exports = async (req) => req.args;' },
@@ -387,12 +360,12 @@ describe('proxies API', () => {
       expect(Date.parse(res.body.modified_at)).toBeGreaterThanOrEqual(Date.parse(created.created_at));
       const got = await t.http().get(`/proxies/${created.id}`).set('svc-api-key', caller.key).expect(200);
       expect(got.body).toEqual(res.body);
-      expect((await auditOf(created.id)).map((e) => e.operation).sort()).toEqual(['create', 'update']);
+      expect((await auditEvents(t, { entityId: created.id })).map((e) => e.operation).sort()).toEqual(['create', 'update']);
     });
 
     it('validates like a create, and 404s for another tenant', async () => {
-      const caller = await managementCaller();
-      const other = await managementCaller();
+      const caller = await newTenant(t);
+      const other = await newTenant(t);
       const created = await createOk(caller);
       const bad = await t
         .http()
@@ -421,8 +394,8 @@ describe('proxies API', () => {
 
   describe('PATCH /proxies/{id}', () => {
     it('merges (RFC 7396): named fields change, null clears, objects merge member by member', async () => {
-      const caller = await managementCaller();
-      const app = await createApplication(caller, { name: 'backend', type: 'private', permissions: ['token:read'] });
+      const caller = await newTenant(t);
+      const app = await createApplication(t, caller.key, { name: 'backend', type: 'private', permissions: ['token:read'] });
       const created = await createOk(caller, {
         request_transform: { code: 'module.exports = async (req) => req.args;' },
         application: { id: app.id },
@@ -453,11 +426,11 @@ describe('proxies API', () => {
       expect(cleared.body.require_auth).toBe(true);
       const got = await t.http().get(`/proxies/${created.id}`).set('svc-api-key', caller.key).expect(200);
       expect(got.body).toEqual(cleared.body);
-      expect((await auditOf(created.id)).map((e) => e.operation).sort()).toEqual(['create', 'update', 'update']);
+      expect((await auditEvents(t, { entityId: created.id })).map((e) => e.operation).sort()).toEqual(['create', 'update', 'update']);
     });
 
     it('holds the merged result to the rules of a PUT body', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const created = await createOk(caller);
       for (const [body, field] of [
         [{ name: null }, 'name'],
@@ -476,11 +449,11 @@ describe('proxies API', () => {
       }
       const unchanged = await t.http().get(`/proxies/${created.id}`).set('svc-api-key', caller.key).expect(200);
       expect(unchanged.body.name).toBe('payments');
-      expect((await auditOf(created.id)).map((e) => e.operation)).toEqual(['create']);
+      expect((await auditEvents(t, { entityId: created.id })).map((e) => e.operation)).toEqual(['create']);
     });
 
     it('a bodiless PATCH changes nothing but is no error; a bodiless POST or PUT is a 400', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const created = await createOk(caller);
       const res = await t.http().patch(`/proxies/${created.id}`).set('svc-api-key', caller.key);
       expect(res.status).toBe(200);
@@ -490,8 +463,8 @@ describe('proxies API', () => {
     });
 
     it('415 unless the body is application/merge-patch+json; 404 for another tenant', async () => {
-      const caller = await managementCaller();
-      const other = await managementCaller();
+      const caller = await newTenant(t);
+      const other = await newTenant(t);
       const created = await createOk(caller);
       await t.http().patch(`/proxies/${created.id}`).set('svc-api-key', caller.key).send({ name: 'x' }).expect(415);
       await patch(other, created.id, { name: 'x' }).expect(404);
@@ -501,26 +474,26 @@ describe('proxies API', () => {
 
   describe('DELETE /proxies/{id}', () => {
     it("204, then gone; another tenant's is a 404", async () => {
-      const caller = await managementCaller();
-      const other = await managementCaller();
+      const caller = await newTenant(t);
+      const other = await newTenant(t);
       const created = await createOk(caller);
       await t.http().delete(`/proxies/${created.id}`).set('svc-api-key', other.key).expect(404);
       const res = await t.http().delete(`/proxies/${created.id}`).set('svc-api-key', caller.key).expect(204);
       expect(res.text).toBe('');
       await t.http().get(`/proxies/${created.id}`).set('svc-api-key', caller.key).expect(404);
       await t.http().delete(`/proxies/${created.id}`).set('svc-api-key', caller.key).expect(404);
-      expect((await auditOf(created.id)).map((e) => e.operation).sort()).toEqual(['create', 'delete']);
+      expect((await auditEvents(t, { entityId: created.id })).map((e) => e.operation).sort()).toEqual(['create', 'delete']);
     });
   });
 
   describe('permissions', () => {
     it('401 without a valid key; 403 without the endpoint permission', async () => {
-      const caller = await managementCaller();
+      const caller = await newTenant(t);
       const created = await createOk(caller);
       await t.http().get('/proxies').expect(401);
       await t.http().get('/proxies').set('svc-api-key', 'key_notarealkeynotarealkeynotarealkey12').expect(401);
 
-      const readOnly = await createApplication(caller, { name: 'reader', type: 'management', permissions: ['proxy:read'] });
+      const readOnly = await createApplication(t, caller.key, { name: 'reader', type: 'management', permissions: ['proxy:read'] });
       const reader = { ...caller, key: readOnly.key as string };
       await t.http().get('/proxies').set('svc-api-key', reader.key).expect(200);
       await t.http().get(`/proxies/${created.id}`).set('svc-api-key', reader.key).expect(200);
@@ -529,13 +502,13 @@ describe('proxies API', () => {
       await patch(reader, created.id, { name: 'x' }).expect(403);
       await t.http().delete(`/proxies/${created.id}`).set('svc-api-key', reader.key).expect(403);
 
-      const writer = await createApplication(caller, { name: 'writer', type: 'management', permissions: ['proxy:create', 'proxy:update', 'proxy:delete'] });
+      const writer = await createApplication(t, caller.key, { name: 'writer', type: 'management', permissions: ['proxy:create', 'proxy:update', 'proxy:delete'] });
       await t.http().get('/proxies').set('svc-api-key', writer.key).expect(403);
       await t.http().get(`/proxies/${created.id}`).set('svc-api-key', writer.key).expect(403);
       await patch({ ...caller, key: writer.key }, created.id, { name: 'by writer' }).expect(200);
       await t.http().delete(`/proxies/${created.id}`).set('svc-api-key', writer.key).expect(204);
 
-      const priv = await createApplication(caller, { name: 'backend', type: 'private', permissions: ['proxy:invoke'] });
+      const priv = await createApplication(t, caller.key, { name: 'backend', type: 'private', permissions: ['proxy:invoke'] });
       await t.http().get('/proxies').set('svc-api-key', priv.key).expect(403);
     });
   });

@@ -1,6 +1,5 @@
-import { createServer, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { startUpstream, Upstream } from '../../../test/support/upstream';
 
 // Apps with their sandbox pools start per file, and some tests run transforms to the reactor's limits.
 jest.setTimeout(30_000);
@@ -12,16 +11,15 @@ jest.setTimeout(30_000);
 
 describe('transform sandbox through /proxy', () => {
   let t: TestApp;
-  let upstream: Server;
+  let upstream: Upstream;
   let destination: string;
 
   beforeAll(async () => {
-    upstream = createServer((req, res) => {
+    upstream = await startUpstream((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ ok: true }));
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    destination = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    destination = upstream.origin;
     t = await startTestApp({
       PROXY_ALLOW_HTTP: 'true',
       PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
@@ -32,8 +30,7 @@ describe('transform sandbox through /proxy', () => {
   });
   afterAll(async () => {
     await t?.close();
-    upstream?.closeAllConnections();
-    await new Promise((resolve) => upstream?.close(resolve));
+    await upstream?.stop();
   });
 
   async function proxyWith(requestTransform: string): Promise<string> {
@@ -106,7 +103,7 @@ describe('transform sandbox through /proxy', () => {
       // Enough rounds to land on both isolates of the pool.
       for (let i = 0; i < 4; i++) await invoke(polluter).expect(200);
       const seen: string[] = [];
-      const server = upstream;
+      const server = upstream.server;
       const record = (req: import('node:http').IncomingMessage) => {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));

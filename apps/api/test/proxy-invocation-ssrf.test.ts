@@ -1,7 +1,6 @@
 import type { LookupAddress } from 'node:dns';
-import { createServer, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { startUpstream, Upstream } from '../../../test/support/upstream';
 import {
   createDestinationAgent,
   DestinationRefusedError,
@@ -36,19 +35,8 @@ function lookupThrough(policy: IpDestinationPolicy, addresses: LookupAddress[], 
   });
 }
 
-async function countingServer(): Promise<{ server: Server; port: number; connections: () => number }> {
-  let connections = 0;
-  const server = createServer((_req, res) => res.end('reached'));
-  server.on('connection', () => connections++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as AddressInfo).port, connections: () => connections };
-}
-
-async function stop(server: Server | undefined): Promise<void> {
-  if (!server) return;
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-}
+/** A destination that answers 'reached' and counts the connections it accepts. */
+const countingServer = () => startUpstream((_req, res) => res.end('reached'));
 
 
 describe('SSRF: destinations are checked at connect time, after resolution', () => {
@@ -112,9 +100,9 @@ describe('SSRF: destinations are checked at connect time, after resolution', () 
   });
 
   describe('the destination dispatcher (loopback only)', () => {
-    let upstream: Awaited<ReturnType<typeof countingServer>>;
+    let upstream: Upstream;
     beforeAll(async () => (upstream = await countingServer()));
-    afterAll(() => stop(upstream?.server));
+    afterAll(() => upstream?.stop());
 
     it('refuses a name resolving to a refused address before any connection', async () => {
       const resolve = stubResolver([v4('127.0.0.1')]);
@@ -161,7 +149,7 @@ describe('SSRF: destinations are checked at connect time, after resolution', () 
   describe('end to end through /proxy', () => {
     let strict: TestApp;
     let permissive: TestApp;
-    let upstream: Awaited<ReturnType<typeof countingServer>>;
+    let upstream: Upstream;
 
     beforeAll(async () => {
       upstream = await countingServer();
@@ -172,7 +160,7 @@ describe('SSRF: destinations are checked at connect time, after resolution', () 
     });
     afterAll(async () => {
       await Promise.all([strict?.close(), permissive?.close()]);
-      await stop(upstream?.server);
+      await upstream?.stop();
     });
 
     async function proxyOn(app: TestApp, destination: string): Promise<string> {

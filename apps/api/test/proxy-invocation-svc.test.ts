@@ -1,9 +1,11 @@
-import { createServer, Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request as undiciRequest } from 'undici';
 import type { Proxy } from '../../../libs/domain/src';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { startUpstream, Upstream } from '../../../test/support/upstream';
 import { checkedPath, SvcLoopback } from '../src/proxy-invocation/svc-bridge';
+import { Caller, newTenant } from './application-fixtures';
 
 // Apps with their sandbox pools start per file, and some tests run transforms to the reactor's limits.
 jest.setTimeout(30_000);
@@ -12,50 +14,35 @@ jest.setTimeout(30_000);
 
 describe('the svc bridge', () => {
   let t: TestApp;
-  let upstream: Server;
-  let upstreamPort: number;
+  let upstream: Upstream;
 
   beforeAll(async () => {
-    upstream = createServer((req, res) => {
+    upstream = await startUpstream((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ from: 'upstream' }));
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    upstreamPort = (upstream.address() as AddressInfo).port;
     t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '2' });
   });
   afterAll(async () => {
     await t?.close();
-    upstream?.closeAllConnections();
-    await new Promise((resolve) => upstream?.close(resolve));
+    await upstream?.stop();
   });
 
-  interface Tenant {
-    key: string;
-    tenantId: string;
-    applicationId: string;
-  }
-
-  async function tenant(): Promise<Tenant> {
-    const created = await t.tenant();
-    return { key: created.key, tenantId: created.tenant.id, applicationId: created.application.id };
-  }
-
-  async function post(owner: Tenant, path: string, body: Record<string, unknown>): Promise<Record<string, any>> {
+  async function post(owner: Caller, path: string, body: Record<string, unknown>): Promise<Record<string, any>> {
     const res = await t.http().post(path).set('svc-api-key', owner.key).send(body);
     expect(res.status).toBe(201);
     return res.body;
   }
 
   /** A proxy whose response transform runs `script` (an async function body with `req` in scope) and answers its value. */
-  async function transformProxy(owner: Tenant, applicationId: string | undefined, script: string): Promise<string> {
+  async function transformProxy(owner: Caller, applicationId: string | undefined, script: string): Promise<string> {
     const code = `module.exports = async function (req) {
       const value = await (async () => { ${script} })();
       return { status: 200, headers: { 'content-type': 'application/json' }, body: { value } };
     };`;
     const proxy = await post(owner, '/proxies', {
       name: 'svc',
-      destination_url: `http://127.0.0.1:${upstreamPort}`,
+      destination_url: upstream.origin,
       require_auth: false,
       response_transform: { code },
       ...(applicationId ? { application: { id: applicationId } } : {}),
@@ -72,14 +59,14 @@ describe('the svc bridge', () => {
   const outcome = `return (p) => p.then((body) => ({ ok: true, body }), (e) => ({ ok: false, status: e.status, message: String(e.message) }));`;
 
   it('is present only when the proxy names an application', async () => {
-    const owner = await tenant();
+    const owner = await newTenant(t);
     const app = await post(owner, '/applications', { name: 'backend', type: 'private', permissions: ['proxy:invoke'] });
     expect(await run(await transformProxy(owner, undefined, 'return typeof req.svc;'))).toBe('undefined');
     expect(await run(await transformProxy(owner, app.id, 'return typeof req.svc.applications.get;'))).toBe('function');
   });
 
   it("calls this service's API as the proxy's application, with that application's permissions", async () => {
-    const owner = await tenant();
+    const owner = await newTenant(t);
     const app = await post(owner, '/applications', { name: 'backend', type: 'private', permissions: ['proxy:invoke', 'token:read'] });
     const key = await transformProxy(
       owner,
@@ -101,8 +88,8 @@ describe('the svc bridge', () => {
   });
 
   it("cannot read another tenant's resources", async () => {
-    const a = await tenant();
-    const b = await tenant();
+    const a = await newTenant(t);
+    const b = await newTenant(t);
     const aApp = await post(a, '/applications', { name: 'a-backend', type: 'private', permissions: ['proxy:invoke'] });
     const bApp = await post(b, '/applications', { name: 'b-backend', type: 'private', permissions: ['proxy:invoke'] });
     const bProxy = await post(b, '/proxies', { name: 'b', destination_url: 'https://b.example.com' });
@@ -131,7 +118,7 @@ describe('the svc bridge', () => {
   });
 
   it('re-reads the application on every call: a deleted application is a 401 at once', async () => {
-    const owner = await tenant();
+    const owner = await newTenant(t);
     const app = await post(owner, '/applications', { name: 'short-lived', type: 'private', permissions: ['proxy:invoke'] });
     const key = await transformProxy(owner, app.id, `const settle = (() => { ${outcome} })(); return settle(req.svc.request({ path: '/permissions' }));`);
     expect(await run(key)).toMatchObject({ ok: true });
@@ -140,7 +127,7 @@ describe('the svc bridge', () => {
   });
 
   it('reaches nothing but this service: no /proxy, no absolute URLs, no other routes', async () => {
-    const owner = await tenant();
+    const owner = await newTenant(t);
     const app = await post(owner, '/applications', { name: 'backend', type: 'private', permissions: ['proxy:invoke'] });
     const attempts = [
       `/proxy?svc-proxy-key=x`,
@@ -158,7 +145,7 @@ describe('the svc bridge', () => {
       `const settle = (() => { ${outcome} })();
        const out = [];
        for (const path of ${JSON.stringify(attempts)}) out.push(await settle(req.svc.request({ method: 'GET', path })));
-       out.push(await settle(req.svc.request({ method: 'GET', path: 'http://127.0.0.1:${upstreamPort}/' })));
+       out.push(await settle(req.svc.request({ method: 'GET', path: '${upstream.origin}/' })));
        return out;`,
     );
     const value = await run(key);
@@ -173,7 +160,7 @@ describe('the svc bridge', () => {
   });
 
   it('the internal listener admits nothing without its secret, and the secret counts nowhere else', async () => {
-    const owner = await tenant();
+    const owner = await newTenant(t);
     const loopback = t.app.get(SvcLoopback) as unknown as { secret: Buffer; server: Server };
     const port = (loopback.server.address() as AddressInfo).port;
     const svcHeaders = {

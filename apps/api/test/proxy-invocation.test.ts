@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, IncomingHttpHeaders, request as httpRequest, Server } from 'node:http';
+import { IncomingHttpHeaders, request as httpRequest, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { request as undiciRequest } from 'undici';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { startUpstream, Upstream } from '../../../test/support/upstream';
+import { Caller, createApplication, newTenant } from './application-fixtures';
 
 // Apps with their sandbox pools start per file, and some tests run transforms to the reactor's limits.
 jest.setTimeout(30_000);
@@ -17,10 +19,9 @@ interface Seen {
 }
 
 /** A local destination that records what it receives and answers per path. */
-async function startUpstream(): Promise<{ server: Server; port: number; seen: Seen[]; connections: () => number }> {
+async function recordingUpstream(): Promise<Upstream & { seen: Seen[] }> {
   const seen: Seen[] = [];
-  let connections = 0;
-  const server = createServer(async (req, res) => {
+  const upstream = await startUpstream(async (req, res) => {
     const chunks: Buffer[] = [];
     try {
       for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -50,19 +51,17 @@ async function startUpstream(): Promise<{ server: Server; port: number; seen: Se
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ method: req.method, url: req.url, length: body.length }));
   });
-  server.on('connection', () => connections++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as AddressInfo).port, seen, connections: () => connections };
+  return { ...upstream, seen };
 }
 
 
 describe('proxy invocation (/proxy)', () => {
   let t: TestApp;
   let base: string;
-  let upstream: Awaited<ReturnType<typeof startUpstream>>;
+  let upstream: Awaited<ReturnType<typeof recordingUpstream>>;
 
   beforeAll(async () => {
-    upstream = await startUpstream();
+    upstream = await recordingUpstream();
     t = await startTestApp({
       PROXY_ALLOW_HTTP: 'true',
       PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
@@ -77,32 +76,15 @@ describe('proxy invocation (/proxy)', () => {
   });
   afterAll(async () => {
     await t?.close();
-    upstream?.server.closeAllConnections();
-    await new Promise((resolve) => upstream?.server.close(resolve));
+    await upstream?.stop();
   });
 
-  interface Tenant {
-    key: string;
-    tenantId: string;
-  }
-
-  async function tenant(): Promise<Tenant> {
-    const created = await t.tenant();
-    return { key: created.key, tenantId: created.tenant.id };
-  }
-
-  async function proxy(owner: Tenant, body: Record<string, unknown> = {}): Promise<{ id: string; key: string }> {
+  async function proxy(owner: Caller, body: Record<string, unknown> = {}): Promise<{ id: string; key: string }> {
     const res = await t
       .http()
       .post('/proxies')
       .set('svc-api-key', owner.key)
-      .send({ name: 'test', destination_url: `http://127.0.0.1:${upstream.port}/api/`, ...body });
-    expect(res.status).toBe(201);
-    return res.body;
-  }
-
-  async function application(owner: Tenant, body: Record<string, unknown>): Promise<{ id: string; key: string }> {
-    const res = await t.http().post('/applications').set('svc-api-key', owner.key).send(body);
+      .send({ name: 'test', destination_url: `${upstream.origin}/api/`, ...body });
     expect(res.status).toBe(201);
     return res.body;
   }
@@ -110,7 +92,7 @@ describe('proxy invocation (/proxy)', () => {
   const lastSeen = () => upstream.seen[upstream.seen.length - 1]!;
 
   it('joins the destination, the more path and the query without svc-proxy-key', async () => {
-    const owner = await tenant();
+    const owner = await newTenant(t);
     const p = await proxy(owner, { require_auth: false });
     await t.http().get(`/proxy/foo/bar?x=1&svc-proxy-key=${p.key}&y=a%20b&y=c`).expect(200);
     expect(lastSeen().url).toBe('/api/foo/bar?x=1&y=a%20b&y=c');
@@ -122,13 +104,13 @@ describe('proxy invocation (/proxy)', () => {
       await t.http()[method]('/proxy/items').set('svc-proxy-key', p.key).set('content-type', 'application/json').send('{"a":1}').expect(200);
       expect(lastSeen()).toMatchObject({ method: method.toUpperCase(), url: '/api/items', body: Buffer.from('{"a":1}') });
     }
-    const noSlash = await proxy(owner, { require_auth: false, destination_url: `http://127.0.0.1:${upstream.port}` });
+    const noSlash = await proxy(owner, { require_auth: false, destination_url: upstream.origin });
     await t.http().get('/proxy?q=1').set('svc-proxy-key', noSlash.key).expect(200);
     expect(lastSeen().url).toBe('/?q=1');
   });
 
   it('strips this service\'s credentials and hop-by-hop headers, sets host to the destination', async () => {
-    const owner = await tenant();
+    const owner = await newTenant(t);
     const p = await proxy(owner);
     // node:http, because undici refuses to send hop-by-hop headers at all.
     const status = await new Promise<number>((resolve, reject) => {
@@ -169,7 +151,7 @@ describe('proxy invocation (/proxy)', () => {
   });
 
   it('returns the destination response with svc-proxy-destination-status, minus hop-by-hop headers', async () => {
-    const owner = await tenant();
+    const owner = await newTenant(t);
     const p = await proxy(owner, { require_auth: false });
     const res = await t.http().get('/proxy/teapot').set('svc-proxy-key', p.key).expect(418);
     expect(res.text).toBe('short and stout');
@@ -180,7 +162,7 @@ describe('proxy invocation (/proxy)', () => {
   });
 
   it('does not follow redirects', async () => {
-    const owner = await tenant();
+    const owner = await newTenant(t);
     const p = await proxy(owner, { require_auth: false });
     const before = upstream.seen.length;
     const res = await t.http().get('/proxy/redirect').set('svc-proxy-key', p.key).redirects(0).expect(302);
@@ -191,12 +173,12 @@ describe('proxy invocation (/proxy)', () => {
 
   describe('authentication', () => {
     it('require_auth: 401 without or with an invalid key, 403 without proxy:invoke or from another tenant', async () => {
-      const owner = await tenant();
-      const other = await tenant();
+      const owner = await newTenant(t);
+      const other = await newTenant(t);
       const p = await proxy(owner);
-      const invoker = await application(owner, { name: 'invoker', type: 'private', permissions: ['proxy:invoke'] });
-      const noInvoke = await application(owner, { name: 'reader', type: 'private', permissions: ['token:read'] });
-      const foreign = await application(other, { name: 'invoker', type: 'private', permissions: ['proxy:invoke'] });
+      const invoker = await createApplication(t, owner.key, { name: 'invoker', type: 'private', permissions: ['proxy:invoke'] });
+      const noInvoke = await createApplication(t, owner.key, { name: 'reader', type: 'private', permissions: ['token:read'] });
+      const foreign = await createApplication(t, other.key, { name: 'invoker', type: 'private', permissions: ['proxy:invoke'] });
 
       const invoke = (apiKey?: string) => {
         const req = t.http().get('/proxy/x').set('svc-proxy-key', p.key);
@@ -215,7 +197,7 @@ describe('proxy invocation (/proxy)', () => {
     });
 
     it('require_auth false: the proxy key alone suffices', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const p = await proxy(owner, { require_auth: false });
       await t.http().get('/proxy/x').set('svc-proxy-key', p.key).expect(200);
       await t.http().get(`/proxy/x?svc-proxy-key=${p.key}`).expect(200);
@@ -231,7 +213,7 @@ describe('proxy invocation (/proxy)', () => {
     });
 
     it('an update or a delete applies to the very next invocation', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const p = await proxy(owner, { require_auth: false });
       await t.http().get('/proxy/one').set('svc-proxy-key', p.key).expect(200);
       await t
@@ -239,7 +221,7 @@ describe('proxy invocation (/proxy)', () => {
         .patch(`/proxies/${p.id}`)
         .set('svc-api-key', owner.key)
         .set('content-type', 'application/merge-patch+json')
-        .send(JSON.stringify({ destination_url: `http://127.0.0.1:${upstream.port}/moved`, require_auth: true }))
+        .send(JSON.stringify({ destination_url: `${upstream.origin}/moved`, require_auth: true }))
         .expect(200);
       await t.http().get('/proxy/two').set('svc-proxy-key', p.key).expect(401);
       await t.http().get('/proxy/two').set('svc-proxy-key', p.key).set('svc-api-key', owner.key).expect(200);
@@ -249,7 +231,7 @@ describe('proxy invocation (/proxy)', () => {
     });
 
     it('serves /proxy exactly: other spellings are no proxy route', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const p = await proxy(owner, { require_auth: false });
       const before = upstream.seen.length;
       await t.http().get('/PROXY/x').set('svc-proxy-key', p.key).expect(404);
@@ -258,7 +240,7 @@ describe('proxy invocation (/proxy)', () => {
     });
 
     it('405 for methods other than GET, POST, PUT, PATCH and DELETE', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const p = await proxy(owner, { require_auth: false });
       const res = await t.http().options('/proxy/x').set('svc-proxy-key', p.key).expect(405);
       expect(res.headers.allow).toBe('GET, POST, PUT, PATCH, DELETE');
@@ -267,7 +249,7 @@ describe('proxy invocation (/proxy)', () => {
 
   describe('bodies', () => {
     it('passes a binary body through untouched, both ways', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const p = await proxy(owner, { require_auth: false });
       const bytes = randomBytes(48 * 1024);
       const res = await t
@@ -289,7 +271,7 @@ describe('proxy invocation (/proxy)', () => {
     });
 
     it('streams a chunked request body through', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const p = await proxy(owner, { require_auth: false });
       const parts = [randomBytes(1000), randomBytes(20_000), randomBytes(7)];
       async function* chunks() {
@@ -303,7 +285,7 @@ describe('proxy invocation (/proxy)', () => {
     });
 
     it('413 for a body over BODY_LIMIT_BYTES, declared or chunked, before the destination answers', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const p = await proxy(owner, { require_auth: false });
       const before = upstream.seen.length;
       const declared = await t.http().post('/proxy/raw').set('svc-proxy-key', p.key).set('content-type', 'application/octet-stream').send(randomBytes(64 * 1024 + 1));
@@ -329,19 +311,18 @@ describe('proxy invocation (/proxy)', () => {
 
   describe('destination failures', () => {
     it('502 when the destination is unreachable', async () => {
-      const owner = await tenant();
-      const closed = createServer();
-      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-      const port = (closed.address() as AddressInfo).port;
-      await new Promise((resolve) => closed.close(resolve));
-      const p = await proxy(owner, { require_auth: false, destination_url: `http://127.0.0.1:${port}` });
+      const owner = await newTenant(t);
+      // A port that was free a moment ago: nothing listens there any more.
+      const closed = await startUpstream(() => undefined);
+      await closed.stop();
+      const p = await proxy(owner, { require_auth: false, destination_url: closed.origin });
       const res = await t.http().get('/proxy/x').set('svc-proxy-key', p.key).expect(502);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.headers['svc-proxy-destination-status']).toBeUndefined();
     });
 
     it('504 when the destination does not answer within PROXY_TIMEOUT_MS', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const p = await proxy(owner, { require_auth: false });
       const res = await t.http().get('/proxy/slow').set('svc-proxy-key', p.key).expect(504);
       expect(res.body.detail).toContain('500 ms');
@@ -350,7 +331,7 @@ describe('proxy invocation (/proxy)', () => {
 
   describe('transforms', () => {
     it('a request transform rewrites body and headers, sees method, path, query and configuration', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const code = `module.exports = async function (req) {
         const { body, headers, method, path, query } = req.args;
         return {
@@ -378,7 +359,7 @@ describe('proxy invocation (/proxy)', () => {
     });
 
     it('hands a non-JSON body to the transform as a string', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const code = `module.exports = async (req) => ({ body: typeof req.args.body + ':' + req.args.body.toUpperCase(), headers: req.args.headers });`;
       const p = await proxy(owner, { require_auth: false, request_transform: { code } });
       await t.http().post('/proxy/raw').set('svc-proxy-key', p.key).set('content-type', 'text/plain').send('plain words').expect(200);
@@ -386,7 +367,7 @@ describe('proxy invocation (/proxy)', () => {
     });
 
     it('a response transform rewrites body, headers and status, and runs on every destination response', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const code = `module.exports = async function (req) {
         const { body, headers, status } = req.args;
         return {
@@ -406,7 +387,7 @@ describe('proxy invocation (/proxy)', () => {
     });
 
     it('sends a transform error as it is', async () => {
-      const owner = await tenant();
+      const owner = await newTenant(t);
       const p = await proxy(owner, {
         require_auth: false,
         request_transform: { code: "module.exports = async () => { throw new BadRequestError('card number is missing'); };" },

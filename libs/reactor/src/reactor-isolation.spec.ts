@@ -1,12 +1,8 @@
-import { Reactor, type SvcBridge, type TransformInput, type TransformResult } from './index';
+import { Reactor, type SvcBridge, type TransformInput } from './index';
+import { okBody } from '../test/support/reactor-results';
 
 function input(tenantId: string, code: string, svc?: SvcBridge): TransformInput {
   return { tenantId, code, args: { body: { n: 1 }, headers: {}, method: 'GET', path: '/', query: {} }, configuration: { secret: tenantId }, svc };
-}
-
-function okBody(result: TransformResult): any {
-  if (!result.ok) throw new Error(`expected ok, got ${result.status} ${JSON.stringify(result.body)}`);
-  return result.body;
 }
 
 const HOST_TRACES = ['/work/', 'node_modules', 'node:', '.ts', 'isolated-vm', 'Module._compile', 'process'];

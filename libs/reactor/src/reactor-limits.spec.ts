@@ -1,4 +1,5 @@
 import { Reactor, type TransformInput, type TransformResult } from './index';
+import { settled } from '../test/support/reactor-results';
 
 const TIMEOUT_MS = 1000;
 
@@ -7,11 +8,6 @@ function input(tenantId: string, code: string): TransformInput {
 }
 
 const echo = `module.exports = async (req) => ({ body: req.args.body, headers: { 'x-ok': '1' } });`;
-
-/** Waits until every isolate has finished getting ready for its next invocation. */
-async function settled(reactor: Reactor): Promise<void> {
-  while (reactor.stats().busy > 0) await new Promise((resolve) => setTimeout(resolve, 5));
-}
 
 async function timed(run: Promise<TransformResult>): Promise<{ result: TransformResult; elapsed: number }> {
   const started = Date.now();

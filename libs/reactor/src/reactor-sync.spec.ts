@@ -1,15 +1,11 @@
-import { Reactor, type SvcBridge, type TransformInput, type TransformResult } from './index';
+import { Reactor, type SvcBridge, type TransformInput } from './index';
+import { okBody } from '../test/support/reactor-results';
 
 const TIMEOUT_MS = 1000;
 const BUDGET_MS = 5;
 
 function input(code: string, body: Record<string, unknown> = {}, svc?: SvcBridge, tenantId = 'tenant-sync'): TransformInput {
   return { tenantId, code, args: { body, headers: {}, method: 'POST', path: '/', query: {} }, configuration: {}, svc };
-}
-
-function okBody(result: TransformResult): any {
-  if (!result.ok) throw new Error(`expected ok, got ${result.status} ${JSON.stringify(result.body)}`);
-  return result.body;
 }
 
 /**

@@ -1,19 +1,10 @@
-import { Reactor, type SvcBridge, type TransformInput, type TransformResult } from './index';
+import { Reactor, type SvcBridge, type TransformInput } from './index';
+import { okBody, settled } from '../test/support/reactor-results';
 
 const TIMEOUT_MS = 1000;
 
 function input(tenantId: string, code: string, body: Record<string, unknown> = {}, svc?: SvcBridge): TransformInput {
   return { tenantId, code, args: { body, headers: {}, method: 'GET', path: '/', query: {} }, configuration: { tenant: tenantId }, svc };
-}
-
-function okBody(result: TransformResult): any {
-  if (!result.ok) throw new Error(`expected ok, got ${result.status} ${JSON.stringify(result.body)}`);
-  return result.body;
-}
-
-/** Waits until every isolate has finished getting ready for its next invocation. */
-async function settled(reactor: Reactor): Promise<void> {
-  while (reactor.stats().busy > 0) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 // Reports what it sees, then (for tenant-a only) pollutes globals and prototypes.

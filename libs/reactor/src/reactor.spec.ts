@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
-import { Reactor, type SvcBridge, type SvcRequest, type SvcResponse, type TransformInput, type TransformResult } from './index';
+import { Reactor, type SvcBridge, type SvcRequest, type SvcResponse, type TransformInput } from './index';
+import { okBody } from '../test/support/reactor-results';
 
 function input(code: string, extra: Partial<TransformInput> = {}): TransformInput {
   return {
@@ -9,11 +10,6 @@ function input(code: string, extra: Partial<TransformInput> = {}): TransformInpu
     configuration: { API_KEY: 'secret-value' },
     ...extra,
   };
-}
-
-function okBody(result: TransformResult): any {
-  if (!result.ok) throw new Error(`expected ok, got ${result.status} ${JSON.stringify(result.body)}`);
-  return result.body;
 }
 
 class FakeBridge implements SvcBridge {
