@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { Pool } from 'undici';
-import { ApplicationRepository, AuthenticationError, Clock, Principal, principalOf, Proxy } from '@gatehouse/domain';
+import { AuthenticateApiKey, AuthenticationError, Principal, Proxy } from '@gatehouse/domain';
 import type { SvcBridge, SvcRequest, SvcResponse } from '@gatehouse/reactor';
 import { transformBodyOf } from './transform-payloads';
 
@@ -40,8 +40,7 @@ export class SvcLoopback implements OnApplicationBootstrap, OnApplicationShutdow
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
-    private readonly applications: ApplicationRepository,
-    private readonly clock: Clock,
+    private readonly authenticate: AuthenticateApiKey,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -77,13 +76,10 @@ export class SvcLoopback implements OnApplicationBootstrap, OnApplicationShutdow
     }
     const tenantId = req.headers[TENANT_HEADER];
     const applicationId = req.headers[APPLICATION_HEADER];
-    const application =
-      typeof tenantId === 'string' && typeof applicationId === 'string' ? await this.applications.findById(tenantId, applicationId) : null;
-    if (!application) throw new AuthenticationError("The proxy's application no longer exists");
-    if (application.expiresAt && application.expiresAt.getTime() <= this.clock.now().getTime()) {
-      throw new AuthenticationError("The proxy's application has expired");
+    if (typeof tenantId !== 'string' || typeof applicationId !== 'string') {
+      throw new AuthenticationError("The proxy's application no longer exists");
     }
-    return principalOf(application);
+    return this.authenticate.asApplication(tenantId, applicationId);
   }
 
   /** The svc client handed to a transform of `proxy`; undefined when the proxy names no application. */

@@ -40,9 +40,19 @@ export class AuthenticateApiKey {
     if (!looksLikeApiKey(key)) throw new AuthenticationError('The SVC-API-KEY is not valid');
     const application = await this.applications.findByKeyHash(hashApiKey(key));
     if (!application) throw new AuthenticationError('The SVC-API-KEY is not valid');
-    if (application.expiresAt && application.expiresAt.getTime() <= this.clock.now().getTime()) {
-      throw new AuthenticationError('The application of this SVC-API-KEY has expired');
-    }
+    if (this.expired(application)) throw new AuthenticationError('The application of this SVC-API-KEY has expired');
     return { principal: principalOf(application), application };
+  }
+
+  /** The principal of a proxy's application, for its transforms' svc calls (which carry no key). */
+  async asApplication(tenantId: string, applicationId: string): Promise<Principal> {
+    const application = await this.applications.findById(tenantId, applicationId);
+    if (!application) throw new AuthenticationError("The proxy's application no longer exists");
+    if (this.expired(application)) throw new AuthenticationError("The proxy's application has expired");
+    return principalOf(application);
+  }
+
+  private expired(application: Application): boolean {
+    return application.expiresAt !== null && application.expiresAt.getTime() <= this.clock.now().getTime();
   }
 }
