@@ -24,6 +24,5 @@ export * from './proxies/proxy-commands';
 export * from './proxies/proxy-queries';
 export * from './logs/log';
 export * from './logs/log.repository';
-export * from './logs/ingest-logs';
 export * from './logs/list-logs';
-export * from './logs/relay-audit-outbox';
+export * from './logs/log-commands';
