@@ -4,7 +4,7 @@ import { ValidationError } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
 import { Log } from './log';
 import { LogFilter, LogRepository } from './log.repository';
-import { ListLogs } from './list-logs';
+import { ListLogs } from './log-queries';
 import { RelayAuditOutbox } from './log-commands';
 import { FixedClock } from '../testing/in-memory-ports';
 
