@@ -6,6 +6,7 @@ export * from './shared/unit-of-work';
 export * from './shared/commit-observer';
 export * from './audit/audit-event';
 export * from './tenants/tenant';
+export * from './tenants/tenant.repository';
 export * from './tenants/tenant-commands';
 export * from './applications/permissions';
 export * from './applications/api-key';
