@@ -13,6 +13,10 @@ import {
   RegenerateApplicationKey,
   UnitOfWork,
   UpdateApplication,
+  GetTenant,
+  ListTenants,
+  RotateManagementKey,
+  TenantRepository,
 } from '@gatehouse/domain';
 import { Database, PersistenceModule } from '@gatehouse/persistence';
 import { BackgroundJobsModule } from '@gatehouse/queue';
@@ -51,6 +55,10 @@ export class AppModule {
         useCase(GetApplication, [ApplicationRepository]),
         useCase(ListApplications, [ApplicationRepository]),
         useCase(CreateTenant, [UnitOfWork, Clock]),
+        // The operators' tenant commands (gatehouse tenant ...), run in this app by the CLI or the control socket.
+        useCase(GetTenant, [TenantRepository]),
+        useCase(ListTenants, [TenantRepository]),
+        useCase(RotateManagementKey, [UnitOfWork, Clock]),
       ],
     };
   }

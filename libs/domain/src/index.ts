@@ -8,6 +8,7 @@ export * from './audit/audit-event';
 export * from './tenants/tenant';
 export * from './tenants/tenant.repository';
 export * from './tenants/tenant-commands';
+export * from './tenants/tenant-queries';
 export * from './applications/permissions';
 export * from './applications/api-key';
 export * from './applications/application';

@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import { DataSource } from 'typeorm';
+import { lockDataDir } from './embedded-lock';
 import { ENTITIES, MIGRATIONS } from './schema';
 
 export interface DatabaseOptions {
@@ -13,6 +13,8 @@ export interface DatabaseOptions {
 export interface Database {
   dataSource: DataSource;
   embedded: boolean;
+  /** Embedded only: where this process, the owner of DATA_DIR, may answer other processes (the CLI). */
+  controlSocketPath?: string;
   close(): Promise<void>;
 }
 
@@ -47,24 +49,32 @@ function createDataSource(url: string, poolSize: number, applicationName = 'gate
  * on both. PGlite runs one query at a time, so the pool holds one connection.
  */
 async function openEmbedded(options: DatabaseOptions): Promise<Database> {
-  mkdirSync(options.dataDir, { recursive: true });
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const db = await PGlite.create(options.dataDir);
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
-  await server.start();
-  const address = server.getServerConn();
-  const dataSource = createDataSource(`postgres://postgres@${address}/postgres?sslmode=disable`, 1, options.applicationName);
-  await dataSource.initialize();
-  return {
-    dataSource,
-    embedded: true,
-    close: async () => {
-      await dataSource.destroy();
-      await server.stop();
-      await db.close();
-    },
-  };
+  // Before PGlite touches a file: a second process would open the same files and lose writes (DataDirInUseError).
+  const lock = await lockDataDir(options.dataDir);
+  try {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+    const db = await PGlite.create(options.dataDir);
+    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
+    await server.start();
+    const address = server.getServerConn();
+    const dataSource = createDataSource(`postgres://postgres@${address}/postgres?sslmode=disable`, 1, options.applicationName);
+    await dataSource.initialize();
+    return {
+      dataSource,
+      embedded: true,
+      controlSocketPath: lock.controlSocketPath,
+      close: async () => {
+        await dataSource.destroy();
+        await server.stop();
+        await db.close();
+        await lock.release();
+      },
+    };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
 }
 
 /** Applies pending migrations under an advisory lock; returns the names applied. */

@@ -1,6 +1,11 @@
 import { Tenant } from './tenant';
 
 export abstract class TenantRepository {
+  /** Throws ConflictError when the id or the name is taken (tenant names are unique). */
   abstract insert(tenant: Tenant): Promise<void>;
   abstract count(): Promise<number>;
+  abstract findById(id: string): Promise<Tenant | null>;
+  abstract findByName(name: string): Promise<Tenant | null>;
+  /** Every tenant, oldest first: operators list them from the CLI, there are few. */
+  abstract list(): Promise<Tenant[]>;
 }

@@ -176,12 +176,27 @@ export class InMemoryTenantRepository extends TenantRepository implements Snapsh
   }
 
   async insert(tenant: Tenant): Promise<void> {
-    if (this.table.rows.has(tenant.id)) throw new ConflictError('The resource conflicts with an existing one');
+    if (this.table.rows.has(tenant.id) || this.all().some((t) => t.name === tenant.name)) {
+      throw new ConflictError('The resource conflicts with an existing one');
+    }
     this.table.rows.set(tenant.id, copy(tenant));
   }
 
   async count(): Promise<number> {
     return this.table.rows.size;
+  }
+
+  async findById(id: string): Promise<Tenant | null> {
+    const row = this.table.rows.get(id);
+    return row ? copy(row) : null;
+  }
+
+  async findByName(name: string): Promise<Tenant | null> {
+    return this.all().find((t) => t.name === name) ?? null;
+  }
+
+  async list(): Promise<Tenant[]> {
+    return this.all().sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
   }
 }
 

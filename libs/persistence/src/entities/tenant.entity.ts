@@ -1,10 +1,11 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 @Entity({ name: 'tenants' })
 export class TenantEntity {
   @PrimaryColumn('uuid')
   id: string;
 
+  @Index('tenants_name_key', { unique: true })
   @Column({ type: 'varchar', length: 200 })
   name: string;
 

@@ -14,4 +14,16 @@ export class TypeormTenantRepository extends TenantRepository {
   count(): Promise<number> {
     return this.em.getRepository(TenantEntity).count();
   }
+
+  findById(id: string): Promise<Tenant | null> {
+    return this.em.getRepository(TenantEntity).findOneBy({ id });
+  }
+
+  findByName(name: string): Promise<Tenant | null> {
+    return this.em.getRepository(TenantEntity).findOneBy({ name });
+  }
+
+  list(): Promise<Tenant[]> {
+    return this.em.getRepository(TenantEntity).find({ order: { createdAt: 'ASC', id: 'ASC' } });
+  }
 }

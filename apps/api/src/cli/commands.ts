@@ -1,0 +1,7 @@
+import { CliCommand } from './command';
+import { MIGRATE_COMMAND } from './migrate.command';
+import { OPENAPI_COMMAND } from './openapi.command';
+import { TENANT_COMMANDS } from './tenant.commands';
+
+/** Every `gatehouse` command, in the order `--help` lists them. A new command: a file of its own, one entry here. */
+export const COMMANDS: CliCommand[] = [...TENANT_COMMANDS, MIGRATE_COMMAND, OPENAPI_COMMAND];

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+'use strict';
+// `npm run build` compiles everything into dist/ (tsc) and, once it succeeded, stamps dist/.built. With --if-stale
+// (`npm install` via "prepare", and `npm start` via "prestart") it compiles only when a source is newer than that
+// stamp, so a fresh clone builds once at install and a restart does not build at all.
+const { spawnSync } = require('node:child_process');
+const { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } = require('node:fs');
+const { join } = require('node:path');
+
+const root = join(__dirname, '..');
+const stamp = join(root, 'dist', '.built');
+// What the compiled output depends on: the TypeScript sources and the compiler settings.
+const INPUTS = ['apps', 'libs'];
+const SETTINGS = ['tsconfig.base.json', 'tsconfig.build.json', 'package.json'].map((f) => join(root, f));
+
+function newestSource() {
+  let newest = { at: 0, path: '' };
+  const visit = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === 'node_modules' || entry.name === 'test') continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) visit(path);
+      else if (/\.ts$/.test(entry.name) && !/\.(spec|test)\.ts$/.test(entry.name)) consider(path);
+    }
+  };
+  const consider = (path) => {
+    const at = statSync(path).mtimeMs;
+    if (at > newest.at) newest = { at, path };
+  };
+  for (const top of INPUTS) {
+    const dir = join(root, top);
+    if (!existsSync(dir)) continue;
+    for (const project of readdirSync(dir)) {
+      const src = join(dir, project, 'src');
+      if (existsSync(src)) visit(src);
+    }
+  }
+  if (newest.at === 0) return undefined;
+  for (const file of SETTINGS) if (existsSync(file)) consider(file);
+  return newest;
+}
+
+const started = Date.now();
+if (process.argv.includes('--if-stale')) {
+  const source = newestSource();
+  // No sources (an image layer that installs dependencies before copying them): nothing to build.
+  if (!source) process.exit(0);
+  if (existsSync(stamp) && statSync(stamp).mtimeMs >= source.at) {
+    process.stderr.write(`dist/ is up to date (checked in ${Date.now() - started} ms)\n`);
+    process.exit(0);
+  }
+  const why = existsSync(stamp) ? `${source.path.slice(root.length + 1)} changed since the last build` : 'dist/ was never built';
+  process.stderr.write(`building: ${why}...\n`);
+}
+const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+const build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+if (build.status !== 0) process.exit(build.status === null ? 1 : build.status);
+mkdirSync(join(root, 'dist'), { recursive: true });
+writeFileSync(stamp, `${new Date(started).toISOString()}\n`);
+// Dated when the build began: a source saved while tsc ran is newer, and the next start builds again.
+utimesSync(stamp, started / 1000, started / 1000);
+if (process.argv.includes('--if-stale')) process.stderr.write(`built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
