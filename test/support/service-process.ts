@@ -5,6 +5,10 @@ import { join } from 'node:path';
 export const REPO_ROOT = join(__dirname, '..', '..');
 export const API_MAIN = join(REPO_ROOT, 'dist/apps/api/src/main.js');
 export const CLI_MAIN = join(REPO_ROOT, 'dist/apps/api/src/cli.js');
+/** The `gatehouse` executable operators run (package.json bin). */
+export const CLI_BIN = join(REPO_ROOT, 'bin/gatehouse.js');
+/** A start on a loaded machine (a fresh embedded database, 8 test runs at once) can take tens of seconds. */
+const LISTENING_TIMEOUT_MS = 90_000;
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -25,8 +29,14 @@ export function assertBuilt(): void {
 
 /** Spawns a built entry point and waits for its "listening" log line, which carries the port. */
 export async function startServiceProcess(env: Record<string, string>, args: string[] = [], script = API_MAIN): Promise<ServiceProcess> {
+  return startCommand([process.execPath, '--no-node-snapshot', script, ...args], env);
+}
+
+/** Spawns `command` (e.g. what the container image runs) in the repository and waits for the "listening" log line. */
+export async function startCommand(command: string[], env: Record<string, string>): Promise<ServiceProcess> {
   assertBuilt();
-  const child = spawn(process.execPath, ['--no-node-snapshot', script, ...args], {
+  const [file, ...args] = command;
+  const child = spawn(file!, args, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,7 +50,7 @@ export async function startServiceProcess(env: Record<string, string>, args: str
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line within 30 s:\n${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`no listening line within ${LISTENING_TIMEOUT_MS / 1000} s:\n${output}`)), LISTENING_TIMEOUT_MS);
     const check = () => {
       const match = /"port":(\d+)[^\n]*"msg":"gatehouse api listening"/.exec(output);
       if (match) {

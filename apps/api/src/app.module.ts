@@ -23,6 +23,7 @@ import { BackgroundJobsModule } from '@gatehouse/queue';
 import { AppConfig } from '@gatehouse/config';
 import { ApplicationsController } from './applications/applications.controller';
 import { ApiKeyGuard } from './auth/api-key.guard';
+import { Draining } from './health/draining';
 import { HealthController } from './health/health.controller';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { PermissionsController } from './permissions/permissions.controller';
@@ -47,6 +48,7 @@ export class AppModule {
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        Draining,
         useCase(AuthenticateApiKey, [ApplicationRepository, Clock]),
         useCase(CreateApplication, [UnitOfWork, Clock, ApplicationExpiryScheduler]),
         useCase(UpdateApplication, [UnitOfWork, Clock]),

@@ -3,6 +3,9 @@ import { createServer } from 'node:http';
 import { JsonLogger, createRootLogger } from './http/json-logger';
 import { createApiApp } from './app';
 import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
+import { serveControlSocket } from './cli/control-socket';
+import { execute } from './cli/execute';
+import { Draining } from './health/draining';
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -21,16 +24,36 @@ async function main(): Promise<void> {
 
   const server = createServer({ keepAliveTimeout: 65_000 }, app.getHttpAdapter().getInstance());
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
+  // The CLI's commands run in this process while it owns the embedded database (cli/control-socket.ts).
+  const control = database.controlSocketPath
+    ? await serveControlSocket(database.controlSocketPath, (argv) =>
+        execute(argv, { open: async () => ({ app, database, config, migrationsApplied: [] }), close: async () => undefined }),
+      )
+    : undefined;
   const address = server.address();
-  root.info({ port: typeof address === 'object' && address ? address.port : config.port, embedded_database: database.embedded, jobs_in_process: runJobs }, 'gatehouse api listening');
+  root.info(
+    {
+      port: typeof address === 'object' && address ? address.port : config.port,
+      embedded_database: database.embedded,
+      jobs_in_process: runJobs,
+      // From the start of this process: what a restart costs (the build, if any, ran before it).
+      ready_in_ms: Math.round(performance.now()),
+    },
+    'gatehouse api listening',
+  );
 
   let stopping = false;
   // While draining, answers tell keep-alive clients to reconnect elsewhere.
   server.on('request', (_req, res) => stopping && res.setHeader('connection', 'close'));
-  const stop = (signal: string) => {
+  const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    root.info({ signal }, 'draining in-flight requests');
+    // Readiness fails first; requests are still served for SHUTDOWN_DELAY_MS, time for load balancers to notice.
+    app.get(Draining).begin();
+    root.info({ signal, delay_ms: config.shutdownDelayMs }, 'draining: /health/ready answers 503');
+    if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+    root.info('draining in-flight requests');
+    control?.close();
     // close() stops accepting and calls back once every connection is gone: idle keep-alive sockets are closed as
     // soon as they become idle, and whatever is still open after the grace period is cut.
     const sweep = setInterval(() => server.closeIdleConnections(), 50);
@@ -46,8 +69,8 @@ async function main(): Promise<void> {
     });
     server.closeIdleConnections();
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 main().catch((error) => {

@@ -1,4 +1,6 @@
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
 
 describe('loadConfig', () => {
@@ -22,6 +24,7 @@ describe('loadConfig', () => {
       transformConsoleLog: false,
       metricsPort: undefined,
       otlpEndpoint: undefined,
+      shutdownDelayMs: 0,
     });
   });
 
@@ -49,6 +52,7 @@ describe('loadConfig', () => {
       TRANSFORM_CONSOLE_LOG: 'true',
       METRICS_PORT: '9464',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      SHUTDOWN_DELAY_MS: '5000',
     });
     expect(config).toEqual({
       port: 8080,
@@ -69,6 +73,7 @@ describe('loadConfig', () => {
       transformConsoleLog: true,
       metricsPort: 9464,
       otlpEndpoint: 'http://collector:4318',
+      shutdownDelayMs: 5000,
     });
   });
 
@@ -95,6 +100,7 @@ describe('loadConfig', () => {
     ['TRANSFORM_CONSOLE_LOG', 'loud', /^TRANSFORM_CONSOLE_LOG must be true or false, got 'loud'$/],
     ['METRICS_PORT', '65536', /^METRICS_PORT must be an integer from 0 to 65535, got '65536'$/],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317', /^OTEL_EXPORTER_OTLP_ENDPOINT must use http: or https:, got 'grpc:'$/],
+    ['SHUTDOWN_DELAY_MS', '60001', /^SHUTDOWN_DELAY_MS must be an integer from 0 to 60000, got '60001'$/],
   ])('refuses %s=%s with one line naming the variable', (name, value, message) => {
     let error: unknown;
     try {
@@ -105,5 +111,39 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(message);
     expect((error as Error).message).not.toContain('\n');
+  });
+
+  describe('secrets from files (<NAME>_FILE)', () => {
+    let dir: string;
+    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'))));
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+    const secret = (content: string) => {
+      const path = join(dir, 'secret');
+      writeFileSync(path, content);
+      return path;
+    };
+
+    it('reads DATABASE_URL and REDIS_URL from the files named, without the trailing newline', () => {
+      const database = secret('postgres://gatehouse:s3cret@db:5432/g\n');
+      const config = loadConfig({ DATABASE_URL_FILE: database });
+      expect(config.databaseUrl).toBe('postgres://gatehouse:s3cret@db:5432/g');
+      writeFileSync(join(dir, 'redis'), 'rediss://:pw@cache:6380');
+      expect(loadConfig({ REDIS_URL_FILE: join(dir, 'redis') }).redisUrl).toBe('rediss://:pw@cache:6380');
+    });
+
+    it('validates what the file holds like the variable itself, without echoing it', () => {
+      const path = secret('mysql://root:hunter2@db/x');
+      expect(() => loadConfig({ DATABASE_URL_FILE: path })).toThrow(/^DATABASE_URL must use postgres: or postgresql:, got 'mysql:'$/);
+      expect(() => loadConfig({ DATABASE_URL_FILE: path })).not.toThrow(/hunter2/);
+    });
+
+    it.each([
+      ['both the variable and the file', () => ({ DATABASE_URL: 'postgres://a@b/c', DATABASE_URL_FILE: secret('postgres://a@b/c') }), /^DATABASE_URL and DATABASE_URL_FILE are both set: set one$/],
+      ['a file that does not exist', () => ({ DATABASE_URL_FILE: join(dir, 'missing') }), /^DATABASE_URL_FILE names '.*missing', which cannot be read \(ENOENT\)$/],
+      ['an empty file', () => ({ REDIS_URL_FILE: secret('\n') }), /^REDIS_URL_FILE names '.*secret', which is empty$/],
+    ])('refuses %s with one line', (_, env, message) => {
+      expect(() => loadConfig(env())).toThrow(ConfigError);
+      expect(() => loadConfig(env())).toThrow(message);
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 
@@ -23,6 +24,8 @@ export interface AppConfig {
   metricsPort?: number;
   /** OTLP/HTTP endpoint spans are exported to; unset: no tracing at all. */
   otlpEndpoint?: string;
+  /** After SIGTERM, how long /health/ready answers 503 while requests are still served, before draining. */
+  shutdownDelayMs: number;
 }
 
 /** A configuration value that cannot be used; the message names the variable, for one clear line at start. */
@@ -32,7 +35,14 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 type Env = Record<string, string | undefined>;
 
-export function loadConfig(env: Env = process.env): AppConfig {
+/**
+ * Variables that may instead be read from a file named by `<NAME>_FILE` (Docker/Kubernetes secrets), as the official
+ * database images do: `DATABASE_URL_FILE=/run/secrets/database_url`. A variable that carries a secret belongs here.
+ */
+export const FILE_VARIABLES = ['DATABASE_URL', 'REDIS_URL'];
+
+export function loadConfig(processEnv: Env = process.env): AppConfig {
+  const env = withFileVariables(processEnv);
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
@@ -52,7 +62,26 @@ export function loadConfig(env: Env = process.env): AppConfig {
     transformConsoleLog: boolean(env, 'TRANSFORM_CONSOLE_LOG', false),
     metricsPort: nonEmpty(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
+    shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0, 0, 60_000),
   };
+}
+
+/** `env` with each FILE_VARIABLES entry that is given as `<NAME>_FILE` read from that file (one trailing newline cut). */
+function withFileVariables(env: Env): Env {
+  const out = { ...env };
+  for (const name of FILE_VARIABLES) {
+    const file = nonEmpty(env, `${name}_FILE`);
+    if (file === undefined) continue;
+    if (nonEmpty(env, name) !== undefined) throw new ConfigError(`${name} and ${name}_FILE are both set: set one`);
+    try {
+      out[name] = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      // The file's name, never its content.
+      throw new ConfigError(`${name}_FILE names '${file}', which cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    if (out[name]!.trim() === '') throw new ConfigError(`${name}_FILE names '${file}', which is empty`);
+  }
+  return out;
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -20,6 +20,9 @@ export interface DataDirLock {
 }
 
 export class DataDirInUseError extends Error {
+  /** Checked by code, not class, so the CLI can tell without loading this library (and TypeORM with it). */
+  readonly code = 'data_dir_in_use';
+
   constructor(
     readonly dataDir: string,
     readonly controlSocketPath: string,
@@ -72,11 +75,6 @@ export function controlSocketPathOf(dataDir: string): string {
   const inDir = join(dir, 'gatehouse.sock');
   // Socket paths are limited to about 100 bytes; a deep DATA_DIR gets one in the temporary directory instead.
   return Buffer.byteLength(inDir) <= 100 ? inDir : join(tmpdir(), `gatehouse-${digest(dir)}.sock`);
-}
-
-/** Makes a socket file readable and writable by its owner only: the control socket acts for the operator. */
-export function restrictToOwner(path: string): void {
-  chmodSync(path, 0o600);
 }
 
 function lockAddressOf(dir: string): string {

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { openDatabase, Database } from '../src';
+import { UniqueTenantNames1764000400000 } from '../src/migrations/1764000400000-unique-tenant-names';
 import { TEST_DATABASE_URL } from '../../../test/support/test-env';
 
 /** CI fails on a pending migration: the entities must describe exactly the schema the migrations build. */
@@ -26,6 +28,39 @@ describe('migrations', () => {
       expect(sql.upQueries.map((q) => q.query).join('\n')).toMatch(/CREATE UNIQUE INDEX "applications_key_hash_key"/);
     } finally {
       await database.dataSource.query('CREATE UNIQUE INDEX "applications_key_hash_key" ON "applications" ("key_hash")');
+    }
+  });
+
+  it('makes tenant names unique, renaming the later tenants of a name a database already holds twice', async () => {
+    const { dataSource } = database;
+    const name = `dup-${randomUUID().slice(0, 8)}`;
+    const long = 'L'.repeat(200);
+    const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const runner = dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      // The schema as it was before the migration, holding what the missing constraint let in.
+      await new UniqueTenantNames1764000400000().down(runner);
+      const insert = (id: string, tenantName: string, at: string) =>
+        runner.query('INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, $3)', [id, tenantName, at]);
+      await insert(ids[0]!, name, '2026-01-02T00:00:00Z');
+      await insert(ids[1]!, name, '2026-01-01T00:00:00Z');
+      await insert(ids[2]!, name, '2026-01-03T00:00:00Z');
+      await insert(ids[3]!, long, '2026-01-01T00:00:00Z');
+      await insert(ids[4]!, long, '2026-01-02T00:00:00Z');
+      await new UniqueTenantNames1764000400000().up(runner);
+
+      const rows: { id: string; name: string }[] = await runner.query('SELECT id, name FROM tenants WHERE id = ANY($1)', [ids]);
+      const nameOf = (id: string) => rows.find((r) => r.id === id)!.name;
+      expect(nameOf(ids[1]!)).toBe(name);
+      expect(nameOf(ids[0]!)).toBe(`${name} (${ids[0]})`);
+      expect(nameOf(ids[2]!)).toBe(`${name} (${ids[2]})`);
+      expect(nameOf(ids[3]!)).toBe(long);
+      expect(nameOf(ids[4]!)).toHaveLength(200);
+      expect(nameOf(ids[4]!)).toMatch(new RegExp(`^L+ \\(${ids[4]}\\)$`));
+      await expect(insert(randomUUID(), name, '2026-01-04T00:00:00Z')).rejects.toThrow(/tenants_name_key/);
+    } finally {
+      await runner.release();
     }
   });
 });

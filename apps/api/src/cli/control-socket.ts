@@ -1,6 +1,5 @@
-import { rmSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import { createConnection, createServer, Server } from 'node:net';
-import { restrictToOwner } from '@gatehouse/persistence';
 import { CliResult } from './execute';
 
 /**
@@ -40,7 +39,7 @@ export async function serveControlSocket(path: string, run: (argv: string[]) => 
       resolve();
     });
   });
-  restrictToOwner(path);
+  chmodSync(path, 0o600);
   return server;
 }
 

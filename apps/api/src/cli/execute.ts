@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '@gatehouse/config';
 import { DomainError } from '@gatehouse/domain';
-import { DataDirInUseError } from '@gatehouse/persistence';
 import { CliCommand, CliUsageError, CommandContext } from './command';
 import { COMMANDS } from './commands';
 
@@ -65,11 +64,16 @@ export async function execute(argv: string[], opener: ContextOpener, commands: C
   try {
     return { code: 0, stdout: await command.run(args, () => opener.open()), stderr: '' };
   } catch (error) {
-    if (error instanceof DataDirInUseError) throw error;
+    if (isDataDirInUse(error)) throw error;
     return failure(error instanceof CliUsageError ? 2 : 1, errorLine(error));
   } finally {
     await opener.close();
   }
+}
+
+/** The embedded database is owned by a running service (persistence's DataDirInUseError). */
+export function isDataDirInUse(error: unknown): error is Error & { controlSocketPath: string } {
+  return (error as { code?: unknown })?.code === 'data_dir_in_use';
 }
 
 function startsWith(argv: string[], words: string[]): boolean {

@@ -1,4 +1,3 @@
-import { runMigrations } from '@gatehouse/persistence';
 import { CliCommand } from './command';
 
 export const MIGRATE_COMMAND: CliCommand = {
@@ -7,6 +6,7 @@ export const MIGRATE_COMMAND: CliCommand = {
   summary: 'apply pending database migrations (the service also does at start)',
   async run(_args, context) {
     const { database, migrationsApplied } = await context();
+    const { runMigrations } = await import('@gatehouse/persistence');
     const applied = [...migrationsApplied, ...(await runMigrations(database))];
     return applied.length === 0 ? 'no pending migrations\n' : `applied ${applied.length} migration(s): ${applied.join(', ')}\n`;
   },

@@ -1,7 +1,4 @@
 import { loadConfig } from '@gatehouse/config';
-import { DataSource } from 'typeorm';
-import { createApiApp } from '../app';
-import { buildOpenApiDocument } from '../openapi';
 import { CliCommand } from './command';
 
 export const OPENAPI_COMMAND: CliCommand = {
@@ -15,6 +12,10 @@ export const OPENAPI_COMMAND: CliCommand = {
 
 /** The document needs only the routes, not a database: built over an unopened one. */
 async function openApiDocument(): Promise<unknown> {
+  // Loaded here, not at the top: the CLI's other commands and its help do without them.
+  const { DataSource } = await import('typeorm');
+  const { createApiApp } = await import('../app');
+  const { buildOpenApiDocument } = await import('../openapi');
   const database = { dataSource: new DataSource({ type: 'postgres' }), embedded: false, close: async () => undefined };
   const app = await createApiApp({ config: loadConfig({}), database, runJobs: false, logger: false });
   try {

@@ -1,5 +1,4 @@
 import { Application, ApplicationRepository, CreateTenant, GetTenant, ListTenants, RotateManagementKey, Tenant } from '@gatehouse/domain';
-import { toApplicationResponse } from '../applications/applications.dto';
 import { CliCommand, CliUsageError } from './command';
 
 const json = { json: { type: 'boolean' } } as const;
@@ -12,6 +11,12 @@ function print(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
+/** An application as the API returns it (the DTO module loads Swagger: only when a command prints one). */
+async function applicationJson(app: Application, key?: string): Promise<unknown> {
+  const { toApplicationResponse } = await import('../applications/applications.dto');
+  return toApplicationResponse(app, key);
+}
+
 const create: CliCommand = {
   name: 'tenant create',
   synopsis: '--name NAME [--json]',
@@ -22,7 +27,7 @@ const create: CliCommand = {
     const { app } = await context();
     const created = await app.get(CreateTenant).execute(values.name);
     if (values.json) {
-      return print({ tenant: tenantJson(created.tenant), application: toApplicationResponse(created.application, created.key) });
+      return print({ tenant: tenantJson(created.tenant), application: await applicationJson(created.application, created.key) });
     }
     return `tenant ${created.tenant.id} (${created.tenant.name}) created\nmanagement key: ${created.key}\n`;
   },
@@ -51,7 +56,7 @@ const show: CliCommand = {
     const { app } = await context();
     const tenant = await app.get(GetTenant).execute(positionals[0]!);
     const management = await managementApplications(app.get(ApplicationRepository), tenant.id);
-    if (values.json) return print({ ...tenantJson(tenant), management_applications: management.map((a) => toApplicationResponse(a)) });
+    if (values.json) return print({ ...tenantJson(tenant), management_applications: await Promise.all(management.map((a) => applicationJson(a))) });
     const lines = [`id:      ${tenant.id}`, `name:    ${tenant.name}`, `created: ${tenant.createdAt.toISOString()}`, 'management applications:'];
     if (management.length === 0) lines.push('  none (gatehouse tenant rotate-key creates one)');
     for (const a of management) lines.push(`  ${a.id}  ${a.name}${a.createdBy ? '' : '  (created with the tenant)'}`);
@@ -67,7 +72,7 @@ const rotateKey: CliCommand = {
   positionals: ['TENANT'],
   async run({ values, positionals }, context) {
     const rotated = await (await context()).app.get(RotateManagementKey).execute(positionals[0]!);
-    if (values.json) return print({ tenant: tenantJson(rotated.tenant), application: toApplicationResponse(rotated.application, rotated.key), recreated: rotated.recreated });
+    if (values.json) return print({ tenant: tenantJson(rotated.tenant), application: await applicationJson(rotated.application, rotated.key), recreated: rotated.recreated });
     const what = rotated.recreated ? 'created (the previous one was deleted)' : 'has a new key; the previous key no longer works';
     return `management application ${rotated.application.id} of tenant ${rotated.tenant.name} ${what}\nmanagement key: ${rotated.key}\n`;
   },

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { RedisHealth } from '@gatehouse/queue';
 import { PublicRoute } from '../auth/auth.decorators';
-
+import { Draining } from './draining';
 
 @ApiTags('health')
 @PublicRoute()
@@ -12,6 +12,7 @@ import { PublicRoute } from '../auth/auth.decorators';
 export class HealthController {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly draining: Draining,
     @Optional() @Inject(RedisHealth) private readonly redis?: RedisHealth,
   ) {}
 
@@ -23,6 +24,10 @@ export class HealthController {
 
   @Get('ready')
   async ready(@Res({ passthrough: true }) res: Response): Promise<Record<string, string>> {
+    if (this.draining.active) {
+      res.status(503);
+      return { status: 'draining' };
+    }
     const [database, redis] = await Promise.all([
       withTimeout(this.dataSource.query('SELECT 1').then(() => true)),
       this.redis ? withTimeout(this.redis.ping()) : Promise.resolve(undefined),

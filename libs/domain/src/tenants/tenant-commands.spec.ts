@@ -2,8 +2,9 @@ import { inMemoryPorts } from '../testing/in-memory-ports';
 import { hashApiKey } from '../applications/api-key';
 import { AuthenticateApiKey } from '../applications/application-queries';
 import { MANAGEMENT_PERMISSIONS, permissionsFor } from '../applications/permissions';
-import { ValidationError } from '../shared/domain-error';
-import { CreateTenant } from './tenant-commands';
+import { ConflictError, NotFoundError, ValidationError } from '../shared/domain-error';
+import { CreateTenant, RotateManagementKey } from './tenant-commands';
+import { GetTenant, ListTenants } from './tenant-queries';
 
 describe('CreateTenant', () => {
   it('creates the tenant and a management application holding every management permission', async () => {
@@ -68,5 +69,66 @@ describe('CreateTenant', () => {
     await expect(new CreateTenant(s.uow, s.clock).execute('b')).rejects.toThrow('disk full');
     expect(s.tenants.all().map((t) => t.id)).toEqual([first.tenant.id]);
     expect(s.uow.events).toHaveLength(2);
+  });
+});
+
+describe('tenant names', () => {
+  it('are unique: a second tenant of the same name is refused and nothing is written', async () => {
+    const s = inMemoryPorts();
+    await new CreateTenant(s.uow, s.clock).execute('default');
+    await expect(new CreateTenant(s.uow, s.clock).execute('default')).rejects.toEqual(new ConflictError("A tenant named 'default' already exists"));
+    expect(s.tenants.all()).toHaveLength(1);
+    expect(s.applications.all()).toHaveLength(1);
+    expect(s.uow.events).toHaveLength(2);
+  });
+
+  it('find a tenant, as does its id; list them oldest first', async () => {
+    const s = inMemoryPorts();
+    const a = await new CreateTenant(s.uow, s.clock).execute('a');
+    s.clock.set('2026-11-22T10:00:00.000Z');
+    const b = await new CreateTenant(s.uow, s.clock).execute('b');
+    expect(await new GetTenant(s.tenants).execute('b')).toEqual(b.tenant);
+    expect(await new GetTenant(s.tenants).execute(a.tenant.id.toUpperCase())).toEqual(a.tenant);
+    await expect(new GetTenant(s.tenants).execute('c')).rejects.toBeInstanceOf(NotFoundError);
+    expect(await new ListTenants(s.tenants).execute()).toEqual([a.tenant, b.tenant]);
+  });
+});
+
+describe('RotateManagementKey', () => {
+  it("gives the tenant's own management application a new key, its full grant back, and records a system update", async () => {
+    const s = inMemoryPorts();
+    const created = await new CreateTenant(s.uow, s.clock).execute('acme');
+    // The tenant's admins narrowed it and made it expire; then they lost the key.
+    await s.applications.update({ ...created.application, permissions: ['log:read'], expiresAt: new Date('2027-01-01T00:00:00Z') });
+    s.clock.set('2026-11-23T10:00:00.000Z');
+    const rotated = await new RotateManagementKey(s.uow, s.clock).execute('acme');
+
+    expect(rotated).toMatchObject({ recreated: false, tenant: created.tenant, application: { id: created.application.id } });
+    expect(rotated.key).not.toBe(created.key);
+    const stored = s.applications.all().find((a) => a.id === created.application.id)!;
+    expect(stored).toMatchObject({ keyHash: hashApiKey(rotated.key), expiresAt: null, rules: [], modifiedBy: null, modifiedAt: s.clock.now() });
+    expect([...stored.permissions].sort()).toEqual([...MANAGEMENT_PERMISSIONS].sort());
+    const auth = new AuthenticateApiKey(s.applications, s.clock);
+    await expect(auth.execute(created.key)).rejects.toThrow();
+    expect((await auth.execute(rotated.key)).principal.applicationId).toBe(created.application.id);
+    expect(s.uow.events.at(-1)).toMatchObject({ entityType: 'application', entityId: created.application.id, operation: 'update', actorType: 'system', actorId: null });
+    expect(s.uow.events.at(-1)!.message).not.toContain(rotated.key);
+  });
+
+  it('creates a new management application when the original was deleted, recorded as a system create', async () => {
+    const s = inMemoryPorts();
+    const created = await new CreateTenant(s.uow, s.clock).execute('acme');
+    await s.applications.delete(created.tenant.id, created.application.id);
+    const rotated = await new RotateManagementKey(s.uow, s.clock).execute(created.tenant.id);
+    expect(rotated.recreated).toBe(true);
+    expect(rotated.application).toMatchObject({ tenantId: created.tenant.id, type: 'management', createdBy: null, keyHash: hashApiKey(rotated.key) });
+    expect(s.applications.all().map((a) => a.id)).toEqual([rotated.application.id]);
+    expect(s.uow.events.at(-1)).toMatchObject({ entityId: rotated.application.id, operation: 'create', actorType: 'system' });
+  });
+
+  it('refuses a tenant that does not exist, writing nothing', async () => {
+    const s = inMemoryPorts();
+    await expect(new RotateManagementKey(s.uow, s.clock).execute('nobody')).rejects.toBeInstanceOf(NotFoundError);
+    expect(s.uow.events).toEqual([]);
   });
 });
