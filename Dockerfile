@@ -1,7 +1,9 @@
-# One image for both processes: `api` and `worker` differ only by command (see docker-compose.yml).
+# One image for both processes: `api` (the default command) and `worker` differ only by command (docker-compose.yml).
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
+# Dependencies first, from the lock exactly (npm ci), so a source change does not reinstall them.
 COPY package.json package-lock.json .npmrc ./
+COPY scripts/ scripts/
 COPY apps/api/package.json apps/api/
 COPY apps/worker/package.json apps/worker/
 COPY libs/domain/package.json libs/domain/index.js libs/domain/
@@ -15,10 +17,30 @@ COPY . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
-ENV NODE_ENV=production
+# tini is PID 1: it hands SIGTERM to node and reaps whatever exits.
+RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production DATA_DIR=/data
 WORKDIR /app
-COPY --from=build --chown=node:node /app /app
+# Production dependencies and compiled code only (no sources, tests, benchmarks), owned by root: the runtime user
+# reads them and cannot change them. Workspace packages are symlinks into libs/ and apps/, hence their package.json.
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules node_modules/
+COPY --from=build /app/dist dist/
+COPY --from=build /app/bin bin/
+COPY --from=build /app/apps/api/package.json apps/api/
+COPY --from=build /app/apps/worker/package.json apps/worker/
+COPY --from=build /app/libs/domain/package.json /app/libs/domain/index.js libs/domain/
+COPY --from=build /app/libs/persistence/package.json /app/libs/persistence/index.js libs/persistence/
+COPY --from=build /app/libs/reactor/package.json /app/libs/reactor/index.js libs/reactor/
+COPY --from=build /app/libs/queue/package.json /app/libs/queue/index.js libs/queue/
+COPY --from=build /app/libs/config/package.json /app/libs/config/index.js libs/config/
+COPY --from=build /app/libs/runtime/package.json /app/libs/runtime/index.js libs/runtime/
+# `gatehouse` on the PATH (docker compose exec api gatehouse tenant list); /data for the embedded database only.
+RUN ln -s /app/bin/gatehouse.js /usr/local/bin/gatehouse && mkdir /data && chown node:node /data
 USER node
 EXPOSE 3000
-# The same npm scripts that are tested; --ignore-scripts skips their pre-build (the image is already built).
-CMD ["npm", "run", "start:api", "--ignore-scripts"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+# node itself, not npm: SIGTERM reaches it and it drains (apps/api/test/container.test.ts runs exactly this).
+CMD ["node", "--no-node-snapshot", "--enable-source-maps", "dist/apps/api/src/main.js", "--api-only"]

@@ -1,6 +1,9 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { createJsonRootLogger, JsonLogger, loadConfigOrExit, openMigratedDatabase } from '@gatehouse/runtime';
+import { RedisHealth } from '@gatehouse/queue';
+import { DataSource } from 'typeorm';
+import { startHeartbeat } from './heartbeat';
 import { workerConfigProblem } from './worker-config';
 import { WorkerModule } from './worker.module';
 
@@ -17,13 +20,17 @@ async function main(): Promise<void> {
     logger: new JsonLogger(root),
     abortOnError: false,
   });
-  root.info({ queue_prefix: config.queuePrefix }, 'gatehouse worker running');
+  const redis = app.get(RedisHealth);
+  const dataSource = app.get(DataSource);
+  const stopHeartbeat = startHeartbeat(async () => (await redis.ping()) && (await dataSource.query('SELECT 1').then(() => true)));
+  root.info({ queue_prefix: config.queuePrefix, ready_in_ms: Math.round(performance.now()) }, 'gatehouse worker running');
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     root.info({ signal }, 'draining jobs');
+    stopHeartbeat();
     try {
       // Closing the context stops taking jobs, lets the running ones commit their logs, then disconnects.
       await app.close();
