@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { JsonLogger, createRootLogger } from './http/json-logger';
 import { createApiApp } from './app';
 import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
+import { createMetricsRegistry, metricsPortOf, startMetricsServer } from '@gatehouse/runtime';
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -13,7 +14,12 @@ async function main(): Promise<void> {
   const database = await openMigratedDatabase(config, root, 'gatehouse-api');
   // Without Redis there is no queue to share: the worker's jobs run here (CONTRACT.md section 10).
   const runJobs = !apiOnly && !config.redisUrl;
-  const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root), accessLog: root });
+  const metrics = config.metricsPort === undefined ? undefined : createMetricsRegistry('gatehouse-api');
+  const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root), accessLog: root, metrics });
+  if (metrics) {
+    const metricsServer = await startMetricsServer(metrics, config.metricsPort!);
+    root.info({ metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
+  }
 
   const created = await ensureFirstTenant(app);
   // On stderr, never in the JSON log stream (stdout), which log shippers collect and keep.

@@ -1,6 +1,17 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { createJsonRootLogger, JsonLogger, loadConfigOrExit, openMigratedDatabase } from '@gatehouse/runtime';
+import { DataSource } from 'typeorm';
+import { BackgroundJobs } from '@gatehouse/queue';
+import {
+  createJsonRootLogger,
+  createMetricsRegistry,
+  JsonLogger,
+  loadConfigOrExit,
+  metricsPortOf,
+  openMigratedDatabase,
+  registerBackgroundMetrics,
+  startMetricsServer,
+} from '@gatehouse/runtime';
 import { workerConfigProblem } from './worker-config';
 import { WorkerModule } from './worker.module';
 
@@ -17,6 +28,12 @@ async function main(): Promise<void> {
     logger: new JsonLogger(root),
     abortOnError: false,
   });
+  if (config.metricsPort !== undefined) {
+    const metrics = createMetricsRegistry('gatehouse-worker');
+    registerBackgroundMetrics(metrics, app.get(BackgroundJobs), app.get(DataSource));
+    const metricsServer = await startMetricsServer(metrics, config.metricsPort);
+    root.info({ metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
+  }
   root.info({ queue_prefix: config.queuePrefix }, 'gatehouse worker running');
 
   let stopping = false;

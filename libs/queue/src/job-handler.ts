@@ -24,8 +24,19 @@ export abstract class JobHandler<N extends JobName = JobName> {
   abstract handle(data: JobData[N], context: JobContext): Promise<void>;
 }
 
+/** One run of a job, as metrics see it. */
+export interface JobRun {
+  queue: QueueName;
+  name: string;
+  /** From the job's addition to the start of this run (retries include their backoff). */
+  waitMs: number;
+  runMs: number;
+  outcome: 'completed' | 'failed';
+}
+
 export class JobHandlerRegistry {
   private readonly byName = new Map<JobName, JobHandler>();
+  private observer?: (run: JobRun) => void;
 
   constructor(handlers: JobHandler[]) {
     for (const handler of handlers) {
@@ -36,10 +47,26 @@ export class JobHandlerRegistry {
     if (missing.length > 0) throw new Error(`No handler for job(s) ${missing.join(', ')}`);
   }
 
+  /** Told of every run of every job, whichever driver runs it (the metrics). */
+  observe(observer: (run: JobRun) => void): void {
+    this.observer = observer;
+  }
+
   /** Runs the job's handler; an unknown name is an InvalidJobError (another service's typo lands in the failed set). */
   run(name: string, data: unknown, context: JobContext): Promise<void> {
     const handler = this.byName.get(name as JobName);
-    if (!handler) return Promise.reject(new InvalidJobError(`Unknown job name '${name}' on queue ${context.queue}`));
-    return handler.handle(data as never, context);
+    const running = handler ? handler.handle(data as never, context) : Promise.reject(new InvalidJobError(`Unknown job name '${name}' on queue ${context.queue}`));
+    const observer = this.observer;
+    if (!observer) return running;
+    const started = Date.now();
+    const report = (outcome: JobRun['outcome']) =>
+      observer({ queue: context.queue, name: handler ? name : 'unknown', waitMs: Math.max(0, started - context.timestamp), runMs: Date.now() - started, outcome });
+    return running.then(
+      () => report('completed'),
+      (error: unknown) => {
+        report('failed');
+        throw error;
+      },
+    );
   }
 }

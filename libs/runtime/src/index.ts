@@ -1,2 +1,3 @@
 export * from './json-logger';
 export * from './bootstrap';
+export * from './metrics';

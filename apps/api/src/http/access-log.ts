@@ -16,6 +16,8 @@ export interface AccessRecord {
   svc?: boolean;
   proxyId?: string;
   destinationStatus?: number;
+  /** From sending the request to the destination to its response headers (or the failure), in milliseconds. */
+  destinationMs?: number;
   /** Time spent in the request and response transforms, in milliseconds. */
   transformMs?: number;
   /** Why a request was refused or failed: a domain error code (`unauthenticated`, `forbidden`...) or a short name. */

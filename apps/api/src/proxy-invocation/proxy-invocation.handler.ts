@@ -132,10 +132,13 @@ export class ProxyInvocation implements OnApplicationShutdown {
     }
 
     let upstream: Dispatcher.ResponseData;
+    const sent = performance.now();
     try {
       upstream = await this.dispatcher.request(request);
     } catch (error) {
       throw new DestinationError(error);
+    } finally {
+      record.destinationMs = performance.now() - sent;
     }
     record.destinationStatus = upstream.statusCode;
 
