@@ -1,6 +1,7 @@
 import { LoggerService } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { tracingEnabled } from '@gatehouse/runtime/tracing';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppConfig } from '@gatehouse/config';
@@ -37,7 +38,7 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   const observers: Array<(finished: FinishedRequest) => void> = [];
   if (options.accessLog) observers.push(accessLogWriter(options.accessLog));
   if (options.metrics) observers.push(httpMetrics(options.metrics));
-  if (observers.length > 0) app.use(requestObserver(observers));
+  if (observers.length > 0 || tracingEnabled()) app.use(requestObserver(observers));
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
   app.use('/proxy', app.get(ProxyInvocation).handle);
   app.useGlobalPipes(createValidationPipe());

@@ -1,9 +1,12 @@
+import './tracing-preload';
 import 'reflect-metadata';
 import { createServer } from 'node:http';
 import { JsonLogger, createRootLogger } from './http/json-logger';
 import { createApiApp } from './app';
 import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
-import { createMetricsRegistry, metricsPortOf, startMetricsServer } from '@gatehouse/runtime';
+import { BackgroundJobs } from '@gatehouse/queue';
+import { createMetricsRegistry, metricsPortOf, startMetricsServer, traceJobs } from '@gatehouse/runtime';
+import { stopTracing } from '@gatehouse/runtime/tracing';
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -16,6 +19,7 @@ async function main(): Promise<void> {
   const runJobs = !apiOnly && !config.redisUrl;
   const metrics = config.metricsPort === undefined ? undefined : createMetricsRegistry('gatehouse-api');
   const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root), accessLog: root, metrics });
+  traceJobs(app.get(BackgroundJobs).parts.runner?.registry);
   if (metrics) {
     const metricsServer = await startMetricsServer(metrics, config.metricsPort!);
     root.info({ metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
@@ -46,6 +50,7 @@ async function main(): Promise<void> {
       clearTimeout(force);
       await app.close();
       await database.close();
+      await stopTracing();
       root.info('stopped');
       root.flush();
       process.exit(0);

@@ -1,3 +1,4 @@
+import './tracing-preload';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
@@ -11,7 +12,9 @@ import {
   openMigratedDatabase,
   registerBackgroundMetrics,
   startMetricsServer,
+  traceJobs,
 } from '@gatehouse/runtime';
+import { stopTracing } from '@gatehouse/runtime/tracing';
 import { workerConfigProblem } from './worker-config';
 import { WorkerModule } from './worker.module';
 
@@ -28,6 +31,7 @@ async function main(): Promise<void> {
     logger: new JsonLogger(root),
     abortOnError: false,
   });
+  traceJobs(app.get(BackgroundJobs).parts.runner?.registry);
   if (config.metricsPort !== undefined) {
     const metrics = createMetricsRegistry('gatehouse-worker');
     registerBackgroundMetrics(metrics, app.get(BackgroundJobs), app.get(DataSource));
@@ -45,6 +49,7 @@ async function main(): Promise<void> {
       // Closing the context stops taking jobs, lets the running ones commit their logs, then disconnects.
       await app.close();
       await database.close();
+      await stopTracing();
       root.info('stopped');
       root.flush();
       process.exit(0);

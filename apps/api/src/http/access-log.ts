@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { endServerSpan, startServerSpan, withContext } from '@gatehouse/runtime/tracing';
 
 /**
  * What the handlers learn about a request that its access-log line reports. Only identifiers, statuses and
@@ -47,12 +48,14 @@ export interface FinishedRequest {
 }
 
 /**
- * Calls `onFinished` once per request when its response is complete or its connection closed. Mounted first, so
- * requests refused by any later middleware (body parser, guard, filter) are reported too.
+ * Calls `onFinished` once per request when its response is complete or its connection closed, and with tracing on
+ * runs the request inside its server span. Mounted first, so requests refused by any later middleware (body
+ * parser, guard, filter) are reported too.
  */
 export function requestObserver(onFinished: Array<(finished: FinishedRequest) => void>) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = performance.now();
+    const traced = startServerSpan(req.method, req.headers);
     res.once('close', () => {
       const record = accessRecord(req);
       const finished: FinishedRequest = {
@@ -65,8 +68,9 @@ export function requestObserver(onFinished: Array<(finished: FinishedRequest) =>
         req,
       };
       for (const listener of onFinished) listener(finished);
+      if (traced) endServerSpan(traced.span, finished.method, finished.route, finished.status, (req as Request & { id?: string }).id);
     });
-    next();
+    withContext(traced?.context, next);
   };
 }
 

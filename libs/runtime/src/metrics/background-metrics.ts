@@ -50,9 +50,16 @@ export function registerBackgroundMetrics(registry: Registry, jobs: BackgroundJo
     buckets: SECONDS_BUCKETS,
     registers: [registry],
   });
-  runner.registry.observe(({ queue, name, waitMs, runMs, outcome }) => {
-    wait.observe({ queue, name }, waitMs / 1000);
-    duration.observe({ queue, name, outcome }, runMs / 1000);
+  runner.registry.wrap(async ({ queue, name, context }, run) => {
+    const started = Date.now();
+    wait.observe({ queue, name }, Math.max(0, started - context.timestamp) / 1000);
+    let outcome = 'failed';
+    try {
+      await run();
+      outcome = 'completed';
+    } finally {
+      duration.observe({ queue, name, outcome }, (Date.now() - started) / 1000);
+    }
   });
 
   const depths = async (): Promise<QueueDepths> => (bullmq ? bullmq.depths() : (inProcess?.depths() ?? {}));
