@@ -19,6 +19,9 @@ describe('loadConfig', () => {
       reactorSyncBudgetMs: 5,
       proxyTimeoutMs: 25_000,
       databasePoolSize: 10,
+      authThrottleLimit: 60,
+      authThrottleWindowSeconds: 60,
+      trustedProxies: [],
     });
   });
 
@@ -43,6 +46,9 @@ describe('loadConfig', () => {
       REACTOR_SYNC_BUDGET_MS: '0',
       PROXY_TIMEOUT_MS: '5000',
       DATABASE_POOL_SIZE: '20',
+      AUTH_THROTTLE_LIMIT: '0',
+      AUTH_THROTTLE_WINDOW_SECONDS: '300',
+      TRUSTED_PROXIES: '10.0.0.0/8,::1/128',
     });
     expect(config).toEqual({
       port: 8080,
@@ -60,6 +66,9 @@ describe('loadConfig', () => {
       reactorSyncBudgetMs: 0,
       proxyTimeoutMs: 5000,
       databasePoolSize: 20,
+      authThrottleLimit: 0,
+      authThrottleWindowSeconds: 300,
+      trustedProxies: ['10.0.0.0/8', '::1/128'],
     });
   });
 
@@ -74,6 +83,8 @@ describe('loadConfig', () => {
     ['PROXY_ALLOWED_PRIVATE_CIDRS', '10.0.0.0', /^PROXY_ALLOWED_PRIVATE_CIDRS must be a comma-separated list of CIDR ranges/],
     ['PROXY_ALLOWED_PRIVATE_CIDRS', '10.0.0.0/33', /got '10.0.0.0\/33'$/],
     ['PROXY_ALLOWED_PRIVATE_CIDRS', 'localhost/8', /got 'localhost\/8'$/],
+    ['AUTH_THROTTLE_WINDOW_SECONDS', '0', /^AUTH_THROTTLE_WINDOW_SECONDS must be an integer from 1 to 86400/],
+    ['TRUSTED_PROXIES', '10.0.0.1', /^TRUSTED_PROXIES must be a comma-separated list of CIDR ranges/],
     ['LOG_LEVEL', 'verbose', /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'$/],
     ['BODY_LIMIT_BYTES', '10', /^BODY_LIMIT_BYTES must be an integer from 1024 to 67108864/],
     ['REACTOR_POOL_SIZE', '0', /^REACTOR_POOL_SIZE must be an integer from 1 to 256/],

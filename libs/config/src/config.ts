@@ -17,6 +17,11 @@ export interface AppConfig {
   reactorSyncBudgetMs: number;
   proxyTimeoutMs: number;
   databasePoolSize: number;
+  /** Failed authentications per client address per window before 429s; 0 turns the throttle off. */
+  authThrottleLimit: number;
+  authThrottleWindowSeconds: number;
+  /** Peers whose X-Forwarded-For is believed (CIDR ranges); empty: the socket's address is the client. */
+  trustedProxies: string[];
 }
 
 /** A configuration value that cannot be used; the message names the variable, for one clear line at start. */
@@ -43,6 +48,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     reactorSyncBudgetMs: integer(env, 'REACTOR_SYNC_BUDGET_MS', 5, 0, 50),
     proxyTimeoutMs: integer(env, 'PROXY_TIMEOUT_MS', 25_000, 10, 300_000),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    authThrottleLimit: integer(env, 'AUTH_THROTTLE_LIMIT', 60, 0, 1_000_000),
+    authThrottleWindowSeconds: integer(env, 'AUTH_THROTTLE_WINDOW_SECONDS', 60, 1, 86_400),
+    trustedProxies: cidrs(env, 'TRUSTED_PROXIES'),
   };
 }
 

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainError, DomainErrorCode, FieldErrors } from '@gatehouse/domain';
+import { DomainError, DomainErrorCode, FieldErrors, TooManyRequestsError } from '@gatehouse/domain';
 import { currentRequestId } from './request-context';
 
 export interface ProblemDetails {
@@ -19,6 +19,7 @@ const STATUS_OF: Record<DomainErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  rate_limited: 429,
   unavailable: 503,
 };
 
@@ -70,8 +71,14 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
-    sendProblem(res, this.toProblem(exception));
+    this.send(host.switchToHttp().getResponse<Response>(), exception);
+  }
+
+  /** The problem of `exception` with the headers it calls for (Retry-After on a 429). */
+  send(res: Response, exception: unknown): void {
+    const headers: Record<string, string> =
+      exception instanceof TooManyRequestsError ? { 'retry-after': String(exception.retryAfterSeconds) } : {};
+    sendProblem(res, this.toProblem(exception), headers);
   }
 
   toProblem(exception: unknown): ProblemDetails {

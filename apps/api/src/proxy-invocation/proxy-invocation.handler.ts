@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Dispatcher } from 'undici';
 import { Proxy, ResolveProxyForInvocation } from '@gatehouse/domain';
 import { Reactor, TransformResult } from '@gatehouse/reactor';
+import { clientAddressOf } from '../http/client-address';
 import { hasBody } from '../http/json-body';
 import { problem, ProblemDetailsFilter, sendProblem } from '../http/problem-details';
 import { DestinationRefusedError } from './destination-agent';
@@ -81,7 +82,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const headerKey = req.headers[PROXY_KEY_PARAMETER];
     const proxyKey = typeof headerKey === 'string' ? headerKey : (target.params.get(PROXY_KEY_PARAMETER) ?? undefined);
     const apiKey = req.headers['svc-api-key'];
-    const proxy = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined);
+    const proxy = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined, clientAddressOf(req));
 
     const destination = destinationOf(proxy);
     const path = `${destination.basePath}${target.path}`;
@@ -222,8 +223,8 @@ export class ProxyInvocation implements OnApplicationShutdown {
       this.logger.debug(`destination unreachable: ${code ?? String(chain[chain.length - 1])}`);
       return sendProblem(res, problem(502, 'The destination could not be reached'));
     }
-    // Domain errors (404, 401, 403) map as everywhere else; anything unexpected is a logged 500.
-    sendProblem(res, this.problems.toProblem(error));
+    // Domain errors (404, 401, 403, 429) map as everywhere else; anything unexpected is a logged 500.
+    this.problems.send(res, error);
   }
 }
 
