@@ -22,6 +22,9 @@ describe('loadConfig', () => {
       authThrottleLimit: 60,
       authThrottleWindowSeconds: 60,
       trustedProxies: [],
+      transformConsoleLog: false,
+      metricsPort: undefined,
+      otlpEndpoint: undefined,
     });
   });
 
@@ -49,6 +52,9 @@ describe('loadConfig', () => {
       AUTH_THROTTLE_LIMIT: '0',
       AUTH_THROTTLE_WINDOW_SECONDS: '300',
       TRUSTED_PROXIES: '10.0.0.0/8,::1/128',
+      TRANSFORM_CONSOLE_LOG: 'true',
+      METRICS_PORT: '9464',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
     });
     expect(config).toEqual({
       port: 8080,
@@ -69,6 +75,9 @@ describe('loadConfig', () => {
       authThrottleLimit: 0,
       authThrottleWindowSeconds: 300,
       trustedProxies: ['10.0.0.0/8', '::1/128'],
+      transformConsoleLog: true,
+      metricsPort: 9464,
+      otlpEndpoint: 'http://collector:4318',
     });
   });
 
@@ -94,6 +103,9 @@ describe('loadConfig', () => {
     ['REACTOR_SYNC_BUDGET_MS', '-1', /^REACTOR_SYNC_BUDGET_MS must be an integer from 0 to 50, got '-1'$/],
     ['PROXY_TIMEOUT_MS', '1000000', /^PROXY_TIMEOUT_MS must be an integer from 10 to 300000/],
     ['DATABASE_POOL_SIZE', 'ten', /^DATABASE_POOL_SIZE must be an integer from 1 to 200, got 'ten'$/],
+    ['TRANSFORM_CONSOLE_LOG', 'loud', /^TRANSFORM_CONSOLE_LOG must be true or false, got 'loud'$/],
+    ['METRICS_PORT', '65536', /^METRICS_PORT must be an integer from 0 to 65535, got '65536'$/],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317', /^OTEL_EXPORTER_OTLP_ENDPOINT must use http: or https:, got 'grpc:'$/],
   ])('refuses %s=%s with one line naming the variable', (name, value, message) => {
     let error: unknown;
     try {

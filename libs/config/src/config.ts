@@ -22,6 +22,12 @@ export interface AppConfig {
   authThrottleWindowSeconds: number;
   /** Peers whose X-Forwarded-For is believed (CIDR ranges); empty: the socket's address is the client. */
   trustedProxies: string[];
+  /** Write transforms' console output to the service log (bounded); off by default: it is the tenant's data. */
+  transformConsoleLog: boolean;
+  /** The Prometheus listener's port; unset: no metrics listener. */
+  metricsPort?: number;
+  /** OTLP/HTTP endpoint spans are exported to; unset: no tracing at all. */
+  otlpEndpoint?: string;
 }
 
 /** A configuration value that cannot be used; the message names the variable, for one clear line at start. */
@@ -51,6 +57,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     authThrottleLimit: integer(env, 'AUTH_THROTTLE_LIMIT', 60, 0, 1_000_000),
     authThrottleWindowSeconds: integer(env, 'AUTH_THROTTLE_WINDOW_SECONDS', 60, 1, 86_400),
     trustedProxies: cidrs(env, 'TRUSTED_PROXIES'),
+    transformConsoleLog: boolean(env, 'TRANSFORM_CONSOLE_LOG', false),
+    metricsPort: nonEmpty(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
   };
 }
 

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { DomainError, DomainErrorCode, FieldErrors, TooManyRequestsError } from '@gatehouse/domain';
+import { noteFailure } from './access-log';
 import { currentRequestId } from './request-context';
 
 export interface ProblemDetails {
@@ -71,6 +72,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
+    noteFailure(host.switchToHttp().getRequest(), exception);
     this.send(host.switchToHttp().getResponse<Response>(), exception);
   }
 
