@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /**
  * The JavaScript evaluated inside every fresh sandbox context before any tenant code: the Node-16-style
@@ -36,17 +36,12 @@ export const RUNTIME_FILES = [
 export const SANDBOX_RUNTIME_FILENAME = 'gatehouse:runtime';
 
 /**
- * Where the runtime files are: beside this module when it runs from its sources, else in the package's
- * sources (the build compiles TypeScript only; the package directory is `@gatehouse/reactor`'s).
+ * Where the runtime files are: beside this module when it runs from its sources, else (compiled into
+ * dist/libs/reactor/src, the build compiling TypeScript only) in the sources of the same checkout.
  */
 export function runtimeDirectory(): string {
   const beside = join(__dirname, 'runtime');
-  try {
-    readFileSync(join(beside, RUNTIME_FILES[0]));
-    return beside;
-  } catch {
-    return join(dirname(require.resolve('@gatehouse/reactor/package.json')), 'src', 'runtime');
-  }
+  return existsSync(join(beside, RUNTIME_FILES[0])) ? beside : join(__dirname, '..', '..', '..', '..', 'libs', 'reactor', 'src', 'runtime');
 }
 
 export function joinRuntime(read: (file: string) => string): string {
