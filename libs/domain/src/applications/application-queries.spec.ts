@@ -3,7 +3,7 @@ import { AuthenticationError, NotFoundError, TooManyRequestsError } from '../sha
 import { AuthenticationThrottle } from '../rate-limits/authentication-throttle';
 import { InMemoryRateCounter } from '../rate-limits/rate-counter';
 import { decodeCursor } from '../shared/page';
-import { CreateTenant } from '../tenants/create-tenant';
+import { CreateTenant } from '../tenants/tenant-commands';
 import { CreateApplication } from './application-commands';
 import { AuthenticateApiKey, GetApplication, ListApplications } from './application-queries';
 import { principalOf } from './principal';
