@@ -99,7 +99,8 @@ export function accessLogWriter(logger: Logger): (finished: FinishedRequest) => 
         ...(record.proxyId ? { proxy_id: record.proxyId } : {}),
         ...(record.destinationStatus !== undefined ? { destination_status: record.destinationStatus } : {}),
         ...(record.transformMs !== undefined ? { transform_ms: round(record.transformMs) } : {}),
-        remote_address: req.socket?.remoteAddress,
+        // The client's address: the peer's, or behind TRUSTED_PROXIES the nearest untrusted X-Forwarded-For hop.
+        client_address: req.ip ?? req.socket?.remoteAddress,
       },
       'request',
     );
