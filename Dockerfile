@@ -11,7 +11,7 @@ COPY libs/persistence/package.json libs/persistence/index.js libs/persistence/
 COPY libs/reactor/package.json libs/reactor/index.js libs/reactor/
 COPY libs/queue/package.json libs/queue/index.js libs/queue/
 COPY libs/config/package.json libs/config/index.js libs/config/
-COPY libs/runtime/package.json libs/runtime/index.js libs/runtime/
+COPY libs/runtime/package.json libs/runtime/index.js libs/runtime/tracing.js libs/runtime/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
@@ -34,7 +34,7 @@ COPY --from=build /app/libs/persistence/package.json /app/libs/persistence/index
 COPY --from=build /app/libs/reactor/package.json /app/libs/reactor/index.js libs/reactor/
 COPY --from=build /app/libs/queue/package.json /app/libs/queue/index.js libs/queue/
 COPY --from=build /app/libs/config/package.json /app/libs/config/index.js libs/config/
-COPY --from=build /app/libs/runtime/package.json /app/libs/runtime/index.js libs/runtime/
+COPY --from=build /app/libs/runtime/package.json /app/libs/runtime/index.js /app/libs/runtime/tracing.js libs/runtime/
 # `gatehouse` on the PATH (docker compose exec api gatehouse tenant list); /data for the embedded database only.
 RUN ln -s /app/bin/gatehouse.js /usr/local/bin/gatehouse && mkdir /data && chown node:node /data
 USER node

@@ -30,4 +30,14 @@ tar -C "$ROOT" -c . | podman import \
   --change 'ENV NODE_VERSION='"$("$NODE_BIN" --version | tr -d v)" \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'CMD ["node"]' - "$TAG" >/dev/null
+# Where the registry is reached through a TLS-intercepting proxy (as on this project's machines), npm inside the
+# build needs the host's CA bundle; the official image would be given it the same way (NODE_EXTRA_CA_CERTS).
+if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  echo "== adding the host's CA bundle (NODE_EXTRA_CA_CERTS)"
+  CTX=$(mktemp -d)
+  cp /etc/ssl/certs/ca-certificates.crt "$CTX/host-ca.crt"
+  printf 'FROM %s\nCOPY host-ca.crt /usr/local/share/host-ca.crt\nENV NODE_EXTRA_CA_CERTS=/usr/local/share/host-ca.crt\n' "$TAG" > "$CTX/Containerfile"
+  podman build --isolation=chroot --pull=never -q -t "$TAG" "$CTX" >/dev/null
+  rm -rf "$CTX"
+fi
 podman image ls "$TAG"

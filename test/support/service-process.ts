@@ -9,6 +9,8 @@ export const CLI_MAIN = join(REPO_ROOT, 'dist/apps/api/src/cli.js');
 export const CLI_BIN = join(REPO_ROOT, 'bin/gatehouse.js');
 /** A start on a loaded machine (a fresh embedded database, 8 test runs at once) can take tens of seconds. */
 const LISTENING_TIMEOUT_MS = 90_000;
+export const WORKER_MAIN = join(REPO_ROOT, 'dist/apps/worker/src/main.js');
+const API_LISTENING = /"port":(\d+)[^\n]*"msg":"gatehouse api listening"/;
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -27,13 +29,16 @@ export function assertBuilt(): void {
   if (!existsSync(API_MAIN)) throw new Error(`${API_MAIN} is missing: run \`npm run build\` first (npm test does)`);
 }
 
-/** Spawns a built entry point and waits for its "listening" log line, which carries the port. */
-export async function startServiceProcess(env: Record<string, string>, args: string[] = [], script = API_MAIN): Promise<ServiceProcess> {
-  return startCommand([process.execPath, '--no-node-snapshot', script, ...args], env);
+/**
+ * Spawns a built entry point and waits for its ready line: by default the api's "listening" line, whose first
+ * group is the port (0 when a ready line has no group).
+ */
+export async function startServiceProcess(env: Record<string, string>, args: string[] = [], script = API_MAIN, ready = API_LISTENING): Promise<ServiceProcess> {
+  return startCommand([process.execPath, '--no-node-snapshot', script, ...args], env, ready);
 }
 
-/** Spawns `command` (e.g. what the container image runs) in the repository and waits for the "listening" log line. */
-export async function startCommand(command: string[], env: Record<string, string>): Promise<ServiceProcess> {
+/** Spawns `command` (e.g. what the container image runs) in the repository and waits for its ready line. */
+export async function startCommand(command: string[], env: Record<string, string>, ready = API_LISTENING): Promise<ServiceProcess> {
   assertBuilt();
   const [file, ...args] = command;
   const child = spawn(file!, args, {
@@ -50,13 +55,13 @@ export async function startCommand(command: string[], env: Record<string, string
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line within ${LISTENING_TIMEOUT_MS / 1000} s:\n${output}`)), LISTENING_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(new Error(`no ready line within ${LISTENING_TIMEOUT_MS / 1000} s:\n${output}`)), LISTENING_TIMEOUT_MS);
     const check = () => {
-      const match = /"port":(\d+)[^\n]*"msg":"gatehouse api listening"/.exec(output);
+      const match = ready.exec(output);
       if (match) {
         clearTimeout(timer);
         child.stdout!.off('data', check);
-        resolve(Number(match[1]));
+        resolve(Number(match[1] ?? 0));
       }
     };
     child.stdout!.on('data', check);

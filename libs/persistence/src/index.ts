@@ -16,3 +16,5 @@ export * from './cache/version-store';
 export * from './cache/cached-application.repository';
 export * from './cache/cached-proxy.repository';
 export * from './embedded-lock';
+export * from './operational-stats';
+export * from './rate-limits/redis-rate-counter';
