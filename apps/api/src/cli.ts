@@ -1,7 +1,4 @@
 import 'reflect-metadata';
-import type { Database } from '@gatehouse/persistence';
-import type { INestApplication } from '@nestjs/common';
-import { loadConfig } from '@gatehouse/config';
 import { CommandContext } from './cli/command';
 import { runInOwner } from './cli/control-socket';
 import { CliResult, ContextOpener, errorLine, execute, isDataDirInUse } from './cli/execute';
@@ -17,26 +14,17 @@ async function main(argv: string[]): Promise<CliResult> {
   }
 }
 
-/**
- * This process opens the database, applies pending migrations, and builds the service's providers over it. The
- * database and the app are loaded only then, so `--help` and wrong arguments answer at once.
- */
+/** This process opens the database itself, on the first command that asks for it. */
 function standaloneOpener(): ContextOpener {
-  let database: Database | undefined;
-  let app: INestApplication | undefined;
+  let close: (() => Promise<void>) | undefined;
   return {
     async open(): Promise<CommandContext> {
-      const config = loadConfig();
-      const { openDatabase, runMigrations } = await import('@gatehouse/persistence');
-      const { createApiApp } = await import('./app');
-      database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, applicationName: 'gatehouse-cli' });
-      const migrationsApplied = await runMigrations(database);
-      app = await createApiApp({ config, database, runJobs: false, logger: false });
-      return { app, database, config, migrationsApplied };
+      const opened = await (await import('./cli/open-database')).openCommandContext();
+      close = opened.close;
+      return opened.context;
     },
     async close(): Promise<void> {
-      await app?.close();
-      await database?.close();
+      await close?.();
     },
   };
 }

@@ -1,0 +1,27 @@
+import { loadConfig } from '@gatehouse/config';
+import { openDatabase, runMigrations } from '@gatehouse/persistence';
+import { createApiApp } from '../app';
+import { CommandContext } from './command';
+
+// Loaded by the CLI only when a command needs the database, so `--help` and wrong arguments answer at once.
+export { runMigrations };
+
+/** Opens the database (DATABASE_URL or DATA_DIR), applies pending migrations, and builds the service's providers. */
+export async function openCommandContext(): Promise<{ context: CommandContext; close: () => Promise<void> }> {
+  const config = loadConfig();
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, applicationName: 'gatehouse-cli' });
+  try {
+    const migrationsApplied = await runMigrations(database);
+    const app = await createApiApp({ config, database, runJobs: false, logger: false });
+    return {
+      context: { app, database, config, migrationsApplied },
+      close: async () => {
+        await app.close();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
