@@ -18,7 +18,7 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
 # tini is PID 1: it hands SIGTERM to node and reaps whatever exits.
-RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 ENV NODE_ENV=production DATA_DIR=/data
 WORKDIR /app
 # Production dependencies and compiled code only (no sources, tests, benchmarks), owned by root: the runtime user
