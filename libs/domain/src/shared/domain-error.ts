@@ -55,6 +55,13 @@ export class PermissionDeniedError extends DomainError {
   }
 }
 
+/** A caller acting beyond its own powers (granting, or acting on a stronger application); the message says what. */
+export class EscalationError extends DomainError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
 /** Collects field errors so a validation reports every problem at once, not the first. */
 export class FieldErrorCollector {
   private readonly errors: FieldErrors = {};
