@@ -6,6 +6,7 @@ export type DomainErrorCode =
   | 'unauthenticated'
   | 'forbidden'
   | 'payload_too_large'
+  | 'rate_limited'
   | 'unavailable';
 
 export type FieldErrors = Record<string, string[]>;
@@ -59,6 +60,16 @@ export class PermissionDeniedError extends DomainError {
 export class EscalationError extends DomainError {
   constructor(message: string) {
     super('forbidden', message);
+  }
+}
+
+/** Refused for now (a rate limit, a throttle); the caller may retry after `retryAfterSeconds`. */
+export class TooManyRequestsError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('rate_limited', message);
   }
 }
 
