@@ -6,6 +6,7 @@ import { Database } from '@gatehouse/persistence';
 import { AppModule } from './app.module';
 import { jsonBody } from './http/json-body';
 import { createValidationPipe } from './http/validation';
+import { queryParser } from './http/strict-query';
 import { requestContextMiddleware } from './http/request-context';
 import { mountOpenApi } from './openapi';
 import { ProxyInvocation } from './proxy-invocation/proxy-invocation.handler';
@@ -25,6 +26,7 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   );
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('query parser', queryParser);
   app.use(requestContextMiddleware);
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
   app.use('/proxy', app.get(ProxyInvocation).handle);

@@ -1,7 +1,13 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { Page, PageQuery } from '@gatehouse/domain';
+
+/**
+ * A query integer is plain decimal digits: `0x10`, `1e1`, `+1`, ` 1` or `1.0` stay strings, which `@IsInt` refuses
+ * (Number() would have read them all as numbers). Beyond 15 digits it could not be an exact JavaScript number.
+ */
+export const QueryInt = () => Transform(({ value }) => (typeof value === 'string' && /^[0-9]{1,15}$/.test(value) ? Number(value) : value));
 
 /** Repeated query parameters (`id=a&id=b`) arrive as an array, a single one as a string. */
 export const AsArray = () => Transform(({ value }) => (value === undefined ? undefined : Array.isArray(value) ? value : [value]));
@@ -10,14 +16,14 @@ export const AsArray = () => Transform(({ value }) => (value === undefined ? und
 export class PagingQueryDto {
   @ApiPropertyOptional({ minimum: 1, default: 1 })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt({ message: 'must be an integer of at least 1' })
   @Min(1, { message: 'must be an integer of at least 1' })
   page?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt({ message: 'must be an integer from 1 to 100' })
   @Min(1, { message: 'must be an integer from 1 to 100' })
   @Max(100, { message: 'must be an integer from 1 to 100' })
