@@ -84,10 +84,11 @@ export function parseContentType(header: string | undefined): { mediaType: strin
 
 // Far deeper than any body of this API; the validators recurse, so unbounded nesting would overflow their stack.
 export const MAX_JSON_DEPTH = 32;
-// class-transformer silently drops these keys (and assigning them could reach a prototype): refused, never ignored.
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor']);
-// Members whose keys are the caller's data (a proxy's `configuration`): any key is allowed there, kept as data.
-const FREE_FORM_MAPS = new Set(['configuration']);
+// Nest's ValidationPipe and class-transformer silently drop these keys (and assigning them could reach a prototype):
+// refused, never ignored.
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+// Top-level members whose keys are the caller's data (a proxy's `configuration`): any key is allowed there, as data.
+export const FREE_FORM_MAPS = new Set(['configuration']);
 // PostgreSQL cannot hold NUL, and an unpaired surrogate has no UTF-8 form: either would be stored changed.
 const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
 

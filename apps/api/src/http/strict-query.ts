@@ -32,8 +32,9 @@ export function parseQueryString(raw: string): { values: QueryValues; malformed:
 }
 
 /** Express's `query parser`: the same decoding as the check below, so a DTO sees exactly what was checked. */
-export function queryParser(raw: string): QueryValues {
-  return parseQueryString(raw).values;
+export function queryParser(raw: string | null | undefined): QueryValues {
+  // Express passes null when the URL has no query string at all.
+  return parseQueryString(raw ?? '').values;
 }
 
 function decode(text: string): string | undefined {

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Type } from 'class-transformer';
 import { IsBoolean, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
 import {
   MAX_CONFIGURATION_ENTRIES,
@@ -18,18 +18,8 @@ import { IdFilteredPagingQueryDto } from '../http/paging.dto';
 // a merge patch is held to exactly the rules of a PUT body.
 
 // An array (or any other JSON type) where an object is expected is refused, never read as an absent member.
+// (`configuration` reaches its DTO as a stand-in, see StrictValidationPipe: its members are data, not fields.)
 const MUST_BE_OBJECT = { message: 'must be an object' };
-
-/**
- * The member as the client sent it, copied into a null-prototype object: class-transformer would drop keys named like
- * Object.prototype members (`toString`, `valueOf`, `constructor`...) from a plain map, and they are data here.
- * Anything but an object is passed on untouched, for `@IsObject` to refuse.
- */
-const RawMap = () =>
-  Transform(({ obj, key }) => {
-    const raw = (obj as Record<string, unknown>)[key];
-    return raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? stringMap(Object.entries(raw)) : raw;
-  });
 
 const TRANSFORM_CODE_DOC = `JavaScript (Node.js 16 and later, CommonJS): \`module.exports = async function (req) { ... }\`; at most ${MAX_TRANSFORM_CODE_LENGTH} characters`;
 
@@ -87,7 +77,6 @@ export class ProxyBodyDto {
     description: 'Named string values handed to transform code',
   })
   @IsOptional()
-  @RawMap()
   @IsObject(MUST_BE_OBJECT)
   configuration?: Record<string, string> | null;
 
@@ -151,7 +140,6 @@ export class PatchProxyDto {
     description: 'Merged member by member; a member set to null is removed',
   })
   @IsOptional()
-  @RawMap()
   @IsObject(MUST_BE_OBJECT)
   configuration?: Record<string, string | null> | null;
 
