@@ -19,6 +19,9 @@ describe('loadConfig', () => {
       reactorSyncBudgetMs: 5,
       proxyTimeoutMs: 25_000,
       databasePoolSize: 10,
+      transformConsoleLog: false,
+      metricsPort: undefined,
+      otlpEndpoint: undefined,
     });
   });
 
@@ -43,6 +46,9 @@ describe('loadConfig', () => {
       REACTOR_SYNC_BUDGET_MS: '0',
       PROXY_TIMEOUT_MS: '5000',
       DATABASE_POOL_SIZE: '20',
+      TRANSFORM_CONSOLE_LOG: 'true',
+      METRICS_PORT: '9464',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
     });
     expect(config).toEqual({
       port: 8080,
@@ -60,6 +66,9 @@ describe('loadConfig', () => {
       reactorSyncBudgetMs: 0,
       proxyTimeoutMs: 5000,
       databasePoolSize: 20,
+      transformConsoleLog: true,
+      metricsPort: 9464,
+      otlpEndpoint: 'http://collector:4318',
     });
   });
 
@@ -83,6 +92,9 @@ describe('loadConfig', () => {
     ['REACTOR_SYNC_BUDGET_MS', '-1', /^REACTOR_SYNC_BUDGET_MS must be an integer from 0 to 50, got '-1'$/],
     ['PROXY_TIMEOUT_MS', '1000000', /^PROXY_TIMEOUT_MS must be an integer from 10 to 300000/],
     ['DATABASE_POOL_SIZE', 'ten', /^DATABASE_POOL_SIZE must be an integer from 1 to 200, got 'ten'$/],
+    ['TRANSFORM_CONSOLE_LOG', 'loud', /^TRANSFORM_CONSOLE_LOG must be true or false, got 'loud'$/],
+    ['METRICS_PORT', '65536', /^METRICS_PORT must be an integer from 0 to 65535, got '65536'$/],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317', /^OTEL_EXPORTER_OTLP_ENDPOINT must use http: or https:, got 'grpc:'$/],
   ])('refuses %s=%s with one line naming the variable', (name, value, message) => {
     let error: unknown;
     try {

@@ -17,6 +17,12 @@ export interface AppConfig {
   reactorSyncBudgetMs: number;
   proxyTimeoutMs: number;
   databasePoolSize: number;
+  /** Write transforms' console output to the service log (bounded); off by default: it is the tenant's data. */
+  transformConsoleLog: boolean;
+  /** The Prometheus listener's port; unset: no metrics listener. */
+  metricsPort?: number;
+  /** OTLP/HTTP endpoint spans are exported to; unset: no tracing at all. */
+  otlpEndpoint?: string;
 }
 
 /** A configuration value that cannot be used; the message names the variable, for one clear line at start. */
@@ -43,6 +49,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     reactorSyncBudgetMs: integer(env, 'REACTOR_SYNC_BUDGET_MS', 5, 0, 50),
     proxyTimeoutMs: integer(env, 'PROXY_TIMEOUT_MS', 25_000, 10, 300_000),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    transformConsoleLog: boolean(env, 'TRANSFORM_CONSOLE_LOG', false),
+    metricsPort: nonEmpty(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
   };
 }
 

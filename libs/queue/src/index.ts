@@ -1,5 +1,6 @@
 export * from './redis-health';
 export * from './jobs';
+export * from './log-entry-payload';
 export * from './job-queue';
 export * from './job-handler';
 export * from './log-ids';
@@ -12,5 +13,3 @@ export * from './bullmq/bullmq-job-consumer';
 export * from './in-process/in-process-job-queue';
 export * from './background-jobs';
 export * from './background-jobs.module';
-export * from './process/json-logger';
-export * from './process/bootstrap';

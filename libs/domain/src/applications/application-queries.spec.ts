@@ -1,7 +1,7 @@
 import { inMemoryPorts } from '../testing/in-memory-ports';
 import { AuthenticationError, NotFoundError } from '../shared/domain-error';
 import { decodeCursor } from '../shared/page';
-import { CreateTenant } from '../tenants/create-tenant';
+import { CreateTenant } from '../tenants/tenant-commands';
 import { CreateApplication } from './application-commands';
 import { AuthenticateApiKey, GetApplication, ListApplications } from './application-queries';
 import { principalOf } from './principal';

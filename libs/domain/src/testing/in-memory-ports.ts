@@ -7,7 +7,8 @@ import { ConflictError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
 import { decodeCursor, Page, PageQuery, pageFromRows } from '../shared/page';
 import { PortToken, TransactionScope, UnitOfWork } from '../shared/unit-of-work';
-import { Tenant, TenantRepository } from '../tenants/tenant';
+import { Tenant } from '../tenants/tenant';
+import { TenantRepository } from '../tenants/tenant.repository';
 
 /**
  * In-memory fakes of the domain's ports, for unit tests of use cases. They keep the adapters' observable

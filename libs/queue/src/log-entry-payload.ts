@@ -1,12 +1,20 @@
-import { ActorType, AuditOperation } from '../audit/audit-event';
-import { FieldErrorCollector } from '../shared/domain-error';
-import { UUID_PATTERN } from '../shared/ids';
-import { ACTOR_TYPES, ENTITY_TYPE_VALUES, Log, LOG_OPERATIONS, MAX_ENTITY_ID_LENGTH, MAX_LOG_MESSAGE_LENGTH } from './log';
-import { LogRepository } from './log.repository';
+import {
+  ACTOR_TYPES,
+  ActorType,
+  AuditOperation,
+  ENTITY_TYPE_VALUES,
+  FieldErrorCollector,
+  Log,
+  LOG_OPERATIONS,
+  MAX_ENTITY_ID_LENGTH,
+  MAX_LOG_MESSAGE_LENGTH,
+  UUID_PATTERN,
+} from '@gatehouse/domain';
 
 /**
  * A log as another service (or the api's outbox publisher) puts it on the queue: the wire shape of
- * spec 2.2 plus an optional `id` for idempotency. The README documents it as a JSON schema.
+ * spec 2.2 plus an optional `id` for idempotency. The README documents it as a JSON schema. This is the
+ * queue adapter's wire format; the HTTP log response is the api's, and the domain knows only `Log`.
  */
 export interface LogEntryPayload {
   id?: string;
@@ -133,14 +141,5 @@ export function toLogEntryPayload(log: Log): LogEntryPayload {
   if (log.actorId !== null) payload.actor_id = log.actorId;
   if (log.actorType !== null) payload.actor_type = log.actorType;
   return payload;
-}
-
-/** Writes validated logs; idempotent by log id (see LogRepository.append). */
-export class IngestLogs {
-  constructor(private readonly logs: LogRepository) {}
-
-  execute(logs: Log[]): Promise<number> {
-    return logs.length === 0 ? Promise.resolve(0) : this.logs.append(logs);
-  }
 }
 

@@ -1,4 +1,5 @@
 import { Clock } from '../shared/clock';
+import { Log } from './log';
 import { LogRepository } from './log.repository';
 
 /**
@@ -20,5 +21,14 @@ export class RelayAuditOutbox {
       moved += n;
       if (n < batchSize) return moved;
     }
+  }
+}
+
+/** Writes validated logs; idempotent by log id (see LogRepository.append). */
+export class IngestLogs {
+  constructor(private readonly logs: LogRepository) {}
+
+  execute(logs: Log[]): Promise<number> {
+    return logs.length === 0 ? Promise.resolve(0) : this.logs.append(logs);
   }
 }
