@@ -31,6 +31,8 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', queryParser);
+  // Whose X-Forwarded-For is believed when telling clients apart (throttling); none unless configured.
+  app.set('trust proxy', options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false);
   app.use(requestContextMiddleware);
   const observers: Array<(finished: FinishedRequest) => void> = [];
   if (options.accessLog) observers.push(accessLogWriter(options.accessLog));
