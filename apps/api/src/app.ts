@@ -29,6 +29,8 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   );
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Whose X-Forwarded-For is believed when telling clients apart (throttling); none unless configured.
+  app.set('trust proxy', options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false);
   app.use(requestContextMiddleware);
   const observers: Array<(finished: FinishedRequest) => void> = [];
   if (options.accessLog) observers.push(accessLogWriter(options.accessLog));

@@ -27,3 +27,5 @@ export * from './logs/log';
 export * from './logs/log.repository';
 export * from './logs/log-queries';
 export * from './logs/log-commands';
+export * from './rate-limits/rate-counter';
+export * from './rate-limits/authentication-throttle';

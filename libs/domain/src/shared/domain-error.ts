@@ -6,6 +6,7 @@ export type DomainErrorCode =
   | 'unauthenticated'
   | 'forbidden'
   | 'payload_too_large'
+  | 'rate_limited'
   | 'unavailable';
 
 export type FieldErrors = Record<string, string[]>;
@@ -72,6 +73,16 @@ export class UnavailableError extends DomainError {
 export class InvalidDataError extends DomainError {
   constructor(readonly reason: string) {
     super('validation', 'A value in the request cannot be stored');
+  }
+}
+
+/** Refused for now (a rate limit, a throttle); the caller may retry after `retryAfterSeconds`. */
+export class TooManyRequestsError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('rate_limited', message);
   }
 }
 
