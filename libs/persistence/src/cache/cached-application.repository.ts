@@ -25,6 +25,11 @@ export class CachedApplicationRepository extends ApplicationRepository {
     this.byId = new VersionedCache(versions, VERSION, APPLICATION_MAX_AGE_MS);
   }
 
+  /** Hits and misses of key lookups (authentication), since start. */
+  get keyCacheCounts(): Readonly<{ hits: number; misses: number }> {
+    return this.byKeyHash.counts;
+  }
+
   findByKeyHash(keyHash: string): Promise<Application | null> {
     return this.byKeyHash.get(keyHash, () => this.inner.findByKeyHash(keyHash));
   }
