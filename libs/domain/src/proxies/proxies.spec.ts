@@ -337,10 +337,12 @@ describe('PatchProxy and the merge patch', () => {
     });
   });
 
-  it('keeps a configuration member named __proto__ as plain data', () => {
+  it('keeps a configuration member named __proto__ as plain data, in a null-prototype map', () => {
     const patch = JSON.parse('{"__proto__": "x", "B": "y"}') as Record<string, string>;
     const merged = applyProxyPatch({ name: 'p', destinationUrl: 'https://a.example.com', configuration: null }, { configuration: patch });
-    expect(Object.getPrototypeOf(merged.configuration)).toBe(Object.prototype);
+    // Null prototype: an absent key such as toString reads as undefined, never as an Object.prototype member.
+    expect(Object.getPrototypeOf(merged.configuration)).toBeNull();
+    expect(merged.configuration!.toString).toBeUndefined();
     expect(Object.entries(merged.configuration!)).toEqual([
       ['__proto__', 'x'],
       ['B', 'y'],
