@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import {
   ApplicationExpiryScheduler,
   ApplicationRepository,
@@ -27,6 +27,7 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { Draining } from './health/draining';
 import { HealthController } from './health/health.controller';
 import { ProblemDetailsFilter } from './http/problem-details';
+import { StrictQueryInterceptor } from './http/strict-query';
 import { PermissionsController } from './permissions/permissions.controller';
 import { useCase } from './use-case.provider';
 import { ProxiesModule } from './proxies/proxies.module';
@@ -50,6 +51,7 @@ export class AppModule {
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        { provide: APP_INTERCEPTOR, useClass: StrictQueryInterceptor },
         Draining,
         useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle]),
         useCase(CreateApplication, [UnitOfWork, Clock, ApplicationExpiryScheduler]),

@@ -11,6 +11,7 @@ import { accessLogWriter, FinishedRequest, requestObserver } from './http/access
 import { jsonBody } from './http/json-body';
 import { httpMetrics, registerApiMetrics } from './observability/api-metrics';
 import { createValidationPipe } from './http/validation';
+import { queryParser } from './http/strict-query';
 import { requestContextMiddleware } from './http/request-context';
 import { mountOpenApi } from './openapi';
 import { ProxyInvocation } from './proxy-invocation/proxy-invocation.handler';
@@ -34,6 +35,7 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   );
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('query parser', queryParser);
   // Whose X-Forwarded-For is believed when telling clients apart (throttling); none unless configured.
   app.set('trust proxy', options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false);
   app.use(requestContextMiddleware);

@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { createServer } from 'node:http';
 import { JsonLogger, createRootLogger } from './http/json-logger';
 import { createApiApp } from './app';
+import { answerClientErrors } from './http/client-errors';
 import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
 import { BackgroundJobs } from '@gatehouse/queue';
 import { createMetricsRegistry, metricsPortOf, startMetricsServer, traceJobs } from '@gatehouse/runtime';
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
   if (created) process.stderr.write(firstKeyBanner(created).replace('PORT', String(config.port)));
 
   const server = createServer({ keepAliveTimeout: 65_000 }, app.getHttpAdapter().getInstance());
+  answerClientErrors(server, (refusal) => root.info(refusal, 'request refused before routing'));
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   // The CLI's commands run in this process while it owns the embedded database (cli/control-socket.ts).
   const control = database.controlSocketPath

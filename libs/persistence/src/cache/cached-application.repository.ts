@@ -39,6 +39,10 @@ export class CachedApplicationRepository extends ApplicationRepository {
     return app && app.tenantId === tenantId ? app : null;
   }
 
+  findByIdForChange(tenantId: string, id: string): Promise<Application | null> {
+    return this.inner.findByIdForChange(tenantId, id);
+  }
+
   insert(app: Application): Promise<void> {
     return this.inner.insert(app);
   }
