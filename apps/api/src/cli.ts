@@ -3,15 +3,32 @@ import { CommandContext } from './cli/command';
 import { runInOwner } from './cli/control-socket';
 import { CliResult, ContextOpener, errorLine, execute, isDataDirInUse } from './cli/execute';
 
+/** How long a command waits for an embedded database held by a process that does not take commands yet. */
+const WAIT_FOR_DATA_DIR_MS = 30_000;
+
 /** The `gatehouse` command line (bin/gatehouse.js runs this file from dist). */
 async function main(argv: string[]): Promise<CliResult> {
-  try {
-    return await execute(argv, standaloneOpener());
-  } catch (error) {
-    if (!isDataDirInUse(error)) throw error;
-    // `npm start` owns the embedded database: the command runs in it (see cli/control-socket.ts).
-    return runInOwner(error.controlSocketPath, argv);
+  const deadline = Date.now() + WAIT_FOR_DATA_DIR_MS;
+  for (;;) {
+    try {
+      return await execute(argv, standaloneOpener());
+    } catch (error) {
+      if (!isDataDirInUse(error)) throw error;
+      try {
+        // `npm start` owns the embedded database: the command runs in it (see cli/control-socket.ts).
+        return await runInOwner(error.controlSocketPath, argv);
+      } catch (connectError) {
+        // Nobody answers: the owner is a service still starting, or another command that will be done shortly.
+        if (!notListening(connectError) || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
   }
+}
+
+function notListening(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ECONNREFUSED';
 }
 
 /** This process opens the database itself, on the first command that asks for it. */

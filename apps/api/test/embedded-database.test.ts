@@ -17,10 +17,12 @@ describe('the embedded database (DATA_DIR)', () => {
   const status = async (baseUrl: string, key: string) => (await fetch(`${baseUrl}/applications/key`, { headers: { 'svc-api-key': key } })).status;
 
   it('is opened by one process only; the CLI works with or without the service, and nothing it wrote is lost', async () => {
-    // No service: the CLI opens the database itself.
-    const before = await cli('tenant', 'create', '--name', 'before', '--json');
+    // No service: the CLI opens the database itself; a second command at the same moment waits for the first.
+    const [before, alongside] = await Promise.all([cli('tenant', 'create', '--name', 'before', '--json'), cli('tenant', 'create', '--name', 'alongside')]);
     expect(before.code).toBe(0);
+    expect(alongside).toMatchObject({ code: 0, stderr: '' });
     const beforeKey: string = JSON.parse(before.stdout).application.key;
+    const names = async () => JSON.parse((await cli('tenant', 'list', '--json')).stdout).map((t: { name: string }) => t.name).sort();
 
     const service = await startServiceProcess({ DATA_DIR: dataDir });
     try {
@@ -31,7 +33,7 @@ describe('the embedded database (DATA_DIR)', () => {
       expect(during.code).toBe(0);
       const duringKey: string = JSON.parse(during.stdout).application.key;
       expect(await status(service.baseUrl, duringKey)).toBe(200);
-      expect(JSON.parse((await cli('tenant', 'list', '--json')).stdout).map((t: { name: string }) => t.name)).toEqual(['before', 'during']);
+      expect(await names()).toEqual(['alongside', 'before', 'during']);
       const duplicate = await cli('tenant', 'create', '--name', 'during');
       expect(duplicate).toMatchObject({ code: 1, stderr: "gatehouse: A tenant named 'during' already exists\n" });
 
@@ -50,8 +52,7 @@ describe('the embedded database (DATA_DIR)', () => {
     const restarted = await startServiceProcess({ DATA_DIR: dataDir });
     try {
       expect(await status(restarted.baseUrl, beforeKey)).toBe(200);
-      const listed = JSON.parse((await cli('tenant', 'list', '--json')).stdout);
-      expect(listed.map((t: { name: string }) => t.name)).toEqual(['before', 'during']);
+      expect(await names()).toEqual(['alongside', 'before', 'during']);
       const rotated = await cli('tenant', 'rotate-key', 'during', '--json');
       expect(rotated.code).toBe(0);
       expect(await status(restarted.baseUrl, JSON.parse(rotated.stdout).application.key)).toBe(200);

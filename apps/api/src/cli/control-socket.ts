@@ -53,23 +53,10 @@ function parseRequest(line: string): string[] | undefined {
 }
 
 /**
- * Runs `argv` in the service that owns the database. A service that is still starting (it holds the lock before it
- * listens here) is waited for, up to `waitMs`.
+ * Runs `argv` in the service that owns the database. Fails with ENOENT or ECONNREFUSED when nothing listens: a service
+ * still starting (it holds the lock before it listens here), or another command holding the database.
  */
-export async function runInOwner(path: string, argv: string[], waitMs = 30_000): Promise<CliResult> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await request(path, argv);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if ((code !== 'ENOENT' && code !== 'ECONNREFUSED') || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-}
-
-function request(path: string, argv: string[]): Promise<CliResult> {
+export function runInOwner(path: string, argv: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const socket = createConnection(path);
     let received = '';
