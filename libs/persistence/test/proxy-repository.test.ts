@@ -59,7 +59,7 @@ describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
 
   async function newTenant(): Promise<string> {
     const id = randomUUID();
-    await db.tenants.insert({ id, name: 'proxies', createdAt: new Date(T0) });
+    await db.tenants.insert({ id, name: `proxies-${id}`, createdAt: new Date(T0) });
     return id;
   }
 
@@ -173,7 +173,7 @@ describe('CachedProxyRepository over PostgreSQL', () => {
     const versions = new InMemoryVersionStore();
     const cached = new CachedProxyRepository(inner, versions);
     const tenantId = randomUUID();
-    await opened.tenants.insert({ id: tenantId, name: 'cache', createdAt: new Date(T0) });
+    await opened.tenants.insert({ id: tenantId, name: `cache-${tenantId}`, createdAt: new Date(T0) });
     const proxy = aProxy(tenantId, { configuration: { A: 'b' } });
     await inner.insert(proxy);
 
@@ -193,7 +193,7 @@ describe('CachedProxyRepository over PostgreSQL', () => {
     const inner = new TypeormProxyRepository(opened.dataSource.manager);
     const cached = new CachedProxyRepository(inner, new InMemoryVersionStore());
     const tenantId = randomUUID();
-    await opened.tenants.insert({ id: tenantId, name: 'cache', createdAt: new Date(T0) });
+    await opened.tenants.insert({ id: tenantId, name: `cache-${tenantId}`, createdAt: new Date(T0) });
     const proxy = aProxy(tenantId, { configuration: { A: 'b' } });
     await inner.insert(proxy);
     const first = (await cached.findByKey(proxy.key))!;
@@ -211,7 +211,7 @@ describe('CachedProxyRepository over PostgreSQL', () => {
     })();
     const cached = new CachedProxyRepository(inner, unreachable);
     const tenantId = randomUUID();
-    await opened.tenants.insert({ id: tenantId, name: 'cache', createdAt: new Date(T0) });
+    await opened.tenants.insert({ id: tenantId, name: `cache-${tenantId}`, createdAt: new Date(T0) });
     const proxy = aProxy(tenantId);
     await inner.insert(proxy);
     expect(await cached.findByKey(proxy.key)).toEqual(proxy);

@@ -61,7 +61,7 @@ describe.each(DATABASES)('TypeormUnitOfWork on $name', (backend) => {
 
   async function newTenant(): Promise<string> {
     const id = randomUUID();
-    await db.tenants.insert({ id, name: 'acme', createdAt: NOW });
+    await db.tenants.insert({ id, name: `acme-${id}`, createdAt: NOW });
     return id;
   }
 
