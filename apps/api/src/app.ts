@@ -25,6 +25,8 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   );
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip believes X-Forwarded-For only from these peers (none by default: the socket's address).
+  app.set('trust proxy', options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false);
   app.use(requestContextMiddleware);
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
   app.use('/proxy', app.get(ProxyInvocation).handle);

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
+import { parseSigningKey } from './log-signing-key';
 
 export interface AppConfig {
   port: number;
@@ -17,6 +18,12 @@ export interface AppConfig {
   reactorSyncBudgetMs: number;
   proxyTimeoutMs: number;
   databasePoolSize: number;
+  /** The Ed25519 key that signs log checkpoints, as given (PEM, or base64/hex of the 32-byte seed); never logged. */
+  logSigningKey?: string;
+  logSigningKeyFile?: string;
+  logCheckpointIntervalMs: number;
+  /** Proxies whose X-Forwarded-For is believed (addresses, CIDR ranges, or loopback / linklocal / uniquelocal). */
+  trustedProxies: string[];
 }
 
 /** A configuration value that cannot be used; the message names the variable, for one clear line at start. */
@@ -43,7 +50,43 @@ export function loadConfig(env: Env = process.env): AppConfig {
     reactorSyncBudgetMs: integer(env, 'REACTOR_SYNC_BUDGET_MS', 5, 0, 50),
     proxyTimeoutMs: integer(env, 'PROXY_TIMEOUT_MS', 25_000, 10, 300_000),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    ...signingKey(env),
+    logCheckpointIntervalMs: integer(env, 'LOG_CHECKPOINT_INTERVAL_MS', 30_000, 1000, 60_000),
+    trustedProxies: trustedProxies(env, 'TRUSTED_PROXIES'),
   };
+}
+
+function signingKey(env: Env): Pick<AppConfig, 'logSigningKey' | 'logSigningKeyFile'> {
+  const key = nonEmpty(env, 'LOG_SIGNING_KEY');
+  const file = nonEmpty(env, 'LOG_SIGNING_KEY_FILE');
+  if (key !== undefined && file !== undefined) throw new ConfigError('LOG_SIGNING_KEY and LOG_SIGNING_KEY_FILE are both set: give one');
+  if (key !== undefined) {
+    try {
+      parseSigningKey(key);
+    } catch {
+      // The value is a secret: never echoed.
+      throw new ConfigError('LOG_SIGNING_KEY must be an Ed25519 private key: PKCS#8 PEM, or the 32-byte seed as base64 or hex');
+    }
+  }
+  return { ...(key === undefined ? {} : { logSigningKey: key }), ...(file === undefined ? {} : { logSigningKeyFile: file }) };
+}
+
+const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal'];
+
+function trustedProxies(env: Env, name: string): string[] {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return [];
+  return raw.split(',').map((part) => {
+    const entry = part.trim();
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    const max = family === 6 ? 128 : 32;
+    const cidrOk = family !== 0 && rest.length === 0 && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max));
+    if (!PROXY_KEYWORDS.includes(entry) && !cidrOk) {
+      throw new ConfigError(`${name} must be a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal, got '${entry}'`);
+    }
+    return entry;
+  });
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {

@@ -27,3 +27,5 @@ export * from './logs/log.repository';
 export * from './logs/ingest-logs';
 export * from './logs/list-logs';
 export * from './logs/relay-audit-outbox';
+export * from './logs/log-chain';
+export * from './logs/log-checkpoints';

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AuthenticateApiKey, mayCreateApplications, PermissionDeniedError, requirePermission } from '@gatehouse/domain';
 import { SvcLoopback } from '../proxy-invocation/svc-bridge';
+import { requestOriginOf } from '../http/request-origin';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 
 /** Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then 403. */
@@ -23,7 +24,7 @@ export class ApiKeyGuard implements CanActivate {
     const principal =
       (await this.svcLoopback?.principalOf(req)) ??
       (await this.authenticate.execute(typeof header === 'string' ? header : undefined)).principal;
-    req.principal = principal;
+    req.principal = { ...principal, origin: requestOriginOf(req) };
     const permission = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets);
     if (permission === 'application:create') {
       if (!mayCreateApplications(principal)) throw new PermissionDeniedError(permission);

@@ -1,6 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { ACTOR_TYPES, ENTITY_TYPE_VALUES, EntityType, Log, LOG_OPERATIONS, MAX_ENTITY_ID_LENGTH } from '@gatehouse/domain';
+import { IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import {
+  ACTOR_TYPES,
+  ChainedLog,
+  ENTITY_TYPE_VALUES,
+  EntityType,
+  LOG_OPERATIONS,
+  LogCheckpoint,
+  MAX_ENTITY_ID_LENGTH,
+  MAX_REQUEST_ID_LENGTH,
+} from '@gatehouse/domain';
 import { PagingQueryDto } from '../http/paging.dto';
 
 const DATE_TIME = { strict: true, strictSeparator: true };
@@ -17,6 +26,18 @@ export class ListLogsQueryDto extends PagingQueryDto {
   @MinLength(1)
   @MaxLength(MAX_ENTITY_ID_LENGTH)
   entity_id?: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Logs of this actor (the calling application)' })
+  @IsOptional()
+  @IsUUID('all', { message: 'must be a UUID' })
+  actor_id?: string;
+
+  @ApiPropertyOptional({ description: 'Logs of one request to this API (its `x-request-id`)', maxLength: MAX_REQUEST_ID_LENGTH })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_REQUEST_ID_LENGTH)
+  request_id?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Logs with created_at at or after this instant (inclusive)' })
   @IsOptional()
@@ -39,6 +60,40 @@ export class LogResponse {
   @ApiProperty({ enum: LOG_OPERATIONS }) operation: string;
   @ApiProperty() message: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiPropertyOptional({ description: 'The request to this API that caused the log (its x-request-id)' }) request_id?: string;
+  @ApiPropertyOptional({ description: "The client's address, after the trusted proxies' X-Forwarded-For" }) source_ip?: string;
+  @ApiPropertyOptional() user_agent?: string;
+  @ApiProperty({ description: "Place in the tenant's hash chain: 1, 2, 3, ... in the order the logs were written", minimum: 1 })
+  position: number;
+  @ApiProperty({ description: 'Chain hash of this log (SHA-256, hex): see the README, "Verifying the audit trail"', pattern: '^[0-9a-f]{64}$' })
+  hash: string;
+}
+
+export class LogCheckpointResponse {
+  @ApiProperty({ format: 'uuid' }) tenant_id: string;
+  @ApiProperty({ description: 'The chain position this checkpoint covers (every log up to it)', minimum: 1 }) position: number;
+  @ApiProperty({ description: 'The chain hash at that position (hex)', pattern: '^[0-9a-f]{64}$' }) hash: string;
+  @ApiProperty({ format: 'date-time' }) signed_at: string;
+  @ApiProperty({ description: 'Id of the signing key (GET /logs/public-key)' }) key_id: string;
+  @ApiProperty({ description: 'Ed25519 signature (base64) of the checkpoint message' }) signature: string;
+}
+
+export class LogPublicKeyResponse {
+  @ApiProperty({ enum: ['Ed25519'] }) algorithm: string;
+  @ApiProperty({ description: 'First 16 hex digits of the SHA-256 of the raw public key' }) key_id: string;
+  @ApiProperty({ description: 'The raw 32-byte public key, base64' }) public_key: string;
+  @ApiProperty({ description: 'The same key as PEM (SPKI)' }) public_key_pem: string;
+}
+
+export function toCheckpointResponse(checkpoint: LogCheckpoint): LogCheckpointResponse {
+  return {
+    tenant_id: checkpoint.tenantId,
+    position: checkpoint.position,
+    hash: checkpoint.hash,
+    signed_at: checkpoint.signedAt.toISOString(),
+    key_id: checkpoint.keyId,
+    signature: checkpoint.signature,
+  };
 }
 
 export class EntityTypeResponse {
@@ -46,29 +101,23 @@ export class EntityTypeResponse {
   @ApiProperty({ example: 'application' }) value: string;
 }
 
-export function toLogResponse(log: Log): LogResponse {
-  const body: LogResponse = {
+/** Field order of spec 2.2 on the wire, then the request fields (absent when unknown), then the chain's. */
+export function toLogResponse(log: ChainedLog): LogResponse {
+  return {
     id: log.id,
     tenant_id: log.tenantId,
+    ...(log.actorId === null ? {} : { actor_id: log.actorId }),
+    ...(log.actorType === null ? {} : { actor_type: log.actorType }),
     entity_type: log.entityType,
     entity_id: log.entityId,
     operation: log.operation,
     message: log.message,
     created_at: log.createdAt.toISOString(),
-  };
-  if (log.actorId !== null) body.actor_id = log.actorId;
-  if (log.actorType !== null) body.actor_type = log.actorType;
-  // Field order of spec 2.2 on the wire.
-  return {
-    id: body.id,
-    tenant_id: body.tenant_id,
-    ...(body.actor_id ? { actor_id: body.actor_id } : {}),
-    ...(body.actor_type ? { actor_type: body.actor_type } : {}),
-    entity_type: body.entity_type,
-    entity_id: body.entity_id,
-    operation: body.operation,
-    message: body.message,
-    created_at: body.created_at,
+    ...(log.requestId === undefined ? {} : { request_id: log.requestId }),
+    ...(log.sourceIp === undefined ? {} : { source_ip: log.sourceIp }),
+    ...(log.userAgent === undefined ? {} : { user_agent: log.userAgent }),
+    position: log.position,
+    hash: log.hash,
   };
 }
 

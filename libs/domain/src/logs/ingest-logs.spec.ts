@@ -1,8 +1,7 @@
 import { ValidationError } from '../shared/domain-error';
 import { IngestLogs, parseLogEntry, toLogEntryPayload } from './ingest-logs';
 import { Log } from './log';
-import { LogFilter, LogRepository } from './log.repository';
-import { Page, PageQuery } from '../shared/page';
+import { InMemoryLogRepository } from '../testing/in-memory-ports';
 
 const TENANT = '6f1c1e0e-3b7a-4a43-9f55-0a4b7e1d2c10';
 const ACTOR = '0b9f6a4e-6a53-4d43-9d0e-3f1a3c9b7e21';
@@ -95,17 +94,11 @@ describe('parseLogEntry', () => {
 });
 
 describe('IngestLogs', () => {
-  class RecordingLogs extends LogRepository {
+  class RecordingLogs extends InMemoryLogRepository {
     appended: Log[][] = [];
-    async append(logs: Log[]): Promise<number> {
+    override async append(logs: Log[]): Promise<number> {
       this.appended.push(logs);
       return logs.length;
-    }
-    async relayOutbox(): Promise<number> {
-      return 0;
-    }
-    async list(_tenantId: string, _filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
-      return { items: [], size: page.size };
     }
   }
 

@@ -1,14 +1,14 @@
 import { Principal } from '../applications/principal';
 import { FieldErrorCollector } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
-import { isEntityType, Log, MAX_ENTITY_ID_LENGTH } from './log';
+import { ChainedLog, isEntityType, MAX_ENTITY_ID_LENGTH } from './log';
 import { LogFilter, LogRepository } from './log.repository';
 
 /** `GET /logs`: the caller's tenant only, newest first, filtered (spec 4.1, CONTRACT.md sections 1 and 8). */
 export class ListLogs {
   constructor(private readonly logs: LogRepository) {}
 
-  async execute(principal: Principal, filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
+  async execute(principal: Principal, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
     const errors = new FieldErrorCollector();
     if (filter.entityType !== undefined && !isEntityType(filter.entityType)) {
       errors.add('entity_type', 'must be one of the values of GET /logs/entity-types');
