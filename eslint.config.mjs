@@ -23,7 +23,9 @@ export default [
   {
     files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
     rules: {
-      // Arrows point inward: apps -> libs, adapters -> domain, domain -> nothing; apps never import each other.
+      // Arrows point inward: apps -> runtime -> adapters -> domain -> nothing. Adapters (persistence, queue,
+      // reactor) never import each other: only apps wire them together. Config is plain values anyone but the
+      // domain may read. Apps never import each other.
       '@nx/enforce-module-boundaries': [
         'error',
         {
@@ -31,8 +33,10 @@ export default [
           allow: [],
           depConstraints: [
             { sourceTag: 'scope:domain', onlyDependOnLibsWithTags: [] },
-            { sourceTag: 'scope:adapter', onlyDependOnLibsWithTags: ['scope:domain', 'scope:adapter'] },
-            { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:domain', 'scope:adapter'] },
+            { sourceTag: 'scope:config', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'scope:adapter', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config'] },
+            { sourceTag: 'scope:runtime', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config', 'scope:adapter'] },
+            { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config', 'scope:adapter', 'scope:runtime'] },
           ],
         },
       ],

@@ -7,7 +7,7 @@ const shared = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   testEnvironment: 'node',
   moduleNameMapper: {
-    '^@gatehouse/(domain|persistence|reactor|queue|config)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@gatehouse/(domain|persistence|reactor|queue|config|runtime)$': '<rootDir>/libs/$1/src/index.ts',
   },
 };
 module.exports = {

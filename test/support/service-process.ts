@@ -10,7 +10,10 @@ export interface ServiceProcess {
   child: ChildProcess;
   port: number;
   baseUrl: string;
+  /** stdout and stderr together, as they arrived. */
   output: () => string;
+  /** stdout alone: the JSON log stream. */
+  stdout: () => string;
   exited: Promise<number | null>;
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
@@ -29,7 +32,11 @@ export async function startServiceProcess(env: Record<string, string>, args: str
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    output += d.toString();
+    stdout += d.toString();
+  });
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
@@ -53,6 +60,7 @@ export async function startServiceProcess(env: Record<string, string>, args: str
     port,
     baseUrl: `http://127.0.0.1:${port}`,
     output: () => output,
+    stdout: () => stdout,
     exited,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);

@@ -1,4 +1,6 @@
+import type { LoggerService } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Logger } from 'pino';
 import request from 'supertest';
 import { AppConfig, loadConfig } from '../../libs/config/src';
 import { CreatedTenant, CreateTenant } from '../../libs/domain/src';
@@ -16,11 +18,17 @@ export interface TestApp {
   close: () => Promise<void>;
 }
 
+/** Where a test app's logs go: nowhere unless a test looks at them. */
+export interface TestAppLogs {
+  logger?: LoggerService;
+  accessLog?: Logger;
+}
+
 /** The whole API over the migrated test database (global setup), without listening on a port. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, logs: TestAppLogs = {}): Promise<TestApp> {
   const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, ...env });
   const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 5 });
-  const app = await createApiApp({ config, database, runJobs: false, logger: false });
+  const app = await createApiApp({ config, database, runJobs: false, logger: logs.logger ?? false, accessLog: logs.accessLog });
   const server = app.getHttpServer();
   return {
     app,

@@ -1,9 +1,11 @@
 import { LoggerService } from '@nestjs/common';
+import type { Logger } from 'pino';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppConfig } from '@gatehouse/config';
 import { Database } from '@gatehouse/persistence';
 import { AppModule } from './app.module';
+import { accessLogWriter, FinishedRequest, requestObserver } from './http/access-log';
 import { jsonBody } from './http/json-body';
 import { createValidationPipe } from './http/validation';
 import { requestContextMiddleware } from './http/request-context';
@@ -15,6 +17,8 @@ export interface CreateApiAppOptions {
   database: Database;
   runJobs: boolean;
   logger: LoggerService | false;
+  /** Where the access log goes (one line per request); none without it. */
+  accessLog?: Logger;
 }
 
 /** The HTTP application, initialised but not listening: `main` listens, tests use supertest on it. */
@@ -28,6 +32,9 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   // req.ip believes X-Forwarded-For only from these peers (none by default: the socket's address).
   app.set('trust proxy', options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false);
   app.use(requestContextMiddleware);
+  const observers: Array<(finished: FinishedRequest) => void> = [];
+  if (options.accessLog) observers.push(accessLogWriter(options.accessLog));
+  if (observers.length > 0) app.use(requestObserver(observers));
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
   app.use('/proxy', app.get(ProxyInvocation).handle);
   app.useGlobalPipes(createValidationPipe());

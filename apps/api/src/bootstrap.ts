@@ -2,7 +2,7 @@ import { CreatedTenant, CreateTenant, TenantRepository } from '@gatehouse/domain
 import { INestApplicationContext } from '@nestjs/common';
 
 // Shared with the worker, which may not import this app.
-export { loadConfigOrExit, openMigratedDatabase } from '@gatehouse/queue';
+export { loadConfigOrExit, openMigratedDatabase } from '@gatehouse/runtime';
 
 /** On an empty database, the tenant `default` and its first management application (CONTRACT.md section 9). */
 export async function ensureFirstTenant(app: INestApplicationContext): Promise<CreatedTenant | undefined> {

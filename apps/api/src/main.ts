@@ -13,10 +13,11 @@ async function main(): Promise<void> {
   const database = await openMigratedDatabase(config, root, 'gatehouse-api');
   // Without Redis there is no queue to share: the worker's jobs run here (CONTRACT.md section 10).
   const runJobs = !apiOnly && !config.redisUrl;
-  const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root) });
+  const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root), accessLog: root });
 
   const created = await ensureFirstTenant(app);
-  if (created) process.stdout.write(firstKeyBanner(created).replace('PORT', String(config.port)));
+  // On stderr, never in the JSON log stream (stdout), which log shippers collect and keep.
+  if (created) process.stderr.write(firstKeyBanner(created).replace('PORT', String(config.port)));
 
   const server = createServer({ keepAliveTimeout: 65_000 }, app.getHttpAdapter().getInstance());
   await new Promise<void>((resolve) => server.listen(config.port, resolve));

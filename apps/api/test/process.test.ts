@@ -8,12 +8,15 @@ import { TEST_DATABASE_URL } from '../../../test/support/test-env';
 
 /** The built service as `npm start`, `npm run cli` and deployments run it. */
 describe('the service process', () => {
-  it('on an empty embedded database creates tenant default, prints its key once, and keeps its data across restarts', async () => {
+  it('on an empty embedded database creates tenant default, prints its key once on stderr, and keeps its data across restarts', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-embedded-'));
     try {
       const first = await startServiceProcess({ DATA_DIR: dataDir });
       const key = /management API key, shown once, is:\s+(key_[0-9A-Za-z]{32,})/.exec(first.output())?.[1];
       expect(key).toBeDefined();
+      // The banner goes to stderr: the JSON log stream (stdout) never holds a key, and every line of it is JSON.
+      expect(first.stdout()).not.toContain(key);
+      for (const line of first.stdout().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
       const me = await fetch(`${first.baseUrl}/applications/key`, { headers: { 'SVC-API-KEY': key! } });
       expect(me.status).toBe(200);
       expect(await me.json()).toMatchObject({ type: 'management', permissions: expect.arrayContaining(['application:create', 'log:read']) });

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { createJsonRootLogger, JsonLogger, loadConfigOrExit, openMigratedDatabase } from '@gatehouse/queue';
+import { createJsonRootLogger, JsonLogger, loadConfigOrExit, openMigratedDatabase } from '@gatehouse/runtime';
 import { workerConfigProblem } from './worker-config';
 import { WorkerModule } from './worker.module';
 

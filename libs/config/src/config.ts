@@ -24,6 +24,12 @@ export interface AppConfig {
   logCheckpointIntervalMs: number;
   /** Proxies whose X-Forwarded-For is believed (addresses, CIDR ranges, or loopback / linklocal / uniquelocal). */
   trustedProxies: string[];
+  /** Write transforms' console output to the service log (bounded); off by default: it is the tenant's data. */
+  transformConsoleLog: boolean;
+  /** The Prometheus listener's port; unset: no metrics listener. */
+  metricsPort?: number;
+  /** OTLP/HTTP endpoint spans are exported to; unset: no tracing at all. */
+  otlpEndpoint?: string;
 }
 
 /** A configuration value that cannot be used; the message names the variable, for one clear line at start. */
@@ -53,6 +59,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ...signingKey(env),
     logCheckpointIntervalMs: integer(env, 'LOG_CHECKPOINT_INTERVAL_MS', 30_000, 1000, 60_000),
     trustedProxies: trustedProxies(env, 'TRUSTED_PROXIES'),
+    transformConsoleLog: boolean(env, 'TRANSFORM_CONSOLE_LOG', false),
+    metricsPort: nonEmpty(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
   };
 }
 

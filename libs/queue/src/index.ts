@@ -12,5 +12,3 @@ export * from './bullmq/bullmq-job-consumer';
 export * from './in-process/in-process-job-queue';
 export * from './background-jobs';
 export * from './background-jobs.module';
-export * from './process/json-logger';
-export * from './process/bootstrap';

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { AuthenticateApiKey, mayCreateApplications, PermissionDeniedError, requirePermission } from '@gatehouse/domain';
 import { SvcLoopback } from '../proxy-invocation/svc-bridge';
 import { requestOriginOf } from '../http/request-origin';
+import { accessRecord } from '../http/access-log';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 
 /** Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then 403. */
@@ -21,10 +22,13 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const header = req.headers['svc-api-key'];
-    const principal =
-      (await this.svcLoopback?.principalOf(req)) ??
-      (await this.authenticate.execute(typeof header === 'string' ? header : undefined)).principal;
+    const viaSvc = await this.svcLoopback?.principalOf(req);
+    const principal = viaSvc ?? (await this.authenticate.execute(typeof header === 'string' ? header : undefined)).principal;
     req.principal = { ...principal, origin: requestOriginOf(req) };
+    const record = accessRecord(req);
+    record.tenantId = principal.tenantId;
+    record.applicationId = principal.applicationId;
+    if (viaSvc) record.svc = true;
     const permission = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets);
     if (permission === 'application:create') {
       if (!mayCreateApplications(principal)) throw new PermissionDeniedError(permission);

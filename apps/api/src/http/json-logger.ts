@@ -1,9 +1,9 @@
 import pino, { Logger } from 'pino';
-import { createJsonRootLogger } from '@gatehouse/queue';
+import { createJsonRootLogger } from '@gatehouse/runtime';
 import { currentRequestId } from './request-context';
 
-// The JSON logger lives beside the worker's bootstrap in @gatehouse/queue; the api adds the request id.
-export { JsonLogger } from '@gatehouse/queue';
+// The JSON logger is shared with the worker in @gatehouse/runtime; the api adds the request id.
+export { JsonLogger } from '@gatehouse/runtime';
 
 /** One JSON object per line on stdout, each carrying the request id of the request it belongs to. */
 export function createRootLogger(level: string, destination?: pino.DestinationStream): Logger {

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { DomainError, DomainErrorCode, FieldErrors } from '@gatehouse/domain';
+import { noteFailure } from './access-log';
 import { currentRequestId } from './request-context';
 
 export interface ProblemDetails {
@@ -71,6 +72,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
+    noteFailure(host.switchToHttp().getRequest(), exception);
     sendProblem(res, this.toProblem(exception));
   }
 

@@ -45,7 +45,11 @@ class ReactorShutdown implements OnApplicationShutdown {
 export class ProxiesModule {
   static forRoot(config: AppConfig): DynamicModule {
     const policy = new IpDestinationPolicy(config.proxyAllowHttp, config.proxyAllowedPrivateCidrs);
-    const settings: ProxyInvocationSettings = { bodyLimitBytes: config.bodyLimitBytes, destinationTimeoutMs: config.proxyTimeoutMs };
+    const settings: ProxyInvocationSettings = {
+      bodyLimitBytes: config.bodyLimitBytes,
+      destinationTimeoutMs: config.proxyTimeoutMs,
+      transformConsoleLog: config.transformConsoleLog,
+    };
     return {
       module: ProxiesModule,
       controllers: [ProxiesController],

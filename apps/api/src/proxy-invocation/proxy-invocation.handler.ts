@@ -1,19 +1,24 @@
+import { performance } from 'node:perf_hooks';
 import { Readable, Transform, TransformCallback } from 'node:stream';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Dispatcher } from 'undici';
 import { Proxy, ResolveProxyForInvocation } from '@gatehouse/domain';
-import { Reactor, TransformResult } from '@gatehouse/reactor';
+import { Reactor, TransformInput, TransformResult } from '@gatehouse/reactor';
+import { AccessRecord, accessRecord, noteFailure } from '../http/access-log';
 import { hasBody } from '../http/json-body';
 import { problem, ProblemDetailsFilter, sendProblem } from '../http/problem-details';
 import { DestinationRefusedError } from './destination-agent';
 import { DESTINATION_STATUS_HEADER, forwardableHeaders, HeaderMap, InvalidTransformResultError, transformHeaders } from './forwarded-headers';
 import { SvcLoopback } from './svc-bridge';
+import { TransformConsole } from './transform-console';
 import { payloadOf, transformBodyOf } from './transform-payloads';
 
 export interface ProxyInvocationSettings {
   bodyLimitBytes: number;
   destinationTimeoutMs: number;
+  /** TRANSFORM_CONSOLE_LOG: transforms' console output goes to the service log (bounded). Off by default. */
+  transformConsoleLog: boolean;
 }
 
 export const PROXY_INVOCATION_SETTINGS = Symbol('PROXY_INVOCATION_SETTINGS');
@@ -51,6 +56,7 @@ interface Target {
 export class ProxyInvocation implements OnApplicationShutdown {
   private readonly logger = new Logger('ProxyInvocation');
   private readonly problems = new ProblemDetailsFilter();
+  private readonly console: TransformConsole;
 
   constructor(
     private readonly resolveProxy: ResolveProxyForInvocation,
@@ -58,7 +64,9 @@ export class ProxyInvocation implements OnApplicationShutdown {
     private readonly svc: SvcLoopback,
     @Inject(DESTINATION_DISPATCHER) private readonly dispatcher: Dispatcher,
     @Inject(PROXY_INVOCATION_SETTINGS) private readonly settings: ProxyInvocationSettings,
-  ) {}
+  ) {
+    this.console = new TransformConsole(settings.transformConsoleLog, new Logger('TransformConsole'));
+  }
 
   async onApplicationShutdown(): Promise<void> {
     await this.dispatcher.close();
@@ -68,6 +76,8 @@ export class ProxyInvocation implements OnApplicationShutdown {
   readonly handle = (req: Request, res: Response, next: NextFunction): void => {
     // Express matches mount paths case-insensitively, the JSON body parser's skip does not: /PROXY is no proxy.
     if (!req.originalUrl.startsWith(MOUNT)) return next();
+    const rest = req.originalUrl.charAt(MOUNT.length);
+    accessRecord(req).route = rest === '' || rest === '?' ? MOUNT : `${MOUNT}/*`;
     this.invoke(req, res).catch((error: unknown) => this.fail(req, res, error));
   };
 
@@ -82,6 +92,10 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const proxyKey = typeof headerKey === 'string' ? headerKey : (target.params.get(PROXY_KEY_PARAMETER) ?? undefined);
     const apiKey = req.headers['svc-api-key'];
     const proxy = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined);
+    const record = accessRecord(req);
+    record.proxyId = proxy.id;
+    record.tenantId = proxy.tenantId;
+    if (proxy.applicationId) record.applicationId = proxy.applicationId;
 
     const destination = destinationOf(proxy);
     const path = `${destination.basePath}${target.path}`;
@@ -95,7 +109,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
 
     if (proxy.requestTransform) {
       const raw = await this.readBody(req);
-      const result = await this.reactor.run({
+      const result = await this.transform(record, proxy, 'request', {
         tenantId: proxy.tenantId,
         code: proxy.requestTransform.code,
         args: {
@@ -108,7 +122,6 @@ export class ProxyInvocation implements OnApplicationShutdown {
         configuration: proxy.configuration ?? {},
         svc: this.svc.bridgeFor(proxy),
       });
-      this.logTransform(proxy, 'request', result);
       if (!result.ok) return sendTransformError(res, result);
       const headers = transformHeaders(result.headers, 'request');
       request.body = payloadOf(result.body, headers);
@@ -124,6 +137,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
     } catch (error) {
       throw new DestinationError(error);
     }
+    record.destinationStatus = upstream.statusCode;
 
     if (!proxy.responseTransform) {
       res.statusCode = upstream.statusCode;
@@ -134,7 +148,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
     }
 
     const raw = await this.readDestinationBody(upstream);
-    const result = await this.reactor.run({
+    const result = await this.transform(record, proxy, 'response', {
       tenantId: proxy.tenantId,
       code: proxy.responseTransform.code,
       args: {
@@ -145,7 +159,6 @@ export class ProxyInvocation implements OnApplicationShutdown {
       configuration: proxy.configuration ?? {},
       svc: this.svc.bridgeFor(proxy),
     });
-    this.logTransform(proxy, 'response', result);
     res.setHeader(DESTINATION_STATUS_HEADER, String(upstream.statusCode));
     if (!result.ok) return sendTransformError(res, result);
     const status = result.status ?? upstream.statusCode;
@@ -191,8 +204,13 @@ export class ProxyInvocation implements OnApplicationShutdown {
     return counter;
   }
 
-  private logTransform(proxy: Proxy, direction: 'request' | 'response', result: TransformResult): void {
-    if (result.logs.length > 0) this.logger.debug(`${direction} transform of proxy ${proxy.id} logged: ${result.logs.join('\n').slice(0, 4000)}`);
+  /** One transform run, timed for the access log; its console output goes nowhere unless TRANSFORM_CONSOLE_LOG. */
+  private async transform(record: AccessRecord, proxy: Proxy, direction: 'request' | 'response', input: TransformInput): Promise<TransformResult> {
+    const started = performance.now();
+    const result = await this.reactor.run(input);
+    record.transformMs = (record.transformMs ?? 0) + (performance.now() - started);
+    if (result.logs.length > 0) this.console.write(proxy, direction, result.logs);
+    return result;
   }
 
   private fail(req: Request, res: Response, error: unknown): void {
@@ -200,6 +218,8 @@ export class ProxyInvocation implements OnApplicationShutdown {
       res.destroy();
       return;
     }
+    noteFailure(req, error);
+    const record = accessRecord(req);
     const chain = causes(error);
     if (chain.some((e) => e instanceof PayloadTooLargeError)) {
       // The rest of the body is not read: close the connection rather than drain it.
@@ -211,14 +231,19 @@ export class ProxyInvocation implements OnApplicationShutdown {
     if (error instanceof InvalidTransformResultError) return sendTransformError(res, runtimeError(error.message));
     if (error instanceof DestinationError) {
       const refused = chain.find((e) => e instanceof DestinationRefusedError);
-      if (refused) return sendProblem(res, problem(502, (refused as Error).message));
+      if (refused) {
+        record.error = 'destination_refused';
+        return sendProblem(res, problem(502, (refused as Error).message));
+      }
       const code = chain.map((e) => (e as { code?: unknown })?.code).find((c) => typeof c === 'string');
       if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+        record.error = 'destination_timeout';
         return sendProblem(res, problem(504, `The destination did not answer within ${this.settings.destinationTimeoutMs} ms`));
       }
       if (code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH' || req.destroyed) {
         return sendProblem(res, problem(400, 'The request body ended before its declared length'), { connection: 'close' });
       }
+      record.error = 'destination_unreachable';
       this.logger.debug(`destination unreachable: ${code ?? String(chain[chain.length - 1])}`);
       return sendProblem(res, problem(502, 'The destination could not be reached'));
     }

@@ -1,0 +1,2 @@
+export * from './json-logger';
+export * from './bootstrap';
