@@ -28,14 +28,17 @@ export const GENERATED_KEY_FILE = 'log-signing-key.pem';
  * generated there (mode 0600) on first use. Processes that share DATA_DIR share the generated key; processes on
  * different hosts must be given one key (README, "Verifying the audit trail").
  */
-export function resolveLogSigningKey(config: Pick<AppConfig, 'logSigningKey' | 'logSigningKeyFile' | 'dataDir'>): { key: KeyObject; generated?: string } {
+export function resolveLogSigningKey(
+  config: Pick<AppConfig, 'logSigningKey' | 'logSigningKeyFile' | 'dataDir'>,
+  options: { generate?: boolean } = {},
+): { key: KeyObject; generated?: string } {
   if (config.logSigningKey !== undefined) return { key: parseSigningKey(config.logSigningKey) };
   if (config.logSigningKeyFile !== undefined) return { key: readKeyFile(config.logSigningKeyFile, 'LOG_SIGNING_KEY_FILE') };
   const file = join(config.dataDir, GENERATED_KEY_FILE);
   try {
     return { key: readKeyFile(file, file) };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || options.generate === false) throw error;
   }
   mkdirSync(config.dataDir, { recursive: true });
   const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;

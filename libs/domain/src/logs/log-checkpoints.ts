@@ -51,8 +51,10 @@ export class VerifyLogChain {
   async execute(tenantId: string, publicKey: KeyObject, onProgress?: (verified: number, total: number) => void, sliceSize = 5000): Promise<ChainVerification> {
     const verifier = new ChainVerifier(tenantId, publicKey);
     const head = await this.logs.chainHead(tenantId);
-    // Up to the head read now: what is appended meanwhile is for the next verification.
-    const end = head.position;
+    // Up to the head read now (what is appended meanwhile is for the next verification), or to the newest
+    // checkpoint if that is further: a checkpoint is only ever signed over logs that committed.
+    const [newest] = (await this.logs.listCheckpoints(tenantId, { page: 1, size: 1 })).items;
+    const end = Math.max(head.position, newest?.position ?? 0);
     let after = 0;
     for (;;) {
       const slice = await this.logs.chainSlice(tenantId, {}, after, end, sliceSize);
@@ -69,7 +71,8 @@ export class VerifyLogChain {
       after = upTo;
     }
     const result = verifier.finish();
-    if (!result.firstInvalidLog && (result.head.position !== head.position || result.head.hash !== head.hash)) {
+    const behind = result.head.position < head.position || (result.head.position === head.position && result.head.hash !== head.hash);
+    if (!result.firstInvalidLog && behind) {
       return {
         ...result,
         valid: false,
