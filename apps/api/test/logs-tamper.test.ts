@@ -38,7 +38,7 @@ describe('tamper evidence of the audit trail', () => {
   afterAll(() => t.close());
 
   const sql = (text: string, params: unknown[] = []) => t.database.dataSource.query(text, params);
-  const asSuperuser = async (statements: (q: (text: string, params?: unknown[]) => Promise<unknown>) => Promise<void>) => {
+  const asSuperuser = async (statements: (q: (text: string, params?: unknown[]) => Promise<unknown>) => Promise<unknown>) => {
     await t.database.dataSource.transaction(async (em) => {
       await em.query('SET LOCAL session_replication_role = replica');
       await statements((text, params = []) => em.query(text, params));
