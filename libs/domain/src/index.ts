@@ -29,3 +29,4 @@ export * from './logs/list-logs';
 export * from './logs/relay-audit-outbox';
 export * from './logs/log-chain';
 export * from './logs/log-checkpoints';
+export * from './logs/export-logs';

@@ -1,18 +1,22 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiSecurity, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { CheckpointSigner, ENTITY_TYPES, ListLogCheckpoints, ListLogs, Principal, rawPublicKey } from '@gatehouse/domain';
+import { Controller, Get, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiSecurity, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { CheckpointSigner, ENTITY_TYPES, ExportLogs, ListLogCheckpoints, ListLogs, Principal, rawPublicKey } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, PagingQueryDto, toPageQuery } from '../http/paging.dto';
 import {
   EntityTypeResponse,
+  ExportLogsQueryDto,
   ListLogsQueryDto,
   LogCheckpointResponse,
   LogPublicKeyResponse,
   LogResponse,
   toCheckpointResponse,
   toEntityTypeResponse,
+  toLogFilter,
   toLogResponse,
 } from './logs.dto';
+import { streamLogExport } from './log-export.stream';
 
 @ApiTags('logs')
 @ApiSecurity('api-key')
@@ -22,6 +26,7 @@ export class LogsController {
   constructor(
     private readonly listLogs: ListLogs,
     private readonly listCheckpoints: ListLogCheckpoints,
+    private readonly exportLogs: ExportLogs,
     private readonly signer: CheckpointSigner,
   ) {}
 
@@ -32,19 +37,22 @@ export class LogsController {
     schema: { properties: { pagination: { type: 'object' }, data: { type: 'array', items: { $ref: getSchemaPath(LogResponse) } } } },
   })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListLogsQueryDto): Promise<PaginatedEnvelope<LogResponse>> {
-    const page = await this.listLogs.execute(
-      principal,
-      {
-        entityType: query.entity_type,
-        entityId: query.entity_id,
-        actorId: query.actor_id?.toLowerCase(),
-        requestId: query.request_id,
-        startDate: query.start_date === undefined ? undefined : new Date(query.start_date),
-        endDate: query.end_date === undefined ? undefined : new Date(query.end_date),
-      },
-      toPageQuery(query),
-    );
+    const page = await this.listLogs.execute(principal, toLogFilter(query), toPageQuery(query));
     return envelope(page, toLogResponse);
+  }
+
+  @Get('export')
+  @RequirePermission('log:read')
+  @ApiProduces('application/x-ndjson', 'text/csv')
+  @ApiOkResponse({
+    description:
+      'Every matching log up to the chain head at the start, in position order, streamed (no paging): one JSON Log per line, ' +
+      'or CSV with a header row. Audited as a `read` of the tenant.',
+  })
+  async export(@CurrentPrincipal() principal: Principal, @Query() query: ExportLogsQueryDto, @Res() res: Response): Promise<void> {
+    const format = query.format ?? 'ndjson';
+    const exported = await this.exportLogs.execute(principal, toLogFilter(query), format);
+    await streamLogExport(res, exported, format);
   }
 
   @Get('checkpoints')

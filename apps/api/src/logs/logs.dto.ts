@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
 import {
   ACTOR_TYPES,
@@ -7,6 +7,8 @@ import {
   EntityType,
   LOG_OPERATIONS,
   LogCheckpoint,
+  LogExportFormat,
+  LogFilter,
   MAX_ENTITY_ID_LENGTH,
   MAX_REQUEST_ID_LENGTH,
 } from '@gatehouse/domain';
@@ -14,7 +16,8 @@ import { PagingQueryDto } from '../http/paging.dto';
 
 const DATE_TIME = { strict: true, strictSeparator: true };
 
-export class ListLogsQueryDto extends PagingQueryDto {
+/** The filters of `GET /logs`, shared by `GET /logs/export`. */
+export class LogFilterQueryDto {
   @ApiPropertyOptional({ enum: ENTITY_TYPE_VALUES })
   @IsOptional()
   @IsIn(ENTITY_TYPE_VALUES, { message: 'must be one of the values of GET /logs/entity-types' })
@@ -48,6 +51,26 @@ export class ListLogsQueryDto extends PagingQueryDto {
   @IsOptional()
   @IsISO8601(DATE_TIME, { message: 'must be an ISO 8601 date or date-time' })
   end_date?: string;
+}
+
+export class ListLogsQueryDto extends IntersectionType(PagingQueryDto, LogFilterQueryDto) {}
+
+export class ExportLogsQueryDto extends LogFilterQueryDto {
+  @ApiPropertyOptional({ enum: ['ndjson', 'csv'], default: 'ndjson' })
+  @IsOptional()
+  @IsIn(['ndjson', 'csv'], { message: 'must be ndjson or csv' })
+  format?: LogExportFormat;
+}
+
+export function toLogFilter(query: LogFilterQueryDto): LogFilter {
+  return {
+    entityType: query.entity_type,
+    entityId: query.entity_id,
+    actorId: query.actor_id?.toLowerCase(),
+    requestId: query.request_id,
+    startDate: query.start_date === undefined ? undefined : new Date(query.start_date),
+    endDate: query.end_date === undefined ? undefined : new Date(query.end_date),
+  };
 }
 
 export class LogResponse {

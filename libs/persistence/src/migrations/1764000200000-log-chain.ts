@@ -51,6 +51,10 @@ export class LogChain1764000200000 implements MigrationInterface {
     // The chain order: verification and exports read it; a second row at one position is refused.
     await q.query(`CREATE UNIQUE INDEX "logs_tenant_seq_idx" ON "logs" ("tenant_id", "seq")`);
 
+    // Only the API's own logs carry a request id: a partial index costs the other services' logs nothing.
+    await q.query(
+      `CREATE INDEX "logs_tenant_request_idx" ON "logs" ("tenant_id", "request_id", "created_at" DESC, "id" DESC) WHERE "request_id" IS NOT NULL`,
+    );
     await q.query(`CREATE TABLE "log_chains" (
       "tenant_id" uuid PRIMARY KEY,
       "seq" bigint NOT NULL,
@@ -74,6 +78,7 @@ export class LogChain1764000200000 implements MigrationInterface {
     await q.query(`DROP TABLE "log_checkpoints"`);
     await q.query(`DROP TABLE "log_chains"`);
     await q.query(`DROP INDEX "logs_tenant_seq_idx"`);
+    await q.query(`DROP INDEX "logs_tenant_request_idx"`);
     await q.query(`DROP AGGREGATE "log_chain"(uuid, bigint, uuid, timestamptz, text, uuid, text, text, text, text, text, text, text)`);
     await q.query(`DROP FUNCTION "log_chain_hash"(bytea, uuid, bigint, uuid, timestamptz, text, uuid, text, text, text, text, text, text, text)`);
     await q.query(`DROP FUNCTION "log_chain_field"(text)`);
