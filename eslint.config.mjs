@@ -53,7 +53,20 @@ export default [
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
+    ignores: ['libs/reactor/src/runtime/**'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // The sandbox runtime: script fragments joined into one function body (libs/reactor/src/sandbox-runtime.ts)
+    // and run inside an isolate, where only ECMAScript's own globals exist. Each file declares what it takes from
+    // the files before it (/* global */) and gives to those after it (/* exported */).
+    files: ['libs/reactor/src/runtime/**/*.js'],
+    languageOptions: { sourceType: 'script', ecmaVersion: 2024, globals: {} },
+    rules: {
+      'no-undef': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { vars: 'all', args: 'none', caughtErrors: 'none' }],
+      'no-restricted-globals': ['error', 'require', 'process', 'module'],
+    },
   },
 ];

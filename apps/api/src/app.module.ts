@@ -4,6 +4,7 @@ import {
   ApplicationExpiryScheduler,
   ApplicationRepository,
   AuthenticateApiKey,
+  AuthenticationThrottle,
   CheckpointSigner,
   Clock,
   CreateApplication,
@@ -26,6 +27,7 @@ import { PermissionsController } from './permissions/permissions.controller';
 import { useCase } from './use-case.provider';
 import { ProxiesModule } from './proxies/proxies.module';
 import { LogsModule } from './logs/logs.module';
+import { RateLimitsModule } from './rate-limits/rate-limits.module';
 
 export interface ApiModuleOptions {
   config: AppConfig;
@@ -39,18 +41,24 @@ export class AppModule {
   static register(options: ApiModuleOptions): DynamicModule {
     return {
       module: AppModule,
-      imports: [PersistenceModule.forRoot(options.database, { redisUrl: options.config.redisUrl }), BackgroundJobsModule.forRoot({
+      imports: [
+        PersistenceModule.forRoot(options.database, { redisUrl: options.config.redisUrl }),
+        BackgroundJobsModule.forRoot({
           runJobs: options.runJobs,
           redisUrl: options.config.redisUrl,
           prefix: options.config.queuePrefix,
           checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(options.config).key),
           checkpointIntervalMs: options.config.logCheckpointIntervalMs,
-        }), ProxiesModule.forRoot(options.config), LogsModule],
+        }),
+        RateLimitsModule.forRoot(options.config),
+        ProxiesModule.forRoot(options.config),
+        LogsModule,
+      ],
       controllers: [HealthController, PermissionsController, ApplicationsController],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
-        useCase(AuthenticateApiKey, [ApplicationRepository, Clock]),
+        useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle]),
         useCase(CreateApplication, [UnitOfWork, Clock, ApplicationExpiryScheduler]),
         useCase(UpdateApplication, [UnitOfWork, Clock]),
         useCase(RegenerateApplicationKey, [UnitOfWork, Clock]),

@@ -245,7 +245,7 @@ describe('where a request came from', () => {
   });
 
   it('believes X-Forwarded-For from a trusted proxy, only up to the first untrusted hop', async () => {
-    const t = await startTestApp({ TRUSTED_PROXIES: 'loopback, 10.0.0.0/8' });
+    const t = await startTestApp({ TRUSTED_PROXIES: '127.0.0.0/8, ::1/128, 10.0.0.0/8' });
     try {
       const tenant = await t.tenant();
       await t

@@ -22,7 +22,10 @@ export interface AppConfig {
   logSigningKey?: string;
   logSigningKeyFile?: string;
   logCheckpointIntervalMs: number;
-  /** Proxies whose X-Forwarded-For is believed (addresses, CIDR ranges, or loopback / linklocal / uniquelocal). */
+  /** Failed authentications per client address per window before 429s; 0 turns the throttle off. */
+  authThrottleLimit: number;
+  authThrottleWindowSeconds: number;
+  /** Peers whose X-Forwarded-For is believed (CIDR ranges); empty: the socket's address is the client. */
   trustedProxies: string[];
   /** Write transforms' console output to the service log (bounded); off by default: it is the tenant's data. */
   transformConsoleLog: boolean;
@@ -58,7 +61,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
     ...signingKey(env),
     logCheckpointIntervalMs: integer(env, 'LOG_CHECKPOINT_INTERVAL_MS', 30_000, 1000, 60_000),
-    trustedProxies: trustedProxies(env, 'TRUSTED_PROXIES'),
+    authThrottleLimit: integer(env, 'AUTH_THROTTLE_LIMIT', 60, 0, 1_000_000),
+    authThrottleWindowSeconds: integer(env, 'AUTH_THROTTLE_WINDOW_SECONDS', 60, 1, 86_400),
+    trustedProxies: cidrs(env, 'TRUSTED_PROXIES'),
     transformConsoleLog: boolean(env, 'TRANSFORM_CONSOLE_LOG', false),
     metricsPort: nonEmpty(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
@@ -78,24 +83,6 @@ function signingKey(env: Env): Pick<AppConfig, 'logSigningKey' | 'logSigningKeyF
     }
   }
   return { ...(key === undefined ? {} : { logSigningKey: key }), ...(file === undefined ? {} : { logSigningKeyFile: file }) };
-}
-
-const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal'];
-
-function trustedProxies(env: Env, name: string): string[] {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return [];
-  return raw.split(',').map((part) => {
-    const entry = part.trim();
-    const [address, bits, ...rest] = entry.split('/');
-    const family = isIP(address ?? '');
-    const max = family === 6 ? 128 : 32;
-    const cidrOk = family !== 0 && rest.length === 0 && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max));
-    if (!PROXY_KEYWORDS.includes(entry) && !cidrOk) {
-      throw new ConfigError(`${name} must be a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal, got '${entry}'`);
-    }
-    return entry;
-  });
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {

@@ -1,5 +1,6 @@
 export * from './redis-health';
 export * from './jobs';
+export * from './log-entry-payload';
 export * from './job-queue';
 export * from './job-handler';
 export * from './log-ids';

@@ -1,4 +1,4 @@
-import type { LogEntryPayload } from '@gatehouse/domain';
+import type { LogEntryPayload } from './log-entry-payload';
 
 /** The BullMQ queues (keys `<prefix>:<queue>:*`); logs and expiries apart so a log backlog never delays an expiry. */
 export const QueueName = {

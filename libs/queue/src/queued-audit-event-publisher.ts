@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { AuditEvent, AuditEventPublisher, toLogEntryPayload } from '@gatehouse/domain';
+import { AuditEvent, AuditEventPublisher } from '@gatehouse/domain';
+import { toLogEntryPayload } from './log-entry-payload';
 import { JobQueue } from './job-queue';
 import { JobName } from './jobs';
 

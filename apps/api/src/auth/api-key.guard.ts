@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AuthenticateApiKey, mayCreateApplications, PermissionDeniedError, requirePermission } from '@gatehouse/domain';
+import { clientAddressOf } from '../http/client-address';
 import { SvcLoopback } from '../proxy-invocation/svc-bridge';
 import { requestOriginOf } from '../http/request-origin';
 import { accessRecord } from '../http/access-log';
@@ -23,7 +24,7 @@ export class ApiKeyGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const header = req.headers['svc-api-key'];
     const viaSvc = await this.svcLoopback?.principalOf(req);
-    const principal = viaSvc ?? (await this.authenticate.execute(typeof header === 'string' ? header : undefined)).principal;
+    const principal = viaSvc ?? (await this.authenticate.execute(typeof header === 'string' ? header : undefined, clientAddressOf(req))).principal;
     req.principal = { ...principal, origin: requestOriginOf(req) };
     const record = accessRecord(req);
     record.tenantId = principal.tenantId;

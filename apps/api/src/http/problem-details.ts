@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainError, DomainErrorCode, FieldErrors } from '@gatehouse/domain';
+import { DomainError, DomainErrorCode, FieldErrors, TooManyRequestsError } from '@gatehouse/domain';
 import { noteFailure } from './access-log';
 import { currentRequestId } from './request-context';
 
@@ -20,6 +20,7 @@ const STATUS_OF: Record<DomainErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  rate_limited: 429,
   unavailable: 503,
 };
 
@@ -71,9 +72,15 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
     noteFailure(host.switchToHttp().getRequest(), exception);
-    sendProblem(res, this.toProblem(exception));
+    this.send(host.switchToHttp().getResponse<Response>(), exception);
+  }
+
+  /** The problem of `exception` with the headers it calls for (Retry-After on a 429). */
+  send(res: Response, exception: unknown): void {
+    const headers: Record<string, string> =
+      exception instanceof TooManyRequestsError ? { 'retry-after': String(exception.retryAfterSeconds) } : {};
+    sendProblem(res, this.toProblem(exception), headers);
   }
 
   toProblem(exception: unknown): ProblemDetails {

@@ -6,6 +6,7 @@ import { Dispatcher } from 'undici';
 import { Proxy, ResolveProxyForInvocation } from '@gatehouse/domain';
 import { Reactor, TransformInput, TransformResult } from '@gatehouse/reactor';
 import { AccessRecord, accessRecord, noteFailure } from '../http/access-log';
+import { clientAddressOf } from '../http/client-address';
 import { hasBody } from '../http/json-body';
 import { problem, ProblemDetailsFilter, sendProblem } from '../http/problem-details';
 import { DestinationRefusedError } from './destination-agent';
@@ -91,7 +92,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const headerKey = req.headers[PROXY_KEY_PARAMETER];
     const proxyKey = typeof headerKey === 'string' ? headerKey : (target.params.get(PROXY_KEY_PARAMETER) ?? undefined);
     const apiKey = req.headers['svc-api-key'];
-    const proxy = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined);
+    const proxy = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined, clientAddressOf(req));
     const record = accessRecord(req);
     record.proxyId = proxy.id;
     record.tenantId = proxy.tenantId;
@@ -247,8 +248,8 @@ export class ProxyInvocation implements OnApplicationShutdown {
       this.logger.debug(`destination unreachable: ${code ?? String(chain[chain.length - 1])}`);
       return sendProblem(res, problem(502, 'The destination could not be reached'));
     }
-    // Domain errors (404, 401, 403) map as everywhere else; anything unexpected is a logged 500.
-    sendProblem(res, this.problems.toProblem(error));
+    // Domain errors (404, 401, 403, 429) map as everywhere else; anything unexpected is a logged 500.
+    this.problems.send(res, error);
   }
 }
 

@@ -1,6 +1,6 @@
 import { inMemoryPorts } from '../testing/in-memory-ports';
 import { AuthenticationError, NotFoundError, ValidationError } from '../shared/domain-error';
-import { CreateTenant } from '../tenants/create-tenant';
+import { CreateTenant } from '../tenants/tenant-commands';
 import { hashApiKey } from './api-key';
 import { CreateApplication, DeleteApplication, RegenerateApplicationKey, UpdateApplication } from './application-commands';
 import { AuthenticateApiKey, GetApplication } from './application-queries';

@@ -1,6 +1,6 @@
 import { inMemoryPorts } from '../testing/in-memory-ports';
 import { PermissionDeniedError, ValidationError } from '../shared/domain-error';
-import { CreateTenant } from '../tenants/create-tenant';
+import { CreateTenant } from '../tenants/tenant-commands';
 import { hashApiKey } from './api-key';
 import { AccessRule } from './application';
 import { CreateApplication, CreateApplicationInput } from './application-commands';

@@ -1,5 +1,5 @@
 import { inMemoryPorts } from '../testing/in-memory-ports';
-import { CreateTenant } from '../tenants/create-tenant';
+import { CreateTenant } from '../tenants/tenant-commands';
 import { CreateApplication, DeleteApplication, RegenerateApplicationKey } from './application-commands';
 import { AuthenticateApiKey } from './application-queries';
 import { ExpireApplications } from './expire-applications';

@@ -1,6 +1,6 @@
 import { inMemoryPorts } from '../testing/in-memory-ports';
 import { PermissionDeniedError } from '../shared/domain-error';
-import { CreateTenant } from '../tenants/create-tenant';
+import { CreateTenant } from '../tenants/tenant-commands';
 import { CreateApplication, UpdateApplication } from './application-commands';
 import { principalOf } from './principal';
 

@@ -5,6 +5,8 @@ import { ApplicationRepository } from '../applications/application.repository';
 import { ApplicationType } from '../applications/permissions';
 import { Principal } from '../applications/principal';
 import { FieldErrorCollector, ValidationError } from '../shared/domain-error';
+import { AuthenticationThrottle } from '../rate-limits/authentication-throttle';
+import { InMemoryRateCounter } from '../rate-limits/rate-counter';
 import { newId } from '../shared/ids';
 import { FixedClock, InMemoryApplicationRepository, InMemoryUnitOfWork, RecordingAuditEventPublisher } from '../testing/in-memory-ports';
 import { DestinationPolicy } from './destination-policy';
@@ -339,5 +341,21 @@ describe('ResolveProxyForInvocation', () => {
     await expect(s.resolve.execute(proxy.key, reader.key)).rejects.toMatchObject({ code: 'forbidden' });
     await expect(s.resolve.execute(proxy.key, foreign.key)).rejects.toMatchObject({ code: 'forbidden' });
     expect(await s.resolve.execute(proxy.key, invoker.key)).toEqual(proxy);
+  });
+
+  it('throttles guessed proxy keys and API keys of one address together, then refuses it without lookups', async () => {
+    const s = setup();
+    const throttle = new AuthenticationThrottle(new InMemoryRateCounter(s.clock), { limit: 2, windowSeconds: 60 }, s.clock);
+    const resolve = new ResolveProxyForInvocation(s.proxies, new AuthenticateApiKey(s.applications, s.clock, throttle));
+    const proxy = await s.create.execute(principal(), input());
+    const open = await s.create.execute(principal(), input({ requireAuth: false }));
+    const lookups = jest.spyOn(s.proxies, 'findByKey');
+    await expect(resolve.execute('A'.repeat(32), undefined, '203.0.113.7')).rejects.toMatchObject({ code: 'not_found' });
+    await expect(resolve.execute(proxy.key, generateApiKey(), '203.0.113.7')).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(resolve.execute('B'.repeat(32), undefined, '203.0.113.7')).rejects.toMatchObject({ code: 'rate_limited' });
+    const before = lookups.mock.calls.length;
+    await expect(resolve.execute(open.key, undefined, '203.0.113.7')).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(lookups.mock.calls.length).toBe(before);
+    expect(await resolve.execute(open.key, undefined, '198.51.100.1')).toEqual(open);
   });
 });

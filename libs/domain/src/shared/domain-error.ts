@@ -6,6 +6,7 @@ export type DomainErrorCode =
   | 'unauthenticated'
   | 'forbidden'
   | 'payload_too_large'
+  | 'rate_limited'
   | 'unavailable';
 
 export type FieldErrors = Record<string, string[]>;
@@ -52,6 +53,16 @@ export class AuthenticationError extends DomainError {
 export class PermissionDeniedError extends DomainError {
   constructor(permission: string) {
     super('forbidden', `The application lacks the ${permission} permission`);
+  }
+}
+
+/** Refused for now (a rate limit, a throttle); the caller may retry after `retryAfterSeconds`. */
+export class TooManyRequestsError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('rate_limited', message);
   }
 }
 

@@ -3,8 +3,3 @@ export interface Tenant {
   name: string;
   createdAt: Date;
 }
-
-export abstract class TenantRepository {
-  abstract insert(tenant: Tenant): Promise<void>;
-  abstract count(): Promise<number>;
-}

@@ -1,4 +1,5 @@
-import { DomainError, FieldErrors, Log, parseLogEntry } from '@gatehouse/domain';
+import { DomainError, FieldErrors, Log } from '@gatehouse/domain';
+import { parseLogEntry } from '../log-entry-payload';
 import { InvalidJobError, JobContext, JobHandler } from '../job-handler';
 import { JobData, JobName, MAX_LOGS_PER_BATCH_JOB } from '../jobs';
 import { LogBatchWriter } from '../log-batch-writer';

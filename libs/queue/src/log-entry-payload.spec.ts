@@ -1,7 +1,5 @@
-import { ValidationError } from '../shared/domain-error';
-import { IngestLogs, parseLogEntry, toLogEntryPayload } from './ingest-logs';
-import { Log } from './log';
-import { InMemoryLogRepository } from '../testing/in-memory-ports';
+import { Log, ValidationError } from '@gatehouse/domain';
+import { parseLogEntry, toLogEntryPayload } from './log-entry-payload';
 
 const TENANT = '6f1c1e0e-3b7a-4a43-9f55-0a4b7e1d2c10';
 const ACTOR = '0b9f6a4e-6a53-4d43-9d0e-3f1a3c9b7e21';
@@ -90,24 +88,5 @@ describe('parseLogEntry', () => {
   it('round-trips through the wire shape the api publishes', () => {
     const log: Log = parseLogEntry(valid({ actor_id: ACTOR, actor_type: 'application', created_at: '2026-11-21T10:00:00.123Z' }), defaults);
     expect(parseLogEntry(toLogEntryPayload(log), { id: 'unused', createdAt: new Date(0) })).toEqual(log);
-  });
-});
-
-describe('IngestLogs', () => {
-  class RecordingLogs extends InMemoryLogRepository {
-    appended: Log[][] = [];
-    override async append(logs: Log[]): Promise<number> {
-      this.appended.push(logs);
-      return logs.length;
-    }
-  }
-
-  it('hands the batch to the repository in one call, and nothing for an empty batch', async () => {
-    const repo = new RecordingLogs();
-    const ingest = new IngestLogs(repo);
-    const log = parseLogEntry(valid(), defaults);
-    expect(await ingest.execute([])).toBe(0);
-    expect(await ingest.execute([log, { ...log, id: '22222222-2222-8222-8222-222222222222' }])).toBe(2);
-    expect(repo.appended.map((batch) => batch.length)).toEqual([2]);
   });
 });

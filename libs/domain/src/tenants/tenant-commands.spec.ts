@@ -3,7 +3,7 @@ import { hashApiKey } from '../applications/api-key';
 import { AuthenticateApiKey } from '../applications/application-queries';
 import { MANAGEMENT_PERMISSIONS, permissionsFor } from '../applications/permissions';
 import { ValidationError } from '../shared/domain-error';
-import { CreateTenant } from './create-tenant';
+import { CreateTenant } from './tenant-commands';
 
 describe('CreateTenant', () => {
   it('creates the tenant and a management application holding every management permission', async () => {

@@ -7,7 +7,8 @@ import { generateApiKey, hashApiKey } from '../applications/api-key';
 import { Application, validateName } from '../applications/application';
 import { ApplicationRepository } from '../applications/application.repository';
 import { MANAGEMENT_PERMISSIONS } from '../applications/permissions';
-import { Tenant, TenantRepository } from './tenant';
+import { Tenant } from './tenant';
+import { TenantRepository } from './tenant.repository';
 
 export interface CreatedTenant {
   tenant: Tenant;

@@ -1,35 +1,37 @@
-import { KeyObject } from 'node:crypto';
 import { Principal } from '../applications/principal';
-import { Clock } from '../shared/clock';
+import { FieldErrorCollector } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
-import { ChainVerification, ChainVerifier, CheckpointSigner, checkpointMessage, LogCheckpoint } from './log-chain';
-import { LogRepository } from './log.repository';
+import { ChainedLog, isEntityType, MAX_ENTITY_ID_LENGTH } from './log';
+import { LogFilter, LogRepository } from './log.repository';
+import { KeyObject } from 'node:crypto';
+import { ChainVerification, ChainVerifier, LogCheckpoint } from './log-chain';
 
-/**
- * The worker's periodic signing: every chain that grew since its last checkpoint gets one over its current
- * head. Several workers may run it at once; a checkpoint already stored at the same position is kept.
- */
-export class SignLogCheckpoints {
-  constructor(
-    private readonly logs: LogRepository,
-    private readonly signer: CheckpointSigner,
-    private readonly clock: Clock,
-  ) {}
+/** `GET /logs`: the caller's tenant only, newest first, filtered (spec 4.1, CONTRACT.md sections 1 and 8). */
+export class ListLogs {
+  constructor(private readonly logs: LogRepository) {}
 
-  async execute(batchSize = 500): Promise<number> {
-    let signed = 0;
-    for (;;) {
-      const heads = await this.logs.headsToCheckpoint(batchSize);
-      if (heads.length === 0) return signed;
-      const signedAt = this.clock.now();
-      const checkpoints: LogCheckpoint[] = heads.map((head) => {
-        const unsigned = { tenantId: head.tenantId, position: head.position, hash: head.hash, signedAt };
-        return { ...unsigned, keyId: this.signer.keyId, signature: this.signer.sign(checkpointMessage(unsigned)) };
-      });
-      signed += await this.logs.saveCheckpoints(checkpoints);
-      if (heads.length < batchSize) return signed;
-    }
+  async execute(principal: Principal, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
+    validateLogFilter(filter);
+    return this.logs.list(principal.tenantId, filter, page);
   }
+}
+
+/** The rules of a log filter, shared by the list and the export; a ValidationError names every bad field. */
+export function validateLogFilter(filter: LogFilter): void {
+  const errors = new FieldErrorCollector();
+  if (filter.entityType !== undefined && !isEntityType(filter.entityType)) {
+    errors.add('entity_type', 'must be one of the values of GET /logs/entity-types');
+  }
+  if (filter.entityId !== undefined && (filter.entityId.length === 0 || filter.entityId.length > MAX_ENTITY_ID_LENGTH)) {
+    errors.add('entity_id', `must be 1 to ${MAX_ENTITY_ID_LENGTH} characters`);
+  }
+  for (const [field, date] of [['start_date', filter.startDate], ['end_date', filter.endDate]] as const) {
+    if (date !== undefined && Number.isNaN(date.getTime())) errors.add(field, 'must be an ISO 8601 date-time');
+  }
+  if (filter.startDate && filter.endDate && filter.endDate.getTime() <= filter.startDate.getTime()) {
+    errors.add('end_date', 'must be later than start_date');
+  }
+  errors.throwIfAny();
 }
 
 /** `GET /logs/checkpoints`: the caller's tenant's checkpoints, newest first. */

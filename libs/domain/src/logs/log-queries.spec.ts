@@ -4,8 +4,8 @@ import { ValidationError } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
 import { ChainedLog } from './log';
 import { LogFilter } from './log.repository';
-import { ListLogs } from './list-logs';
-import { RelayAuditOutbox } from './relay-audit-outbox';
+import { ListLogs } from './log-queries';
+import { RelayAuditOutbox } from './log-commands';
 import { FixedClock, InMemoryLogRepository } from '../testing/in-memory-ports';
 
 const TENANT = '6f1c1e0e-3b7a-4a43-9f55-0a4b7e1d2c10';

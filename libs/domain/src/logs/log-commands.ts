@@ -1,9 +1,69 @@
 import { actorOf } from '../applications/application-commands';
 import { Principal } from '../applications/principal';
+import { Clock } from '../shared/clock';
 import { UnitOfWork } from '../shared/unit-of-work';
-import { ChainedLog } from './log';
+import { ChainedLog, Log } from './log';
+import { CheckpointSigner, checkpointMessage, LogCheckpoint } from './log-chain';
 import { LogFilter, LogRepository } from './log.repository';
-import { validateLogFilter } from './list-logs';
+import { validateLogFilter } from './log-queries';
+
+/**
+ * The safety net of the outbox: events still in `audit_outbox` a while after their commit (the process
+ * died before publishing, Redis was down, the queue lost them) are moved into the logs directly.
+ */
+export class RelayAuditOutbox {
+  constructor(
+    private readonly logs: LogRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Relays every event recorded more than `minAgeMs` ago, in batches; returns how many it wrote. */
+  async execute(minAgeMs: number, batchSize = 1000): Promise<number> {
+    let moved = 0;
+    for (;;) {
+      const recordedBefore = new Date(this.clock.now().getTime() - minAgeMs);
+      const n = await this.logs.relayOutbox(recordedBefore, batchSize);
+      moved += n;
+      if (n < batchSize) return moved;
+    }
+  }
+}
+
+/** Writes validated logs; idempotent by log id (see LogRepository.append). */
+export class IngestLogs {
+  constructor(private readonly logs: LogRepository) {}
+
+  execute(logs: Log[]): Promise<number> {
+    return logs.length === 0 ? Promise.resolve(0) : this.logs.append(logs);
+  }
+}
+
+/**
+ * The worker's periodic signing: every chain that grew since its last checkpoint gets one over its current
+ * head. Several workers may run it at once; a checkpoint already stored at the same position is kept.
+ */
+export class SignLogCheckpoints {
+  constructor(
+    private readonly logs: LogRepository,
+    private readonly signer: CheckpointSigner,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(batchSize = 500): Promise<number> {
+    let signed = 0;
+    for (;;) {
+      const heads = await this.logs.headsToCheckpoint(batchSize);
+      if (heads.length === 0) return signed;
+      const signedAt = this.clock.now();
+      const checkpoints: LogCheckpoint[] = heads.map((head) => {
+        const unsigned = { tenantId: head.tenantId, position: head.position, hash: head.hash, signedAt };
+        return { ...unsigned, keyId: this.signer.keyId, signature: this.signer.sign(checkpointMessage(unsigned)) };
+      });
+      signed += await this.logs.saveCheckpoints(checkpoints);
+      if (heads.length < batchSize) return signed;
+    }
+  }
+}
 
 export type LogExportFormat = 'ndjson' | 'csv';
 

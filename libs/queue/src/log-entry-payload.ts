@@ -1,10 +1,10 @@
-import { ActorType, AuditOperation } from '../audit/audit-event';
-import { FieldErrorCollector } from '../shared/domain-error';
-import { UUID_PATTERN } from '../shared/ids';
 import { isIP } from 'node:net';
 import {
   ACTOR_TYPES,
+  ActorType,
+  AuditOperation,
   ENTITY_TYPE_VALUES,
+  FieldErrorCollector,
   Log,
   LOG_OPERATIONS,
   MAX_ENTITY_ID_LENGTH,
@@ -12,12 +12,13 @@ import {
   MAX_REQUEST_ID_LENGTH,
   MAX_SOURCE_IP_LENGTH,
   MAX_USER_AGENT_LENGTH,
-} from './log';
-import { LogRepository } from './log.repository';
+  UUID_PATTERN,
+} from '@gatehouse/domain';
 
 /**
  * A log as another service (or the api's outbox publisher) puts it on the queue: the wire shape of
- * spec 2.2 plus an optional `id` for idempotency. The README documents it as a JSON schema.
+ * spec 2.2 plus an optional `id` for idempotency. The README documents it as a JSON schema. This is the
+ * queue adapter's wire format; the HTTP log response is the api's, and the domain knows only `Log`.
  */
 export interface LogEntryPayload {
   id?: string;
@@ -173,14 +174,5 @@ export function toLogEntryPayload(log: Log): LogEntryPayload {
   if (log.sourceIp !== undefined) payload.source_ip = log.sourceIp;
   if (log.userAgent !== undefined) payload.user_agent = log.userAgent;
   return payload;
-}
-
-/** Writes validated logs; idempotent by log id (see LogRepository.append). */
-export class IngestLogs {
-  constructor(private readonly logs: LogRepository) {}
-
-  execute(logs: Log[]): Promise<number> {
-    return logs.length === 0 ? Promise.resolve(0) : this.logs.append(logs);
-  }
 }
 

@@ -1,0 +1,6 @@
+import { Tenant } from './tenant';
+
+export abstract class TenantRepository {
+  abstract insert(tenant: Tenant): Promise<void>;
+  abstract count(): Promise<number>;
+}

@@ -1,0 +1,181 @@
+// The sandbox runtime: Buffer (Node-like subset).
+/* global ArrayIsArray, ENCODINGS, MathFloor, MathMax, MathMin, NumberIsInteger, RangeErrorCtor, TypeErrorCtor, U8,
+   asBytes, decodeBytes, define, encodeString, lazy, lazyGlobal, limits */
+/* exported BufferClass, checkSize, toBuffer */
+function clampIndex(v, dflt, len) {
+  if (v === undefined) return dflt;
+  let n = MathFloor(+v);
+  if (n !== n) n = 0;
+  if (n < 0) n = MathMax(0, len + n);
+  return MathMin(n, len);
+}
+
+let BufferClass = null;
+const getBuffer = lazy(function makeBuffer() {
+  class Buffer extends U8 {
+    static from(value, encodingOrOffset, length) {
+      if (typeof value === 'string') return toBuffer(encodeString(value, encodingOrOffset));
+      if (value instanceof ArrayBuffer) {
+        const offset = encodingOrOffset === undefined ? 0 : encodingOrOffset >>> 0;
+        const len = length === undefined ? value.byteLength - offset : length >>> 0;
+        return new Buffer(value, offset, len);
+      }
+      if (value instanceof U8) { const b = new Buffer(value.length); b.set(value); return b; }
+      if (value !== null && typeof value === 'object') {
+        if (value.type === 'Buffer' && ArrayIsArray(value.data)) return Buffer.from(value.data);
+        if (typeof value.length === 'number' || ArrayBuffer.isView(value)) {
+          const len = value.length >>> 0;
+          const b = new Buffer(len);
+          for (let i = 0; i < len; i++) b[i] = value[i] & 0xff;
+          return b;
+        }
+        if (typeof value.valueOf === 'function') {
+          const prim = value.valueOf();
+          if (prim !== value && (typeof prim === 'string' || typeof prim === 'object')) return Buffer.from(prim, encodingOrOffset, length);
+        }
+      }
+      throw new TypeErrorCtor('The first argument must be of type string or an instance of Buffer, ArrayBuffer, or Array or an Array-like Object.');
+    }
+    static alloc(size, fill, encoding) {
+      const b = new Buffer(checkSize(size));
+      if (fill !== undefined && fill !== 0) b.fill(fill, 0, b.length, encoding);
+      return b;
+    }
+    static allocUnsafe(size) { return new Buffer(checkSize(size)); }
+    static allocUnsafeSlow(size) { return new Buffer(checkSize(size)); }
+    static isBuffer(obj) { return obj instanceof Buffer; }
+    static isEncoding(enc) { return typeof enc === 'string' && ENCODINGS[enc.toLowerCase()] !== undefined; }
+    static byteLength(value, encoding) {
+      if (typeof value === 'string') return encodeString(value, encoding).length;
+      const bytes = asBytes(value);
+      if (bytes) return bytes.byteLength;
+      throw new TypeErrorCtor('The "string" argument must be of type string or an instance of Buffer or ArrayBuffer.');
+    }
+    static concat(list, totalLength) {
+      if (!ArrayIsArray(list)) throw new TypeErrorCtor('The "list" argument must be an instance of Array.');
+      let total = 0;
+      for (const item of list) {
+        const bytes = asBytes(item);
+        if (!bytes) throw new TypeErrorCtor('The "list" argument must contain only Buffer or Uint8Array instances.');
+        total += bytes.length;
+      }
+      if (totalLength !== undefined) total = checkSize(totalLength);
+      const out = new Buffer(total);
+      let p = 0;
+      for (const item of list) {
+        if (p >= total) break;
+        const bytes = asBytes(item);
+        const n = MathMin(bytes.length, total - p);
+        out.set(n === bytes.length ? bytes : bytes.subarray(0, n), p);
+        p += n;
+      }
+      return out;
+    }
+    static compare(a, b) { return compareBytes(asBytes(a), asBytes(b)); }
+
+    toString(encoding, start, end) {
+      const s = clampIndex(start, 0, this.length);
+      const e = clampIndex(end, this.length, this.length);
+      return e <= s ? '' : decodeBytes(this, encoding, s, e);
+    }
+    toJSON() { return { type: 'Buffer', data: Array.from(this) }; }
+    equals(other) {
+      const b = asBytes(other);
+      if (!b) throw new TypeErrorCtor('The "otherBuffer" argument must be an instance of Buffer or Uint8Array.');
+      return compareBytes(this, b) === 0;
+    }
+    compare(other) { return compareBytes(this, asBytes(other)); }
+    slice(start, end) { return this.subarray(start, end); }
+    copy(target, targetStart, sourceStart, sourceEnd) {
+      const t = asBytes(target);
+      const ts = targetStart === undefined ? 0 : targetStart >>> 0;
+      const ss = sourceStart === undefined ? 0 : sourceStart >>> 0;
+      const se = sourceEnd === undefined ? this.length : MathMin(sourceEnd >>> 0, this.length);
+      if (ts >= t.length || ss >= se) return 0;
+      const n = MathMin(se - ss, t.length - ts);
+      t.set(this.subarray(ss, ss + n), ts);
+      return n;
+    }
+    write(string, offset, length, encoding) {
+      if (typeof offset === 'string') { encoding = offset; offset = 0; length = undefined; }
+      else if (typeof length === 'string') { encoding = length; length = undefined; }
+      const o = offset === undefined ? 0 : offset >>> 0;
+      const bytes = encodeString(string, encoding);
+      const n = MathMin(bytes.length, this.length - o, length === undefined ? Infinity : length >>> 0);
+      if (n > 0) this.set(bytes.subarray(0, n), o);
+      return MathMax(0, n);
+    }
+    fill(value, offset, end, encoding) {
+      if (typeof offset === 'string') { encoding = offset; offset = 0; end = this.length; }
+      else if (typeof end === 'string') { encoding = end; end = this.length; }
+      const s = offset === undefined ? 0 : MathMin(offset >>> 0, this.length);
+      const e = end === undefined ? this.length : MathMin(end >>> 0, this.length);
+      if (typeof value === 'number') { U8.prototype.fill.call(this, value & 0xff, s, e); return this; }
+      const bytes = typeof value === 'string' ? encodeString(value, encoding) : asBytes(value);
+      if (!bytes || bytes.length === 0) { U8.prototype.fill.call(this, 0, s, e); return this; }
+      for (let i = s, j = 0; i < e; i++, j = (j + 1) % bytes.length) this[i] = bytes[j];
+      return this;
+    }
+    indexOf(value, byteOffset, encoding) {
+      if (typeof value === 'number') return U8.prototype.indexOf.call(this, value & 0xff, byteOffset);
+      const needle = typeof value === 'string' ? encodeString(value, encoding) : asBytes(value);
+      if (!needle) throw new TypeErrorCtor('The "value" argument must be one of type number, string, Buffer or Uint8Array.');
+      const from = clampIndex(byteOffset, 0, this.length);
+      outer: for (let i = from; i + needle.length <= this.length; i++) {
+        for (let j = 0; j < needle.length; j++) if (this[i + j] !== needle[j]) continue outer;
+        return i;
+      }
+      return -1;
+    }
+    includes(value, byteOffset, encoding) { return this.indexOf(value, byteOffset, encoding) !== -1; }
+  }
+
+  // Fixed-width integer readers and writers: readUInt16BE, writeInt32LE, and so on.
+  const INT_ACCESSORS = [
+    ['UInt8', 1, 'Uint8'], ['Int8', 1, 'Int8'], ['UInt16', 2, 'Uint16'], ['Int16', 2, 'Int16'],
+    ['UInt32', 4, 'Uint32'], ['Int32', 4, 'Int32'], ['Float', 4, 'Float32'], ['Double', 8, 'Float64'],
+    ['BigUInt64', 8, 'BigUint64'], ['BigInt64', 8, 'BigInt64'],
+  ];
+  for (const spec of INT_ACCESSORS) {
+    const name = spec[0], size = spec[1], dv = spec[2];
+    const ends = size === 1 ? [''] : ['BE', 'LE'];
+    for (const endian of ends) {
+      const little = endian === 'LE';
+      const read = function (offset) {
+        const o = offset === undefined ? 0 : offset;
+        if (!NumberIsInteger(o) || o < 0 || o + size > this.length) throw new RangeErrorCtor('The value of "offset" is out of range.');
+        return new DataView(this.buffer, this.byteOffset, this.byteLength)['get' + dv](o, little);
+      };
+      const write = function (value, offset) {
+        const o = offset === undefined ? 0 : offset;
+        if (!NumberIsInteger(o) || o < 0 || o + size > this.length) throw new RangeErrorCtor('The value of "offset" is out of range.');
+        new DataView(this.buffer, this.byteOffset, this.byteLength)['set' + dv](o, value, little);
+        return o + size;
+      };
+      define(Buffer.prototype, 'read' + name + endian, read);
+      define(Buffer.prototype, 'write' + name + endian, write);
+      if (name[0] === 'U' || name[0] === 'B' && name[3] === 'U') {
+        const alias = name.replace('UInt', 'Uint');
+        define(Buffer.prototype, 'read' + alias + endian, read);
+        define(Buffer.prototype, 'write' + alias + endian, write);
+      }
+    }
+  }
+  BufferClass = Buffer;
+  return Buffer;
+});
+
+function checkSize(size) {
+  if (typeof size !== 'number' || !(size >= 0) || size > limits.maxBufferLength || size !== size) {
+    throw new RangeErrorCtor('The value of "size" is out of range.');
+  }
+  return MathFloor(size);
+}
+function toBuffer(bytes) { const Buffer = getBuffer(); return new Buffer(bytes.buffer, bytes.byteOffset, bytes.byteLength); }
+function compareBytes(a, b) {
+  if (!a || !b) throw new TypeErrorCtor('The arguments must be Buffer or Uint8Array instances.');
+  const n = MathMin(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+}
+lazyGlobal('Buffer', getBuffer);

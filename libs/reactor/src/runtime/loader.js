@@ -1,0 +1,239 @@
+// The sandbox runtime: the loader.
+/* global CustomHttpResponseClass, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapGet, NumberIsInteger,
+   ObjectCreate, ObjectKeys, PromiseCtor, PromiseResolve, PromiseThen, StringCtor, define, deliver, describe, fatal,
+   fatalFired, limits, makeSvc, newFatal, pending, proxyErrorClasses, proxyErrorInfo,
+   requireModule, resetLogLines, runtimeError, timerCallbacks, uncurry */
+/* exported control */
+let inputJson = null;
+function setInput(json) { inputJson = json; }
+
+function isStatus(s) { return typeof s === 'number' && NumberIsInteger(s) && s >= 200 && s <= 599; }
+
+function plainHeaders(h) {
+  const out = ObjectCreate(null);
+  if (h === undefined || h === null) return out;
+  if (typeof h !== 'object') throw runtimeError('headers must be an object of strings');
+  for (const key of ObjectKeys(h)) {
+    const v = h[key];
+    if (typeof v === 'string') out[key] = v;
+    else if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') out[key] = StringCtor(v);
+  }
+  return out;
+}
+
+function proxyErrorOutcome(title, status, detail, errors) {
+  return { ok: false, status: status, headers: {}, body: { proxy_error: { title: title, status: status, detail: detail, errors: errors } } };
+}
+function runtimeErrorOutcome(detail) {
+  return proxyErrorOutcome('ReactorRuntimeError', 500, detail, {});
+}
+
+function okOutcome(result) {
+  if (result === null || typeof result !== 'object') {
+    throw runtimeError('The transform must return an object such as {body, headers}');
+  }
+  const out = { ok: true, body: result.body, headers: plainHeaders(result.headers) };
+  const status = result.status;
+  if (status !== undefined) {
+    if (!isStatus(status)) throw runtimeError('The transform returned an invalid status: ' + StringCtor(status));
+    out.status = status;
+  }
+  return out;
+}
+
+function errorOutcome(e) {
+  try {
+    if (CustomHttpResponseClass !== null && e instanceof CustomHttpResponseClass) {
+      if (!isStatus(e.status)) return runtimeErrorOutcome('CustomHttpResponseError status must be an integer from 200 to 599');
+      return { ok: false, status: e.status, headers: plainHeaders(e.headers), body: e.body };
+    }
+    for (const C of proxyErrorClasses) {
+      if (e instanceof C) {
+        const info = MapGet(proxyErrorInfo, C);
+        let errors = e.errors;
+        if (errors === null || typeof errors !== 'object') errors = {};
+        return proxyErrorOutcome(info.title, info.status, describe(e), errors);
+      }
+    }
+    return runtimeErrorOutcome(describe(e));
+  } catch (inner) {
+    return runtimeErrorOutcome(describe(inner));
+  }
+}
+
+// The module's exported function, kept after the first load of this context: the host runs later
+// invocations of the same tenant and code with 'invoke', which calls it again on new input without
+// re-evaluating the module (module-scope state is therefore shared by that tenant's own runs only).
+let keptHandler = null;
+// Whether the current run ended in a way that leaves this runtime in a known state: a returned
+// result, or an error the transform threw on purpose (CustomHttpResponseError, a proxy error).
+let runClean = false;
+
+// Per-run state, reset before every run: a previous run's svc answers and timers can no longer be
+// delivered (its Invocation has ended) and must not be waited for, counted or fired.
+function beginRun() {
+  MapClear(pending);
+  MapClear(timerCallbacks);
+  resetLogLines();
+  runClean = false;
+  newFatal();
+}
+
+function requestFrom(json) {
+  const input = JSONParse(json);
+  const req = { args: input.args, configuration: input.configuration };
+  if (input.hasSvc) req.svc = makeSvc();
+  return req;
+}
+
+function isDeliberate(e) {
+  if (CustomHttpResponseClass !== null && e instanceof CustomHttpResponseClass) return true;
+  for (const C of proxyErrorClasses) if (e instanceof C) return true;
+  return false;
+}
+
+async function callHandler(handler, req) {
+  const returned = handler(req);
+  // Not Promise.race: it looks "then" up on the transform's own (patchable) prototypes.
+  const result = await new PromiseCtor(function (resolve, reject) {
+    PromiseThen(fatal, undefined, reject);
+    PromiseThen(PromiseResolve(returned), resolve, reject);
+  });
+  const outcome = okOutcome(result);
+  runClean = true;
+  return outcome;
+}
+
+function failedOutcome(e) {
+  let deliberate = false;
+  try { deliberate = isDeliberate(e); } catch (_) { deliberate = false; }
+  const outcome = errorOutcome(e);
+  runClean = deliberate;
+  return outcome;
+}
+
+async function runTransform(factory) {
+  try {
+    const req = requestFrom(inputJson);
+    inputJson = null;
+    const module = { exports: {} };
+    uncurry(factory)(module.exports, module, module.exports, requireModule);
+    const handler = module.exports;
+    if (typeof handler !== 'function') {
+      throw runtimeError('The transform module must export a function: module.exports = async function (req) { ... }');
+    }
+    keptHandler = handler;
+    return await callHandler(handler, req);
+  } catch (e) {
+    return failedOutcome(e);
+  }
+}
+
+async function runKept(json) {
+  try {
+    return await callHandler(keptHandler, requestFrom(json));
+  } catch (e) {
+    return failedOutcome(e);
+  }
+}
+
+// The host reads the first character: '1' when the context may run this tenant's code again,
+// '0' when it must be disposed (an error the runtime did not expect, a fatal callback, a result it
+// refused). The rest is the JSON outcome.
+function serializeOutcome(outcome) {
+  const clean = runClean && !fatalFired;
+  runClean = false;
+  // The common huge result is one giant string: refuse it before serialising doubles it.
+  if (typeof outcome.body === 'string' && outcome.body.length > limits.maxResultLength) {
+    return '0' + JSONStringify(runtimeErrorOutcome('The transform result exceeds ' + limits.maxResultLength + ' characters'));
+  }
+  let json;
+  try {
+    json = JSONStringify(outcome);
+  } catch (e) {
+    return '0' + JSONStringify(runtimeErrorOutcome('The transform result is not JSON-serializable: ' + describe(e)));
+  }
+  if (typeof json !== 'string' || json.length > limits.maxResultLength) {
+    return '0' + JSONStringify(runtimeErrorOutcome('The transform result exceeds ' + limits.maxResultLength + ' characters'));
+  }
+  return (clean ? '1' : '0') + json;
+}
+
+// One-shot: the wrapped tenant script calls it, it removes itself before any tenant code runs.
+define(G, '__gatehouse_load', function load(factory) {
+  delete G.__gatehouse_load;
+  if (typeof factory !== 'function' || inputJson === null || keptHandler !== null) {
+    return '0' + JSONStringify(runtimeErrorOutcome('The transform was loaded twice'));
+  }
+  beginRun();
+  return PromiseThen(runTransform(factory), serializeOutcome);
+});
+
+// A later invocation in a context whose first run ended cleanly: same tenant, same code.
+function invoke(json) {
+  if (keptHandler === null || typeof json !== 'string') {
+    return '0' + JSONStringify(runtimeErrorOutcome('The transform is not loaded'));
+  }
+  beginRun();
+  return PromiseThen(runKept(json), serializeOutcome);
+}
+
+// The host's synchronous path (SandboxIsolate.runSync): 'start' begins a run as 'invoke' does and
+// keeps its outcome; the host calls it on its own thread under a short budget, and the call returns
+// only after the microtasks it queued have run, so a run that awaits nothing outside the sandbox has
+// settled by then and 'take' hands over its outcome. 'take' answers null while the run still awaits
+// svc answers or timers; 'wait' is then the promise of the outcome, awaited off the host's thread.
+let startedRun = null;
+let startedOutcome = null;
+function start(json) {
+  startedOutcome = null;
+  const run = invoke(json);
+  if (typeof run === 'string') {
+    startedRun = null;
+    startedOutcome = run;
+    return undefined;
+  }
+  startedRun = run;
+  PromiseThen(run, function (outcome) {
+    if (startedRun === run) startedOutcome = outcome;
+  });
+  return undefined;
+}
+function take() {
+  const outcome = startedOutcome;
+  if (outcome !== null) {
+    startedOutcome = null;
+    startedRun = null;
+  }
+  return outcome;
+}
+function wait() {
+  const run = startedRun;
+  startedRun = null;
+  startedOutcome = null;
+  return run === null ? '0' + JSONStringify(runtimeErrorOutcome('The transform was not started')) : run;
+}
+
+// Used at compile time: the Function constructor parses the body on its own, so code that closes
+// the CommonJS wrapper early ("}); ...; (function () {") is rejected instead of running outside it.
+function checkSource(code) {
+  try {
+    new FunctionCtor('module', 'exports', 'require', code);
+    return null;
+  } catch (e) {
+    return (e && typeof e.name === 'string' ? e.name + ': ' : '') + describe(e);
+  }
+}
+
+// The one function the host holds a Reference to, for this context (the joined script returns it).
+function control(op, a, b) {
+  if (op === 'deliver') return deliver(a, b);
+  if (op === 'input') return setInput(a);
+  if (op === 'check') return checkSource(a);
+  if (op === 'invoke') return invoke(a);
+  if (op === 'start') return start(a);
+  if (op === 'take') return take();
+  if (op === 'wait') return wait();
+  // 'ping' (or anything else): nothing, but it runs as a task, i.e. after whatever the isolate is busy with.
+  return undefined;
+}
