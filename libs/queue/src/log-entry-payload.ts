@@ -159,20 +159,19 @@ function instant(value: unknown, field: string, errors: FieldErrorCollector): Da
 
 /** Converts a Log back to the queue's wire shape (the api's publisher sends its outbox events this way). */
 export function toLogEntryPayload(log: Log): LogEntryPayload {
-  const payload: LogEntryPayload = {
+  // Field order of spec 2.2; the actor fields only when there is an actor.
+  return {
     id: log.id,
     tenant_id: log.tenantId,
+    ...(log.actorId !== null ? { actor_id: log.actorId } : {}),
+    ...(log.actorType !== null ? { actor_type: log.actorType } : {}),
     entity_type: log.entityType,
     entity_id: log.entityId,
     operation: log.operation,
     message: log.message,
     created_at: log.createdAt.toISOString(),
+    ...(log.requestId !== undefined ? { request_id: log.requestId } : {}),
+    ...(log.sourceIp !== undefined ? { source_ip: log.sourceIp } : {}),
+    ...(log.userAgent !== undefined ? { user_agent: log.userAgent } : {}),
   };
-  if (log.actorId !== null) payload.actor_id = log.actorId;
-  if (log.actorType !== null) payload.actor_type = log.actorType;
-  if (log.requestId !== undefined) payload.request_id = log.requestId;
-  if (log.sourceIp !== undefined) payload.source_ip = log.sourceIp;
-  if (log.userAgent !== undefined) payload.user_agent = log.userAgent;
-  return payload;
 }
-
