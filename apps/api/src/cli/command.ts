@@ -17,8 +17,11 @@ export interface CliCommand {
   options?: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
   /** Names of its positional arguments, all required (`TENANT`). */
   positionals?: string[];
-  /** Returns what it prints on stdout. Opens the database only when it calls `context()`. */
-  run(args: CommandArgs, context: () => Promise<CommandContext>): Promise<string>;
+  /**
+   * Returns what it prints on stdout (exit code 0), or that with another exit code (a check that found a problem).
+   * Opens the database only when it calls `context()`.
+   */
+  run(args: CommandArgs, context: () => Promise<CommandContext>): Promise<string | { stdout: string; code: number }>;
 }
 
 export interface CommandArgs {

@@ -1,7 +1,8 @@
+import { LOGS_VERIFY_COMMAND } from '../logs/logs-verify.command';
 import { CliCommand } from './command';
 import { MIGRATE_COMMAND } from './migrate.command';
 import { OPENAPI_COMMAND } from './openapi.command';
 import { TENANT_COMMANDS } from './tenant.commands';
 
 /** Every `gatehouse` command, in the order `--help` lists them. A new command: a file of its own, one entry here. */
-export const COMMANDS: CliCommand[] = [...TENANT_COMMANDS, MIGRATE_COMMAND, OPENAPI_COMMAND];
+export const COMMANDS: CliCommand[] = [...TENANT_COMMANDS, LOGS_VERIFY_COMMAND, MIGRATE_COMMAND, OPENAPI_COMMAND];

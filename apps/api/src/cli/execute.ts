@@ -62,7 +62,8 @@ export async function execute(argv: string[], opener: ContextOpener, commands: C
     return failure(2, `${command.name} ${problem} (usage: ${PROGRAM} ${command.name} ${command.synopsis})`);
   }
   try {
-    return { code: 0, stdout: await command.run(args, () => opener.open()), stderr: '' };
+    const out = await command.run(args, () => opener.open());
+    return typeof out === 'string' ? { code: 0, stdout: out, stderr: '' } : { ...out, stderr: '' };
   } catch (error) {
     if (isDataDirInUse(error)) throw error;
     return failure(error instanceof CliUsageError ? 2 : 1, errorLine(error));
