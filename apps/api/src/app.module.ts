@@ -12,6 +12,7 @@ import {
   GetApplication,
   ListApplications,
   RegenerateApplicationKey,
+  SetTenantRateLimit,
   UnitOfWork,
   UpdateApplication,
 } from '@gatehouse/domain';
@@ -53,6 +54,7 @@ export class AppModule {
         useCase(GetApplication, [ApplicationRepository]),
         useCase(ListApplications, [ApplicationRepository]),
         useCase(CreateTenant, [UnitOfWork, Clock]),
+        useCase(SetTenantRateLimit, [UnitOfWork]),
       ],
     };
   }

@@ -42,6 +42,7 @@ function aProxy(tenantId: string, over: Partial<Proxy> = {}): Proxy {
     configuration: null,
     applicationId: null,
     requireAuth: true,
+    rateLimit: null,
     createdBy: randomUUID(),
     createdAt: new Date(T0),
     modifiedBy: null,

@@ -1,6 +1,7 @@
 import { PermissionDeniedError } from '../shared/domain-error';
 import { Application } from './application';
 import { ApplicationType, permissionAllowedFor } from './permissions';
+import type { RateLimit } from '../rate-limits/rate-counter';
 
 /** The authenticated caller: the application that owns the presented key. */
 export interface Principal {
@@ -9,6 +10,8 @@ export interface Principal {
   type: ApplicationType;
   permissions: ReadonlySet<string>;
   canCreateExpiringApplications: boolean;
+  /** The limit its requests count against: the application's own, else its tenant's default; absent: unlimited. */
+  rateLimit?: RateLimit | null;
 }
 
 export function principalOf(app: Application): Principal {
@@ -18,6 +21,7 @@ export function principalOf(app: Application): Principal {
     type: app.type,
     permissions: new Set(app.permissions),
     canCreateExpiringApplications: app.type === 'private' && app.canCreateExpiringApplications === true,
+    rateLimit: app.rateLimit ?? app.tenantRateLimit ?? null,
   };
 }
 

@@ -1,4 +1,5 @@
-import { actorOf } from '../applications/application-commands';
+import { actorOf, rateLimitChange } from '../applications/application-commands';
+import { describeRateLimit } from '../rate-limits/rate-counter';
 import { ApplicationRepository } from '../applications/application.repository';
 import { Principal } from '../applications/principal';
 import { Clock } from '../shared/clock';
@@ -72,7 +73,7 @@ class ProxyValidator {
 
 function proxyFields(input: ProxyInput): Pick<
   Proxy,
-  'name' | 'destinationUrl' | 'requestTransform' | 'responseTransform' | 'applicationId' | 'configuration' | 'requireAuth'
+  'name' | 'destinationUrl' | 'requestTransform' | 'responseTransform' | 'applicationId' | 'configuration' | 'requireAuth' | 'rateLimit'
 > {
   return {
     name: input.name,
@@ -82,6 +83,7 @@ function proxyFields(input: ProxyInput): Pick<
     applicationId: input.applicationId ? input.applicationId.toLowerCase() : null,
     configuration: input.configuration ?? null,
     requireAuth: input.requireAuth ?? true,
+    rateLimit: input.rateLimit ? { limit: input.rateLimit.limit, windowSeconds: input.rateLimit.windowSeconds } : null,
   };
 }
 
@@ -108,7 +110,7 @@ abstract class ProxyCommand {
       await this.validator.check(tx, principal.tenantId, input, previous);
       const updated: Proxy = { ...current, ...proxyFields(input), modifiedBy: principal.applicationId, modifiedAt: this.clock.now() };
       if (!(await tx.get(ProxyRepository).update(updated))) throw new NotFoundError('Proxy');
-      recordProxyChange(tx, principal, updated, 'update');
+      recordProxyChange(tx, principal, updated, 'update', rateLimitChange(current.rateLimit, updated.rateLimit));
       return updated;
     });
   }
@@ -117,14 +119,14 @@ abstract class ProxyCommand {
 const PAST_TENSE = { create: 'created', update: 'updated', delete: 'deleted' } as const;
 
 /** The audit event of a committed change to a proxy. */
-function recordProxyChange(tx: TransactionScope, principal: Principal, proxy: Proxy, operation: keyof typeof PAST_TENSE): void {
+function recordProxyChange(tx: TransactionScope, principal: Principal, proxy: Proxy, operation: keyof typeof PAST_TENSE, detail = ''): void {
   tx.record({
     tenantId: proxy.tenantId,
     actor: actorOf(principal),
     entityType: 'proxy',
     entityId: proxy.id,
     operation,
-    message: `Proxy '${proxy.name}' ${PAST_TENSE[operation]}`,
+    message: `Proxy '${proxy.name}' ${PAST_TENSE[operation]}${detail}`,
   });
 }
 
@@ -144,7 +146,7 @@ export class CreateProxy extends ProxyCommand {
         modifiedAt: now,
       };
       await tx.get(ProxyRepository).insert(proxy);
-      recordProxyChange(tx, principal, proxy, 'create');
+      recordProxyChange(tx, principal, proxy, 'create', proxy.rateLimit ? ` with a rate limit of ${describeRateLimit(proxy.rateLimit)}` : '');
       return proxy;
     });
   }
