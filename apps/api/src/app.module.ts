@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import {
   ApplicationExpiryScheduler,
   ApplicationRepository,
@@ -23,6 +23,7 @@ import { ApplicationsController } from './applications/applications.controller';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { HealthController } from './health/health.controller';
 import { ProblemDetailsFilter } from './http/problem-details';
+import { StrictQueryInterceptor } from './http/strict-query';
 import { PermissionsController } from './permissions/permissions.controller';
 import { useCase } from './use-case.provider';
 import { ProxiesModule } from './proxies/proxies.module';
@@ -46,6 +47,7 @@ export class AppModule {
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        { provide: APP_INTERCEPTOR, useClass: StrictQueryInterceptor },
         useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle]),
         useCase(CreateApplication, [UnitOfWork, Clock, ApplicationExpiryScheduler]),
         useCase(UpdateApplication, [UnitOfWork, Clock]),

@@ -12,6 +12,7 @@ export * from './applications/permissions';
 export * from './applications/api-key';
 export * from './applications/application';
 export * from './applications/principal';
+export * from './applications/authority';
 export * from './applications/application.repository';
 export * from './applications/application-expiry';
 export * from './applications/application-commands';

@@ -244,6 +244,36 @@ describe.each(DATABASES)('TypeormUnitOfWork on $name', (backend) => {
       expect(outboxOutside).toEqual([]);
       expect(await outboxFor(app.id)).toHaveLength(1);
     });
+
+    // A command checks what it read (e.g. the caller's authority over an application) and then writes: a concurrent
+    // change between the two must wait, or a check could pass on a row that no longer is what it saw.
+    it('findByIdForChange holds the row until the unit of work ends', async () => {
+      const tenantId = await newTenant();
+      const app = anApplication(tenantId);
+      await db.applications.insert(app);
+      const order: string[] = [];
+      let releaseFirst!: () => void;
+      const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+      let firstLocked!: () => void;
+      const locked = new Promise<void>((resolve) => (firstLocked = resolve));
+      const first = unitOfWork().run(async (tx) => {
+        await tx.get(ApplicationRepository).findByIdForChange(tenantId, app.id);
+        firstLocked();
+        await firstHolds;
+        await tx.get(ApplicationRepository).update({ ...app, name: 'first' });
+        order.push('first wrote');
+      });
+      await locked;
+      const second = unitOfWork().run(async (tx) => {
+        const seen = await tx.get(ApplicationRepository).findByIdForChange(tenantId, app.id);
+        order.push(`second read ${seen?.name}`);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      order.push('released');
+      releaseFirst();
+      await Promise.all([first, second]);
+      expect(order).toEqual(['released', 'first wrote', 'second read first']);
+    });
   }
 
   it('throws the unknown failure of a repository unchanged', async () => {

@@ -5,6 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Dispatcher } from 'undici';
 import { Proxy, RateLimiter, ResolveProxyForInvocation } from '@gatehouse/domain';
 import { Reactor, TransformInput, TransformResult } from '@gatehouse/reactor';
+import { inSpan } from '@gatehouse/runtime/tracing';
 import { AccessRecord, accessRecord, noteFailure } from '../http/access-log';
 import { clientAddressOf } from '../http/client-address';
 import { hasBody } from '../http/json-body';
@@ -28,6 +29,8 @@ export const PROXY_INVOCATION_SETTINGS = Symbol('PROXY_INVOCATION_SETTINGS');
 export const DESTINATION_DISPATCHER = Symbol('DESTINATION_DISPATCHER');
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+/** W3C trace context, passed on to destinations. */
+const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
 const PROXY_KEY_PARAMETER = 'svc-proxy-key';
 const MOUNT = '/proxy';
 
@@ -136,10 +139,25 @@ export class ProxyInvocation implements OnApplicationShutdown {
     }
 
     let upstream: Dispatcher.ResponseData;
+    const outgoing = request.headers as HeaderMap;
+    // The service's own correlation, whatever a transform did with the headers: the request id, and the caller's
+    // trace (as it came, or through this service's destination span when tracing is on).
+    const requestId = (req as Request & { id?: string }).id;
+    if (requestId) outgoing['x-request-id'] = requestId;
+    for (const name of TRACE_HEADERS) {
+      const value = req.headers[name];
+      if (typeof value === 'string') outgoing[name] = value;
+    }
+    const sent = performance.now();
     try {
-      upstream = await this.dispatcher.request(request);
+      upstream = await inSpan('proxy destination', 'client', { 'gatehouse.proxy_id': proxy.id, 'server.address': destination.origin, 'http.request.method': req.method }, (trace) => {
+        if (trace) Object.assign(outgoing, trace);
+        return this.dispatcher.request(request);
+      });
     } catch (error) {
       throw new DestinationError(error);
+    } finally {
+      record.destinationMs = performance.now() - sent;
     }
     record.destinationStatus = upstream.statusCode;
 
@@ -211,7 +229,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
   /** One transform run, timed for the access log; its console output goes nowhere unless TRANSFORM_CONSOLE_LOG. */
   private async transform(record: AccessRecord, proxy: Proxy, direction: 'request' | 'response', input: TransformInput): Promise<TransformResult> {
     const started = performance.now();
-    const result = await this.reactor.run(input);
+    const result = await inSpan(`transform ${direction}`, 'internal', { 'gatehouse.proxy_id': proxy.id }, () => this.reactor.run(input));
     record.transformMs = (record.transformMs ?? 0) + (performance.now() - started);
     if (result.logs.length > 0) this.console.write(proxy, direction, result.logs);
     return result;

@@ -56,6 +56,13 @@ export class PermissionDeniedError extends DomainError {
   }
 }
 
+/** A caller acting beyond its own powers (granting, or acting on a stronger application); the message says what. */
+export class EscalationError extends DomainError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
 /** Refused for now (a rate limit, a throttle); the caller may retry after `retryAfterSeconds`. */
 export class TooManyRequestsError extends DomainError {
   constructor(

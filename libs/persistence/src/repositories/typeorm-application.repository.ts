@@ -40,6 +40,10 @@ export class TypeormApplicationRepository extends ApplicationRepository {
     return this.findOneWithTenantLimit('a.id = :id AND a.tenant_id = :tenantId', { id, tenantId });
   }
 
+  async findByIdForChange(tenantId: string, id: string): Promise<Application | null> {
+    return this.repo.findOne({ where: { id, tenantId }, lock: { mode: 'pessimistic_write' } });
+  }
+
   async findByKeyHash(keyHash: string): Promise<Application | null> {
     return this.findOneWithTenantLimit('a.key_hash = :keyHash', { keyHash });
   }
