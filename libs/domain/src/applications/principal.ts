@@ -1,3 +1,4 @@
+import { RequestOrigin } from '../audit/audit-event';
 import { PermissionDeniedError } from '../shared/domain-error';
 import { Application } from './application';
 import { ApplicationType } from './permissions';
@@ -12,6 +13,8 @@ export interface Principal {
   canCreateExpiringApplications: boolean;
   /** The limit its requests count against: the application's own, else its tenant's default; absent: unlimited. */
   rateLimit?: RateLimit | null;
+  /** The request this principal made, for the audit logs it causes (absent outside HTTP). */
+  origin?: RequestOrigin;
 }
 
 export function principalOf(app: Application): Principal {
