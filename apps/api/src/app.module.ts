@@ -13,6 +13,7 @@ import {
   GetApplication,
   ListApplications,
   RegenerateApplicationKey,
+  SetTenantRateLimit,
   UnitOfWork,
   UpdateApplication,
   GetTenant,
@@ -74,6 +75,7 @@ export class AppModule {
         useCase(GetApplication, [ApplicationRepository]),
         useCase(ListApplications, [ApplicationRepository]),
         useCase(CreateTenant, [UnitOfWork, Clock]),
+        useCase(SetTenantRateLimit, [UnitOfWork]),
         // The operators' tenant commands (gatehouse tenant ...), run in this app by the CLI or the control socket.
         useCase(GetTenant, [TenantRepository]),
         useCase(ListTenants, [TenantRepository]),

@@ -3,6 +3,7 @@ import { CliCommand } from './command';
 import { MIGRATE_COMMAND } from './migrate.command';
 import { OPENAPI_COMMAND } from './openapi.command';
 import { TENANT_COMMANDS } from './tenant.commands';
+import { TENANT_RATE_LIMIT_COMMAND } from './tenant-rate-limit.command';
 
 /** Every `gatehouse` command, in the order `--help` lists them. A new command: a file of its own, one entry here. */
-export const COMMANDS: CliCommand[] = [...TENANT_COMMANDS, LOGS_VERIFY_COMMAND, MIGRATE_COMMAND, OPENAPI_COMMAND];
+export const COMMANDS: CliCommand[] = [...TENANT_COMMANDS, TENANT_RATE_LIMIT_COMMAND, LOGS_VERIFY_COMMAND, MIGRATE_COMMAND, OPENAPI_COMMAND];

@@ -1,3 +1,4 @@
+import type { RateLimit } from '../rate-limits/rate-counter';
 import { Tenant } from './tenant';
 
 export abstract class TenantRepository {
@@ -8,4 +9,6 @@ export abstract class TenantRepository {
   abstract findByName(name: string): Promise<Tenant | null>;
   /** Every tenant, oldest first: operators list them from the CLI, there are few. */
   abstract list(): Promise<Tenant[]>;
+  /** Sets the tenant's default rate limit; false when there is no such tenant. */
+  abstract setDefaultRateLimit(id: string, limit: RateLimit | null): Promise<boolean>;
 }

@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { RateLimit } from '@gatehouse/domain';
 
 @Entity({ name: 'tenants' })
 export class TenantEntity {
@@ -11,4 +12,7 @@ export class TenantEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  @Column({ name: 'default_rate_limit', type: 'jsonb', nullable: true })
+  defaultRateLimit: RateLimit | null;
 }

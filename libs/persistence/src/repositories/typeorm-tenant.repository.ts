@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { Tenant, TenantRepository } from '@gatehouse/domain';
+import { RateLimit, Tenant, TenantRepository } from '@gatehouse/domain';
 import { TenantEntity } from '../entities/tenant.entity';
 
 export class TypeormTenantRepository extends TenantRepository {
@@ -25,5 +25,10 @@ export class TypeormTenantRepository extends TenantRepository {
 
   list(): Promise<Tenant[]> {
     return this.em.getRepository(TenantEntity).find({ order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  async setDefaultRateLimit(id: string, limit: RateLimit | null): Promise<boolean> {
+    const result = await this.em.getRepository(TenantEntity).update({ id }, { defaultRateLimit: limit });
+    return (result.affected ?? 0) > 0;
   }
 }
