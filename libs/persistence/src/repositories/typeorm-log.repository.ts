@@ -105,6 +105,11 @@ export class TypeormLogRepository extends LogRepository {
     return row ? { tenantId, position: Number(row.seq), hash: row.hash } : { tenantId, position: 0, hash: GENESIS_HASH };
   }
 
+  async highestPosition(tenantId: string): Promise<number> {
+    const [row] = await this.em.query(`SELECT coalesce(max(seq), 0)::text AS n FROM logs WHERE tenant_id = $1`, [tenantId]);
+    return Number((row as { n: string }).n);
+  }
+
   async headsToCheckpoint(limit: number): Promise<ChainHead[]> {
     const rows: { tenant_id: string; seq: string; hash: string }[] = await this.em.query(
       `SELECT h.tenant_id, h.seq::text AS seq, encode(h.hash, 'hex') AS hash FROM log_chains h
