@@ -206,8 +206,8 @@ describe('CachedProxyRepository over PostgreSQL', () => {
   it('goes to the database every time while versions cannot be read', async () => {
     const inner = new TypeormProxyRepository(opened.dataSource.manager);
     const unreachable = new (class extends InMemoryVersionStore {
-      override async read(): Promise<number> {
-        return null as unknown as number;
+      override async read(): Promise<string> {
+        return null as unknown as string;
       }
     })();
     const cached = new CachedProxyRepository(inner, unreachable);
