@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import {
   CreateApplication,
@@ -109,6 +109,8 @@ export class ApplicationsController {
   @HttpCode(200)
   @RequirePermission('application:update')
   @ApiOkResponse({ type: ApplicationResponse })
+  // The body is optional: the overlap may come in the query instead, or not at all.
+  @ApiBody({ type: RegenerateKeyDto, required: false })
   async regenerate(
     @CurrentPrincipal() principal: Principal,
     @Param('id', UuidParamPipe) id: string,
