@@ -18,3 +18,4 @@ export * from './cache/cached-proxy.repository';
 export * from './embedded-lock';
 export * from './operational-stats';
 export * from './rate-limits/redis-rate-counter';
+export * from './repositories/typeorm-last-use.store';

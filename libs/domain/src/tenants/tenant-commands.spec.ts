@@ -99,14 +99,14 @@ describe('RotateManagementKey', () => {
     const s = inMemoryPorts();
     const created = await new CreateTenant(s.uow, s.clock).execute('acme');
     // The tenant's admins narrowed it and made it expire; then they lost the key.
-    await s.applications.update({ ...created.application, permissions: ['log:read'], expiresAt: new Date('2027-01-01T00:00:00Z') });
+    await s.applications.update({ ...created.application, permissions: ['log:read'], expiresAt: new Date('2027-01-01T00:00:00Z'), previousKeyHash: hashApiKey('key_old'), previousKeyExpiresAt: new Date('2027-01-01T00:00:00Z') });
     s.clock.set('2026-11-23T10:00:00.000Z');
     const rotated = await new RotateManagementKey(s.uow, s.clock).execute('acme');
 
     expect(rotated).toMatchObject({ recreated: false, tenant: created.tenant, application: { id: created.application.id } });
     expect(rotated.key).not.toBe(created.key);
     const stored = s.applications.all().find((a) => a.id === created.application.id)!;
-    expect(stored).toMatchObject({ keyHash: hashApiKey(rotated.key), expiresAt: null, rules: [], modifiedBy: null, modifiedAt: s.clock.now() });
+    expect(stored).toMatchObject({ keyHash: hashApiKey(rotated.key), previousKeyHash: null, previousKeyExpiresAt: null, expiresAt: null, rules: [], modifiedBy: null, modifiedAt: s.clock.now() });
     expect([...stored.permissions].sort()).toEqual([...MANAGEMENT_PERMISSIONS].sort());
     const auth = new AuthenticateApiKey(s.applications, s.clock);
     await expect(auth.execute(created.key)).rejects.toThrow();

@@ -69,6 +69,9 @@ export function managementApplication(tenant: Tenant, key: string, now: Date): A
     expiresAt: null,
     canCreateExpiringApplications: null,
     rateLimit: null,
+    previousKeyHash: null,
+    previousKeyExpiresAt: null,
+    lastUsedAt: null,
   };
 }
 
@@ -112,6 +115,9 @@ export class RotateManagementKey {
         rules: [],
         expiresAt: null,
         keyHash: hashApiKey(key),
+        // No overlap for a recovery: a key kept working after an earlier rotation stops too.
+        previousKeyHash: null,
+        previousKeyExpiresAt: null,
         modifiedBy: null,
         modifiedAt: now,
       };
