@@ -1,23 +1,20 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiSecurity, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ENTITY_TYPES, ListLogs, Principal } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
-import { EntityTypeResponse, ListLogsQueryDto, LogResponse, toEntityTypeResponse, toLogResponse } from './logs.dto';
+import { EntityTypeResponse, ListLogsQueryDto, LogListResponse, LogResponse, toEntityTypeResponse, toLogResponse } from './logs.dto';
 
 @ApiTags('logs')
 @ApiSecurity('api-key')
-@ApiExtraModels(LogResponse)
 @Controller('logs')
 export class LogsController {
   constructor(private readonly listLogs: ListLogs) {}
 
   @Get()
+  @ApiOperation({ operationId: 'listLogs', summary: 'List audit logs, newest first' })
   @RequirePermission('log:read')
-  @ApiOkResponse({
-    description: 'Newest first; with `start` (keyset paging) the pagination carries `next` and `page_size` only',
-    schema: { properties: { pagination: { type: 'object' }, data: { type: 'array', items: { $ref: getSchemaPath(LogResponse) } } } },
-  })
+  @ApiOkResponse({ type: LogListResponse, description: 'Newest first; with `start` (keyset paging) the pagination carries `next` and `page_size` only' })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListLogsQueryDto): Promise<PaginatedEnvelope<LogResponse>> {
     const page = await this.listLogs.execute(
       principal,
@@ -33,6 +30,7 @@ export class LogsController {
   }
 
   @Get('entity-types')
+  @ApiOperation({ operationId: 'listLogEntityTypes', summary: 'List the entity types of audit logs' })
   @RequirePermission('log:read')
   @ApiOkResponse({ type: [EntityTypeResponse] })
   entityTypes(): EntityTypeResponse[] {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { ACTOR_TYPES, ENTITY_TYPE_VALUES, EntityType, Log, LOG_OPERATIONS, MAX_ENTITY_ID_LENGTH } from '@gatehouse/domain';
-import { PagingQueryDto } from '../http/paging.dto';
+import { PaginationResponse, PagingQueryDto } from '../http/paging.dto';
 
 const DATE_TIME = { strict: true, strictSeparator: true };
 
@@ -39,6 +39,11 @@ export class LogResponse {
   @ApiProperty({ enum: LOG_OPERATIONS }) operation: string;
   @ApiProperty() message: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+export class LogListResponse {
+  @ApiProperty({ type: PaginationResponse }) pagination: PaginationResponse;
+  @ApiProperty({ type: [LogResponse] }) data: LogResponse[];
 }
 
 export class EntityTypeResponse {
