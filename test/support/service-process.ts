@@ -90,3 +90,25 @@ export function runToCompletion(script: string, args: string[], env: Record<stri
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** A JSON POST to a running service as the holder of `key`: its status and parsed body. */
+export async function postAs(service: ServiceProcess, key: string, path: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${service.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'svc-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** A proxy to `destination` with a request transform that passes the request on unchanged. */
+export async function createPassThroughProxy(service: ServiceProcess, key: string, destination: string): Promise<string> {
+  const created = await postAs(service, key, '/proxies', {
+    name: 'pass-through',
+    destination_url: destination,
+    require_auth: false,
+    request_transform: { code: 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });' },
+  });
+  if (created.status !== 201) throw new Error(`proxy not created: ${created.status} ${JSON.stringify(created.body)}`);
+  return created.body.key as string;
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ServiceProcess, startServiceProcess, WORKER_MAIN } from '../../../test/support/service-process';
+import { createPassThroughProxy, postAs, ServiceProcess, startServiceProcess, WORKER_MAIN } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';
 import { startUpstream, Upstream } from '../../../test/support/upstream';
@@ -71,18 +71,7 @@ describe('metrics', () => {
       for (let i = 0; i < 3; i++) expect((await fetch(`${api.baseUrl}/applications/key`, { headers: { 'svc-api-key': key } })).status).toBe(200);
       expect((await fetch(`${api.baseUrl}/applications`, { headers: { 'svc-api-key': `key_${'0'.repeat(40)}` } })).status).toBe(401);
 
-      const created = await fetch(`${api.baseUrl}/proxies`, {
-        method: 'POST',
-        headers: { 'svc-api-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          name: 'metered',
-          destination_url: upstream.origin,
-          require_auth: false,
-          request_transform: { code: 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });' },
-        }),
-      });
-      expect(created.status).toBe(201);
-      const proxyKey = ((await created.json()) as { key: string }).key;
+      const proxyKey = await createPassThroughProxy(api, key, upstream.origin);
       for (let i = 0; i < 2; i++) expect((await fetch(`${api.baseUrl}/proxy/x`, { headers: { 'svc-proxy-key': proxyKey } })).status).toBe(200);
 
       const after = await scrape(metricsPort);
@@ -115,11 +104,7 @@ describe('metrics', () => {
     const api = await startServiceProcess(env, ['--api-only']);
     try {
       const metricsPort = metricsPortOf(worker);
-      const created = await fetch(`${api.baseUrl}/applications`, {
-        method: 'POST',
-        headers: { 'svc-api-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'audited', type: 'private', permissions: ['token:read'] }),
-      });
+      const created = await postAs(api, key, '/applications', { name: 'audited', type: 'private', permissions: ['token:read'] });
       expect(created.status).toBe(201);
       let text = '';
       for (let i = 0; i < 100; i++) {

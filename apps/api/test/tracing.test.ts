@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startServiceProcess, WORKER_MAIN } from '../../../test/support/service-process';
+import { createPassThroughProxy, startServiceProcess, WORKER_MAIN } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';
 import { startUpstream, Upstream } from '../../../test/support/upstream';
@@ -120,18 +120,7 @@ describe('tracing', () => {
     const api = await startServiceProcess(env, ['--api-only']);
     const spans = collector.spans;
     try {
-      const created = await fetch(`${api.baseUrl}/proxies`, {
-        method: 'POST',
-        headers: { 'svc-api-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          name: 'traced',
-          destination_url: upstream.origin,
-          require_auth: false,
-          request_transform: { code: 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });' },
-        }),
-      });
-      expect(created.status).toBe(201);
-      const proxyKey = ((await created.json()) as { key: string }).key;
+      const proxyKey = await createPassThroughProxy(api, key, upstream.origin);
 
       const traceId = randomBytes(16).toString('hex');
       const callerSpan = randomBytes(8).toString('hex');

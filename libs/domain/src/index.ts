@@ -19,6 +19,7 @@ export * from './applications/application-commands';
 export * from './applications/application-queries';
 export * from './applications/expire-applications';
 export * from './proxies/proxy';
+export * from './proxies/proxy-path';
 export * from './proxies/destination-policy';
 export * from './proxies/transform-compiler';
 export * from './proxies/proxy.repository';

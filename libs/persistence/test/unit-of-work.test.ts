@@ -6,6 +6,7 @@ import {
   AuditEventPublisher,
   ConflictError,
   generateApiKey,
+  InvalidDataError,
   hashApiKey,
   NewAuditEvent,
   TenantRepository,
@@ -190,6 +191,25 @@ describe.each(DATABASES)('TypeormUnitOfWork on $name', (backend) => {
     await db.applications.insert(b);
     await expect(unitOfWork().run((tx) => tx.get(ApplicationRepository).update({ ...b, keyHash: a.keyHash }))).rejects.toBeInstanceOf(ConflictError);
     expect((await db.applications.findById(tenantId, b.id))?.keyHash).toBe(b.keyHash);
+  });
+
+  it('turns a value PostgreSQL cannot store into an InvalidDataError naming only its SQLSTATE, in and out of a unit of work', async () => {
+    const tenantId = await newTenant();
+    const secret = 'sk_live_do_not_log';
+    const app = anApplication(tenantId, { name: `${secret}\u0000` });
+    const outside = await registry
+      .build(ApplicationRepository, db.dataSource.manager)
+      .insert(app)
+      .catch((e: unknown) => e);
+    const inside = await unitOfWork()
+      .run((tx) => tx.get(ApplicationRepository).insert(app))
+      .catch((e: unknown) => e);
+    for (const error of [outside, inside]) {
+      expect(error).toBeInstanceOf(InvalidDataError);
+      expect(error).toMatchObject({ code: 'validation', reason: expect.stringMatching(/^22[0-9A-Z]{3}$/) });
+      expect(JSON.stringify({ ...(error as object), message: (error as Error).message })).not.toContain(secret);
+    }
+    expect(await db.applications.findById(tenantId, app.id)).toBeNull();
   });
 
   it('writes no outbox row and publishes nothing when nothing was recorded', async () => {

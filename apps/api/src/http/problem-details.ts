@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainError, DomainErrorCode, FieldErrors, TooManyRequestsError } from '@gatehouse/domain';
+import { DomainError, DomainErrorCode, FieldErrors, InvalidDataError, TooManyRequestsError, UnavailableError } from '@gatehouse/domain';
 import { noteFailure } from './access-log';
 import { currentRequestId } from './request-context';
 
@@ -43,10 +43,10 @@ const TITLES: Record<number, string> = {
   504: 'Gateway Timeout',
 };
 
-// SQLSTATE class 22, data exception: a NUL in text, an unencodable character, a value out of range.
-const DATA_EXCEPTION = /^22[0-9A-Z]{3}$/;
-// Connection-level failures of PostgreSQL (and the pool) mean the dependency is down, not a bug.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+// What a client is told of a failure that is not its own, whatever the error says for the logs.
+const FIXED_DETAIL: Partial<Record<DomainErrorCode, string>> = {
+  unavailable: 'A dependency is unavailable; retry later',
+};
 
 export function problem(status: number, detail?: string, errors?: FieldErrors): ProblemDetails {
   const title = errors ? 'One or more validation errors occurred.' : (TITLES[status] ?? 'Error');
@@ -69,7 +69,10 @@ export function sendProblem(res: Response, body: ProblemDetails, headers: Record
   res.status(body.status).type('application/problem+json').send(JSON.stringify(body));
 }
 
-/** The one place where failures become responses: domain codes, framework errors, and everything else as a 500. */
+/**
+ * The one place where failures become responses: domain codes (the adapters translate their drivers' errors into
+ * them, e.g. libs/persistence/src/database-errors.ts), framework errors, and everything else as a 500.
+ */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
@@ -88,7 +91,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   toProblem(exception: unknown): ProblemDetails {
     if (exception instanceof DomainError) {
-      return problem(STATUS_OF[exception.code], exception.fieldErrors ? undefined : exception.message, exception.fieldErrors);
+      if (exception instanceof InvalidDataError) this.logger.warn(`database refused a request value: ${exception.reason}`);
+      if (exception instanceof UnavailableError) this.logger.error(`dependency unavailable: ${exception.reason}`);
+      const detail = FIXED_DETAIL[exception.code] ?? (exception.fieldErrors ? undefined : exception.message);
+      return problem(STATUS_OF[exception.code], detail, exception.fieldErrors);
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
@@ -99,16 +105,6 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const bodyParserStatus = bodyParserErrorStatus(exception);
     if (bodyParserStatus) {
       return problem(bodyParserStatus, bodyParserStatus === 413 ? 'The request body is too large' : 'The request body is not valid JSON');
-    }
-    const code = (exception as { code?: unknown })?.code;
-    if (typeof code === 'string' && DATA_EXCEPTION.test(code)) {
-      // A value no validator caught that PostgreSQL refuses to store is still the request's fault, not a 500.
-      this.logger.warn(`database refused a request value: ${code}`);
-      return problem(400, 'A value in the request cannot be stored');
-    }
-    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) {
-      this.logger.error(`dependency unavailable: ${code}`);
-      return problem(503, 'A dependency is unavailable; retry later');
     }
     this.logger.error(exception instanceof Error ? exception.message : String(exception), exception instanceof Error ? exception.stack : undefined);
     return problem(500, 'An unexpected error occurred; quote the instance when reporting it');
