@@ -273,7 +273,7 @@ describe('strict input', () => {
       ['true', 'true'],
       ['false', 'false'],
     ];
-    const PROXY_OBJECT_FIELDS = ['request_transform', 'response_transform', 'application', 'configuration'];
+    const PROXY_OBJECT_FIELDS = ['request_transform', 'response_transform', 'application', 'configuration', 'rate_limit'];
     const proxyCases = (['POST', 'PUT', 'PATCH'] as const).flatMap((method) =>
       PROXY_OBJECT_FIELDS.flatMap((field) => NOT_OBJECTS.map(([what, json]) => [`${method} proxies`, field, what, method, field, json] as const)),
     );
@@ -291,6 +291,8 @@ describe('strict input', () => {
       ['a rule', what, `{"name":"n","type":"private","rules":[${json}]}`, 'rules[0]'],
       ['a rule (PUT)', what, `{"name":"n","rules":[${json}]}`, 'rules[0]'],
       ['a condition', what, `{"name":"n","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[${json}]}]}`, 'rules[0].conditions[0]'],
+      ['rate_limit', what, `{"name":"n","type":"private","permissions":["token:read"],"rate_limit":${json}}`, 'rate_limit'],
+      ['rate_limit (PUT)', what, `{"name":"n","permissions":["token:read"],"rate_limit":${json}}`, 'rate_limit'],
     ] as [string, string, string, string][]).map(([field, what, body, path]) => [field, what, body, path]);
 
     it.each(applicationCases)('%s as %s is a 400', async (field, _what, body, path) => {
