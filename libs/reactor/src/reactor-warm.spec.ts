@@ -48,7 +48,7 @@ describe('Reactor: warm contexts (reuse per tenant and code)', () => {
     expect(okBody(await reactor.run(input('tenant-b', polluter)))).toEqual(clean);
     // And tenant A's warm context is still its own.
     expect(okBody(await reactor.run(input('tenant-a', polluter)))).toEqual(polluted);
-    expect(reactor.stats()).toMatchObject({ isolates: 1, replaced: 0, warmContexts: 2 });
+    expect(reactor.stats()).toMatchObject({ processes: 1, replaced: 0, warmContexts: 2 });
   });
 
   it("never lets one tenant's pollution reach another tenant running other code", async () => {
@@ -162,6 +162,6 @@ describe('Reactor: warm contexts (reuse per tenant and code)', () => {
     expect(okBody(await reactor.run(input('tenant-a', observer)))).toEqual(clean);
     expect(reactor.stats().warmContexts).toBe(1);
     await reactor.close();
-    expect(reactor.stats()).toMatchObject({ isolates: 0, warmContexts: 0 });
+    expect(reactor.stats()).toMatchObject({ processes: 0, warmContexts: 0 });
   });
 });
