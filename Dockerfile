@@ -9,7 +9,7 @@ COPY libs/persistence/package.json libs/persistence/index.js libs/persistence/
 COPY libs/reactor/package.json libs/reactor/index.js libs/reactor/
 COPY libs/queue/package.json libs/queue/index.js libs/queue/
 COPY libs/config/package.json libs/config/index.js libs/config/
-COPY libs/runtime/package.json libs/runtime/index.js libs/runtime/
+COPY libs/runtime/package.json libs/runtime/index.js libs/runtime/tracing.js libs/runtime/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund

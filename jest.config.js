@@ -8,6 +8,7 @@ const shared = {
   testEnvironment: 'node',
   moduleNameMapper: {
     '^@gatehouse/(domain|persistence|reactor|queue|config|runtime)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@gatehouse/runtime/tracing$': '<rootDir>/libs/runtime/src/tracing.ts',
   },
 };
 module.exports = {

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 export const REPO_ROOT = join(__dirname, '..', '..');
 export const API_MAIN = join(REPO_ROOT, 'dist/apps/api/src/main.js');
 export const CLI_MAIN = join(REPO_ROOT, 'dist/apps/api/src/cli.js');
+export const WORKER_MAIN = join(REPO_ROOT, 'dist/apps/worker/src/main.js');
+const API_LISTENING = /"port":(\d+)[^\n]*"msg":"gatehouse api listening"/;
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -23,8 +25,11 @@ export function assertBuilt(): void {
   if (!existsSync(API_MAIN)) throw new Error(`${API_MAIN} is missing: run \`npm run build\` first (npm test does)`);
 }
 
-/** Spawns a built entry point and waits for its "listening" log line, which carries the port. */
-export async function startServiceProcess(env: Record<string, string>, args: string[] = [], script = API_MAIN): Promise<ServiceProcess> {
+/**
+ * Spawns a built entry point and waits for its ready line: by default the api's "listening" line, whose first
+ * group is the port (0 when a ready line has no group).
+ */
+export async function startServiceProcess(env: Record<string, string>, args: string[] = [], script = API_MAIN, ready = API_LISTENING): Promise<ServiceProcess> {
   assertBuilt();
   const child = spawn(process.execPath, ['--no-node-snapshot', script, ...args], {
     cwd: REPO_ROOT,
@@ -40,13 +45,13 @@ export async function startServiceProcess(env: Record<string, string>, args: str
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line within 30 s:\n${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`no ready line within 30 s:\n${output}`)), 30_000);
     const check = () => {
-      const match = /"port":(\d+)[^\n]*"msg":"gatehouse api listening"/.exec(output);
+      const match = ready.exec(output);
       if (match) {
         clearTimeout(timer);
         child.stdout!.off('data', check);
-        resolve(Number(match[1]));
+        resolve(Number(match[1] ?? 0));
       }
     };
     child.stdout!.on('data', check);
@@ -84,4 +89,26 @@ export function runToCompletion(script: string, args: string[], env: Record<stri
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** A JSON POST to a running service as the holder of `key`: its status and parsed body. */
+export async function postAs(service: ServiceProcess, key: string, path: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${service.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'svc-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** A proxy to `destination` with a request transform that passes the request on unchanged. */
+export async function createPassThroughProxy(service: ServiceProcess, key: string, destination: string): Promise<string> {
+  const created = await postAs(service, key, '/proxies', {
+    name: 'pass-through',
+    destination_url: destination,
+    require_auth: false,
+    request_transform: { code: 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });' },
+  });
+  if (created.status !== 201) throw new Error(`proxy not created: ${created.status} ${JSON.stringify(created.body)}`);
+  return created.body.key as string;
 }

@@ -1,9 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import {
   ApplicationExpiryScheduler,
   ApplicationRepository,
   AuthenticateApiKey,
+  AuthenticationThrottle,
   Clock,
   CreateApplication,
   CreateTenant,
@@ -21,10 +22,12 @@ import { ApplicationsController } from './applications/applications.controller';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { HealthController } from './health/health.controller';
 import { ProblemDetailsFilter } from './http/problem-details';
+import { StrictQueryInterceptor } from './http/strict-query';
 import { PermissionsController } from './permissions/permissions.controller';
 import { useCase } from './use-case.provider';
 import { ProxiesModule } from './proxies/proxies.module';
 import { LogsModule } from './logs/logs.module';
+import { RateLimitsModule } from './rate-limits/rate-limits.module';
 
 export interface ApiModuleOptions {
   config: AppConfig;
@@ -38,12 +41,13 @@ export class AppModule {
   static register(options: ApiModuleOptions): DynamicModule {
     return {
       module: AppModule,
-      imports: [PersistenceModule.forRoot(options.database, { redisUrl: options.config.redisUrl }), BackgroundJobsModule.forRoot({ runJobs: options.runJobs, redisUrl: options.config.redisUrl, prefix: options.config.queuePrefix }), ProxiesModule.forRoot(options.config), LogsModule],
+      imports: [PersistenceModule.forRoot(options.database, { redisUrl: options.config.redisUrl }), BackgroundJobsModule.forRoot({ runJobs: options.runJobs, redisUrl: options.config.redisUrl, prefix: options.config.queuePrefix }), RateLimitsModule.forRoot(options.config), ProxiesModule.forRoot(options.config), LogsModule],
       controllers: [HealthController, PermissionsController, ApplicationsController],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
-        useCase(AuthenticateApiKey, [ApplicationRepository, Clock]),
+        { provide: APP_INTERCEPTOR, useClass: StrictQueryInterceptor },
+        useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle]),
         useCase(CreateApplication, [UnitOfWork, Clock, ApplicationExpiryScheduler]),
         useCase(UpdateApplication, [UnitOfWork, Clock]),
         useCase(RegenerateApplicationKey, [UnitOfWork, Clock]),

@@ -1,5 +1,7 @@
 import { LoggerService } from '@nestjs/common';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { tracingEnabled } from '@gatehouse/runtime/tracing';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppConfig } from '@gatehouse/config';
@@ -7,7 +9,9 @@ import { Database } from '@gatehouse/persistence';
 import { AppModule } from './app.module';
 import { accessLogWriter, FinishedRequest, requestObserver } from './http/access-log';
 import { jsonBody } from './http/json-body';
+import { httpMetrics, registerApiMetrics } from './observability/api-metrics';
 import { createValidationPipe } from './http/validation';
+import { queryParser } from './http/strict-query';
 import { requestContextMiddleware } from './http/request-context';
 import { mountOpenApi } from './openapi';
 import { ProxyInvocation } from './proxy-invocation/proxy-invocation.handler';
@@ -19,6 +23,8 @@ export interface CreateApiAppOptions {
   logger: LoggerService | false;
   /** Where the access log goes (one line per request); none without it. */
   accessLog?: Logger;
+  /** Where the app's metrics are registered (served on METRICS_PORT by `main`); none without it. */
+  metrics?: Registry;
 }
 
 /** The HTTP application, initialised but not listening: `main` listens, tests use supertest on it. */
@@ -29,14 +35,19 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   );
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('query parser', queryParser);
+  // Whose X-Forwarded-For is believed when telling clients apart (throttling); none unless configured.
+  app.set('trust proxy', options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false);
   app.use(requestContextMiddleware);
   const observers: Array<(finished: FinishedRequest) => void> = [];
   if (options.accessLog) observers.push(accessLogWriter(options.accessLog));
-  if (observers.length > 0) app.use(requestObserver(observers));
+  if (options.metrics) observers.push(httpMetrics(options.metrics));
+  if (observers.length > 0 || tracingEnabled()) app.use(requestObserver(observers));
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
   app.use('/proxy', app.get(ProxyInvocation).handle);
   app.useGlobalPipes(createValidationPipe());
   mountOpenApi(app);
   await app.init();
+  if (options.metrics) registerApiMetrics(options.metrics, app, options.runJobs);
   return app;
 }

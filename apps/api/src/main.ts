@@ -1,8 +1,13 @@
+import './tracing-preload';
 import 'reflect-metadata';
 import { createServer } from 'node:http';
 import { JsonLogger, createRootLogger } from './http/json-logger';
 import { createApiApp } from './app';
+import { answerClientErrors } from './http/client-errors';
 import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
+import { BackgroundJobs } from '@gatehouse/queue';
+import { createMetricsRegistry, metricsPortOf, startMetricsServer, traceJobs } from '@gatehouse/runtime';
+import { stopTracing } from '@gatehouse/runtime/tracing';
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -13,13 +18,20 @@ async function main(): Promise<void> {
   const database = await openMigratedDatabase(config, root, 'gatehouse-api');
   // Without Redis there is no queue to share: the worker's jobs run here (CONTRACT.md section 10).
   const runJobs = !apiOnly && !config.redisUrl;
-  const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root), accessLog: root });
+  const metrics = config.metricsPort === undefined ? undefined : createMetricsRegistry('gatehouse-api');
+  const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root), accessLog: root, metrics });
+  traceJobs(app.get(BackgroundJobs).parts.runner?.registry);
+  if (metrics) {
+    const metricsServer = await startMetricsServer(metrics, config.metricsPort!);
+    root.info({ metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
+  }
 
   const created = await ensureFirstTenant(app);
   // On stderr, never in the JSON log stream (stdout), which log shippers collect and keep.
   if (created) process.stderr.write(firstKeyBanner(created).replace('PORT', String(config.port)));
 
   const server = createServer({ keepAliveTimeout: 65_000 }, app.getHttpAdapter().getInstance());
+  answerClientErrors(server, (refusal) => root.info(refusal, 'request refused before routing'));
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   const address = server.address();
   root.info({ port: typeof address === 'object' && address ? address.port : config.port, embedded_database: database.embedded, jobs_in_process: runJobs }, 'gatehouse api listening');
@@ -40,6 +52,7 @@ async function main(): Promise<void> {
       clearTimeout(force);
       await app.close();
       await database.close();
+      await stopTracing();
       root.info('stopped');
       root.flush();
       process.exit(0);

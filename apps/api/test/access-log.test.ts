@@ -61,6 +61,7 @@ describe('access log', () => {
     expect(typeof line.duration_ms).toBe('number');
     expect(line.duration_ms).toBeGreaterThan(0);
     expect(line).not.toHaveProperty('error');
+    expect(line.client_address).toMatch(/127\.0\.0\.1/);
 
     const createLine = await accessLine(created.headers['x-request-id']);
     expect(createLine).toMatchObject({ method: 'POST', route: '/applications', status: 201 });

@@ -68,7 +68,7 @@ describe('GET /applications (lists)', () => {
     expect(res.body).toEqual({ pagination: { total_items: 25, page_number: 3, page_size: 20, total_pages: 2 }, data: [] });
   });
 
-  it.each(['1000000', '99999999999999999999', '1e20', '1e308', '9007199254740993'])(
+  it.each(['1000000', '9007199254740991', '000000000000000000000000000000000000000000003'])(
     'answers page=%s, however far beyond the last page, with 200 and empty data',
     async (page) => {
       const res = await get(`?page=${page}`).expect(200);
@@ -77,6 +77,11 @@ describe('GET /applications (lists)', () => {
       expect(res.body.pagination.next).toBeUndefined();
     },
   );
+
+  // Plain decimal digits only, and no more than a JavaScript number holds exactly (strict input, issue 9).
+  it.each(['99999999999999999999', '9007199254740992', '1e20', '1e308', '0x10'])('refuses page=%s with a 400 naming page', async (page) => {
+    expectProblem(await get(`?page=${page}`), 400, ['page']);
+  });
 
   it('takes size 1 and size 100', async () => {
     const one = await get('?size=1').expect(200);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { startServiceProcess, ServiceProcess } from '../../../test/support/service-process';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';
@@ -10,7 +11,16 @@ describe('two API replicas', () => {
   let t: TestApp;
   let a: ServiceProcess;
   let b: ServiceProcess;
-  const env = { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'info' };
+  const THROTTLE_LIMIT = 20;
+  const env = {
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    LOG_LEVEL: 'info',
+    // Counters of this run only, and X-Forwarded-For believed from loopback, so a test can play a client address.
+    QUEUE_PREFIX: `replicas-${randomUUID()}`,
+    TRUSTED_PROXIES: '127.0.0.0/8',
+    AUTH_THROTTLE_LIMIT: String(THROTTLE_LIMIT),
+  };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -65,5 +75,20 @@ describe('two API replicas', () => {
     const put = await call(a, 'PUT', `/applications/${app.id}`, admin, { name: 'replica-test', permissions: ['log:read'] });
     expect(put.status).toBe(200);
     expect((await call(b, 'GET', '/applications', app.key)).status).toBe(403);
+  });
+
+  it('counts failed authentications of one address across both replicas', async () => {
+    const { key: admin } = await t.tenant();
+    const from = (replica: ServiceProcess, key: string) =>
+      fetch(`${replica.baseUrl}/applications`, { headers: { 'svc-api-key': key, 'x-forwarded-for': '192.0.2.77' } });
+    const guess = (i: number) => `key_${String(i).padStart(40, 'G')}`;
+    for (let i = 0; i < THROTTLE_LIMIT; i++) expect((await from(i % 2 ? a : b, guess(i))).status).toBe(401);
+    for (const replica of [a, b, a, b]) {
+      const res = await from(replica, guess(99));
+      expect(res.status).toBe(429);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    const other = await fetch(`${b.baseUrl}/applications`, { headers: { 'svc-api-key': admin, 'x-forwarded-for': '192.0.2.78' } });
+    expect(other.status).toBe(200);
   });
 });

@@ -1,6 +1,20 @@
+import './tracing-preload';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { createJsonRootLogger, JsonLogger, loadConfigOrExit, openMigratedDatabase } from '@gatehouse/runtime';
+import { DataSource } from 'typeorm';
+import { BackgroundJobs } from '@gatehouse/queue';
+import {
+  createJsonRootLogger,
+  createMetricsRegistry,
+  JsonLogger,
+  loadConfigOrExit,
+  metricsPortOf,
+  openMigratedDatabase,
+  registerBackgroundMetrics,
+  startMetricsServer,
+  traceJobs,
+} from '@gatehouse/runtime';
+import { stopTracing } from '@gatehouse/runtime/tracing';
 import { workerConfigProblem } from './worker-config';
 import { WorkerModule } from './worker.module';
 
@@ -17,6 +31,13 @@ async function main(): Promise<void> {
     logger: new JsonLogger(root),
     abortOnError: false,
   });
+  traceJobs(app.get(BackgroundJobs).parts.runner?.registry);
+  if (config.metricsPort !== undefined) {
+    const metrics = createMetricsRegistry('gatehouse-worker');
+    registerBackgroundMetrics(metrics, app.get(BackgroundJobs), app.get(DataSource));
+    const metricsServer = await startMetricsServer(metrics, config.metricsPort);
+    root.info({ metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
+  }
   root.info({ queue_prefix: config.queuePrefix }, 'gatehouse worker running');
 
   let stopping = false;
@@ -28,6 +49,7 @@ async function main(): Promise<void> {
       // Closing the context stops taking jobs, lets the running ones commit their logs, then disconnects.
       await app.close();
       await database.close();
+      await stopTracing();
       root.info('stopped');
       root.flush();
       process.exit(0);

@@ -18,6 +18,11 @@ export interface AppConfig {
   reactorTenantMaxQueue: number;
   proxyTimeoutMs: number;
   databasePoolSize: number;
+  /** Failed authentications per client address per window before 429s; 0 turns the throttle off. */
+  authThrottleLimit: number;
+  authThrottleWindowSeconds: number;
+  /** Peers whose X-Forwarded-For is believed (CIDR ranges); empty: the socket's address is the client. */
+  trustedProxies: string[];
   /** Write transforms' console output to the service log (bounded); off by default: it is the tenant's data. */
   transformConsoleLog: boolean;
   /** The Prometheus listener's port; unset: no metrics listener. */
@@ -53,6 +58,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     reactorTenantMaxQueue: integer(env, 'REACTOR_TENANT_MAX_QUEUE', 100, 1, 10_000),
     proxyTimeoutMs: integer(env, 'PROXY_TIMEOUT_MS', 25_000, 10, 300_000),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    authThrottleLimit: integer(env, 'AUTH_THROTTLE_LIMIT', 60, 0, 1_000_000),
+    authThrottleWindowSeconds: integer(env, 'AUTH_THROTTLE_WINDOW_SECONDS', 60, 1, 86_400),
+    trustedProxies: cidrs(env, 'TRUSTED_PROXIES'),
     transformConsoleLog: boolean(env, 'TRANSFORM_CONSOLE_LOG', false),
     metricsPort: nonEmpty(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),

@@ -1,16 +1,16 @@
-import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import {
   AuditEvent,
   AuditEventPublisher,
   Clock,
   CommitObserver,
-  ConflictError,
   newId,
   PortToken,
   toAuditEvent,
   TransactionScope,
   UnitOfWork,
 } from '@gatehouse/domain';
+import { translateDatabaseError, translatingDatabaseErrors } from './database-errors';
 import { AuditOutboxEntity } from './entities/audit-outbox.entity';
 
 type RepositoryFactory = (em: EntityManager) => unknown;
@@ -27,7 +27,7 @@ export class RepositoryRegistry {
   build<T>(port: PortToken<T>, em: EntityManager): T {
     const factory = this.factories.get(port);
     if (!factory) throw new Error(`No repository registered for ${port.name}`);
-    return factory(em) as T;
+    return translatingDatabaseErrors(factory(em) as T & object);
   }
 
   get ports(): PortToken<unknown>[] {
@@ -60,10 +60,7 @@ export class TypeormUnitOfWork extends UnitOfWork {
         return value;
       });
     } catch (error) {
-      if (error instanceof QueryFailedError && (error.driverError as { code?: string })?.code === '23505') {
-        throw new ConflictError('The resource conflicts with an existing one');
-      }
-      throw error;
+      throw translateDatabaseError(error);
     }
     // Committed: deliver now. A failure here loses nothing, the outbox row is relayed later.
     if (events.length > 0) {

@@ -6,6 +6,7 @@ import {
   AuditEventPublisher,
   ConflictError,
   generateApiKey,
+  InvalidDataError,
   hashApiKey,
   NewAuditEvent,
   TenantRepository,
@@ -192,6 +193,25 @@ describe.each(DATABASES)('TypeormUnitOfWork on $name', (backend) => {
     expect((await db.applications.findById(tenantId, b.id))?.keyHash).toBe(b.keyHash);
   });
 
+  it('turns a value PostgreSQL cannot store into an InvalidDataError naming only its SQLSTATE, in and out of a unit of work', async () => {
+    const tenantId = await newTenant();
+    const secret = 'sk_live_do_not_log';
+    const app = anApplication(tenantId, { name: `${secret}\u0000` });
+    const outside = await registry
+      .build(ApplicationRepository, db.dataSource.manager)
+      .insert(app)
+      .catch((e: unknown) => e);
+    const inside = await unitOfWork()
+      .run((tx) => tx.get(ApplicationRepository).insert(app))
+      .catch((e: unknown) => e);
+    for (const error of [outside, inside]) {
+      expect(error).toBeInstanceOf(InvalidDataError);
+      expect(error).toMatchObject({ code: 'validation', reason: expect.stringMatching(/^22[0-9A-Z]{3}$/) });
+      expect(JSON.stringify({ ...(error as object), message: (error as Error).message })).not.toContain(secret);
+    }
+    expect(await db.applications.findById(tenantId, app.id)).toBeNull();
+  });
+
   it('writes no outbox row and publishes nothing when nothing was recorded', async () => {
     const tenantId = await newTenant();
     const app = anApplication(tenantId);
@@ -242,6 +262,36 @@ describe.each(DATABASES)('TypeormUnitOfWork on $name', (backend) => {
       expect(seenOutside).toBeNull();
       expect(outboxOutside).toEqual([]);
       expect(await outboxFor(app.id)).toHaveLength(1);
+    });
+
+    // A command checks what it read (e.g. the caller's authority over an application) and then writes: a concurrent
+    // change between the two must wait, or a check could pass on a row that no longer is what it saw.
+    it('findByIdForChange holds the row until the unit of work ends', async () => {
+      const tenantId = await newTenant();
+      const app = anApplication(tenantId);
+      await db.applications.insert(app);
+      const order: string[] = [];
+      let releaseFirst!: () => void;
+      const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+      let firstLocked!: () => void;
+      const locked = new Promise<void>((resolve) => (firstLocked = resolve));
+      const first = unitOfWork().run(async (tx) => {
+        await tx.get(ApplicationRepository).findByIdForChange(tenantId, app.id);
+        firstLocked();
+        await firstHolds;
+        await tx.get(ApplicationRepository).update({ ...app, name: 'first' });
+        order.push('first wrote');
+      });
+      await locked;
+      const second = unitOfWork().run(async (tx) => {
+        const seen = await tx.get(ApplicationRepository).findByIdForChange(tenantId, app.id);
+        order.push(`second read ${seen?.name}`);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      order.push('released');
+      releaseFirst();
+      await Promise.all([first, second]);
+      expect(order).toEqual(['released', 'first wrote', 'second read first']);
     });
   }
 

@@ -24,8 +24,20 @@ export abstract class JobHandler<N extends JobName = JobName> {
   abstract handle(data: JobData[N], context: JobContext): Promise<void>;
 }
 
+/** One run of a job, as the code around it (metrics, tracing) sees it. */
+export interface JobRun {
+  queue: QueueName;
+  /** The job's name, or `unknown` for a name no handler takes. */
+  name: string;
+  context: JobContext;
+}
+
+/** Code around every run of a job (times it, traces it); it must call `run` once and return its outcome. */
+export type JobRunWrapper = (job: JobRun, run: () => Promise<void>) => Promise<void>;
+
 export class JobHandlerRegistry {
   private readonly byName = new Map<JobName, JobHandler>();
+  private readonly wrappers: JobRunWrapper[] = [];
 
   constructor(handlers: JobHandler[]) {
     for (const handler of handlers) {
@@ -36,10 +48,22 @@ export class JobHandlerRegistry {
     if (missing.length > 0) throw new Error(`No handler for job(s) ${missing.join(', ')}`);
   }
 
+  /** Puts code around every run of every job, whichever driver runs it (the metrics, the tracing). */
+  wrap(wrapper: JobRunWrapper): void {
+    this.wrappers.push(wrapper);
+  }
+
   /** Runs the job's handler; an unknown name is an InvalidJobError (another service's typo lands in the failed set). */
   run(name: string, data: unknown, context: JobContext): Promise<void> {
     const handler = this.byName.get(name as JobName);
-    if (!handler) return Promise.reject(new InvalidJobError(`Unknown job name '${name}' on queue ${context.queue}`));
-    return handler.handle(data as never, context);
+    let run = (): Promise<void> =>
+      handler ? handler.handle(data as never, context) : Promise.reject(new InvalidJobError(`Unknown job name '${name}' on queue ${context.queue}`));
+    if (this.wrappers.length === 0) return run();
+    const job: JobRun = { queue: context.queue, name: handler ? name : 'unknown', context };
+    for (const wrapper of this.wrappers) {
+      const inner = run;
+      run = () => wrapper(job, inner);
+    }
+    return run();
   }
 }

@@ -7,6 +7,9 @@ export interface AddJobOptions {
   delayMs?: number;
 }
 
+/** Jobs per state in each queue, for the metrics: `{ 'audit-logs': { waiting: 3, active: 1, ... } }`. */
+export type QueueDepths = Record<string, Record<string, number>>;
+
 /** Raised at once when the queue cannot take a job (backend unreachable, buffer full); never after a long wait. */
 export class QueueUnavailableError extends Error {}
 

@@ -129,17 +129,16 @@ function instant(value: unknown, field: string, errors: FieldErrorCollector): Da
 
 /** Converts a Log back to the queue's wire shape (the api's publisher sends its outbox events this way). */
 export function toLogEntryPayload(log: Log): LogEntryPayload {
-  const payload: LogEntryPayload = {
+  // Field order of spec 2.2; the actor fields only when there is an actor.
+  return {
     id: log.id,
     tenant_id: log.tenantId,
+    ...(log.actorId !== null ? { actor_id: log.actorId } : {}),
+    ...(log.actorType !== null ? { actor_type: log.actorType } : {}),
     entity_type: log.entityType,
     entity_id: log.entityId,
     operation: log.operation,
     message: log.message,
     created_at: log.createdAt.toISOString(),
   };
-  if (log.actorId !== null) payload.actor_id = log.actorId;
-  if (log.actorType !== null) payload.actor_type = log.actorType;
-  return payload;
 }
-

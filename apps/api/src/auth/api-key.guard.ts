@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AuthenticateApiKey, mayCreateApplications, PermissionDeniedError, requirePermission } from '@gatehouse/domain';
+import { clientAddressOf } from '../http/client-address';
 import { SvcLoopback } from '../proxy-invocation/svc-bridge';
 import { accessRecord } from '../http/access-log';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
@@ -22,7 +23,7 @@ export class ApiKeyGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const header = req.headers['svc-api-key'];
     const viaSvc = await this.svcLoopback?.principalOf(req);
-    const principal = viaSvc ?? (await this.authenticate.execute(typeof header === 'string' ? header : undefined)).principal;
+    const principal = viaSvc ?? (await this.authenticate.execute(typeof header === 'string' ? header : undefined, clientAddressOf(req))).principal;
     req.principal = principal;
     const record = accessRecord(req);
     record.tenantId = principal.tenantId;

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { endServerSpan, startServerSpan, withContext } from '@gatehouse/runtime/tracing';
 
 /**
  * What the handlers learn about a request that its access-log line reports. Only identifiers, statuses and
@@ -16,6 +17,8 @@ export interface AccessRecord {
   svc?: boolean;
   proxyId?: string;
   destinationStatus?: number;
+  /** From sending the request to the destination to its response headers (or the failure), in milliseconds. */
+  destinationMs?: number;
   /** Time spent in the request and response transforms, in milliseconds. */
   transformMs?: number;
   /** Why a request was refused or failed: a domain error code (`unauthenticated`, `forbidden`...) or a short name. */
@@ -45,12 +48,14 @@ export interface FinishedRequest {
 }
 
 /**
- * Calls `onFinished` once per request when its response is complete or its connection closed. Mounted first, so
- * requests refused by any later middleware (body parser, guard, filter) are reported too.
+ * Calls `onFinished` once per request when its response is complete or its connection closed, and with tracing on
+ * runs the request inside its server span. Mounted first, so requests refused by any later middleware (body
+ * parser, guard, filter) are reported too.
  */
 export function requestObserver(onFinished: Array<(finished: FinishedRequest) => void>) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = performance.now();
+    const traced = startServerSpan(req.method, req.headers);
     res.once('close', () => {
       const record = accessRecord(req);
       const finished: FinishedRequest = {
@@ -63,8 +68,9 @@ export function requestObserver(onFinished: Array<(finished: FinishedRequest) =>
         req,
       };
       for (const listener of onFinished) listener(finished);
+      if (traced) endServerSpan(traced.span, finished.method, finished.route, finished.status, (req as Request & { id?: string }).id);
     });
-    next();
+    withContext(traced?.context, next);
   };
 }
 
@@ -93,7 +99,8 @@ export function accessLogWriter(logger: Logger): (finished: FinishedRequest) => 
         ...(record.proxyId ? { proxy_id: record.proxyId } : {}),
         ...(record.destinationStatus !== undefined ? { destination_status: record.destinationStatus } : {}),
         ...(record.transformMs !== undefined ? { transform_ms: round(record.transformMs) } : {}),
-        remote_address: req.socket?.remoteAddress,
+        // The client's address: the peer's, or behind TRUSTED_PROXIES the nearest untrusted X-Forwarded-For hop.
+        client_address: req.ip ?? req.socket?.remoteAddress,
       },
       'request',
     );

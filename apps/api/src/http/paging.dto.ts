@@ -1,23 +1,32 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { Page, PageQuery } from '@gatehouse/domain';
+
+/**
+ * A query integer is plain decimal digits: `0x10`, `1e1`, `+1`, ` 1` or `1.0` stay strings, which `@IsInt` refuses
+ * (Number() would have read them all as numbers), and so do digits beyond 2^53 - 1, which no number holds exactly.
+ */
+export const QueryInt = () =>
+  Transform(({ value }) => (typeof value === 'string' && /^[0-9]+$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : value));
+
+const PAGE_MESSAGE = { message: `must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}` };
 
 /** Repeated query parameters (`id=a&id=b`) arrive as an array, a single one as a string. */
 export const AsArray = () => Transform(({ value }) => (value === undefined ? undefined : Array.isArray(value) ? value : [value]));
 
 /** `page`, `size` and the `start` cursor of CONTRACT.md section 1, shared by every list. */
 export class PagingQueryDto {
-  @ApiPropertyOptional({ minimum: 1, default: 1 })
+  @ApiPropertyOptional({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'must be an integer of at least 1' })
-  @Min(1, { message: 'must be an integer of at least 1' })
+  @QueryInt()
+  @IsInt(PAGE_MESSAGE)
+  @Min(1, PAGE_MESSAGE)
   page?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt({ message: 'must be an integer from 1 to 100' })
   @Min(1, { message: 'must be an integer from 1 to 100' })
   @Max(100, { message: 'must be an integer from 1 to 100' })

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainError, DomainErrorCode, FieldErrors } from '@gatehouse/domain';
+import { DomainError, DomainErrorCode, FieldErrors, InvalidDataError, TooManyRequestsError, UnavailableError } from '@gatehouse/domain';
 import { noteFailure } from './access-log';
 import { currentRequestId } from './request-context';
 
@@ -20,6 +20,7 @@ const STATUS_OF: Record<DomainErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  rate_limited: 429,
   unavailable: 503,
 };
 
@@ -29,20 +30,23 @@ const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
+  417: 'Expectation Failed',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
   503: 'Service Unavailable',
   504: 'Gateway Timeout',
 };
 
-// SQLSTATE class 22, data exception: a NUL in text, an unencodable character, a value out of range.
-const DATA_EXCEPTION = /^22[0-9A-Z]{3}$/;
-// Connection-level failures of PostgreSQL (and the pool) mean the dependency is down, not a bug.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+// What a client is told of a failure that is not its own, whatever the error says for the logs.
+const FIXED_DETAIL: Partial<Record<DomainErrorCode, string>> = {
+  unavailable: 'A dependency is unavailable; retry later',
+};
 
 export function problem(status: number, detail?: string, errors?: FieldErrors): ProblemDetails {
   const title = errors ? 'One or more validation errors occurred.' : (TITLES[status] ?? 'Error');
@@ -65,20 +69,32 @@ export function sendProblem(res: Response, body: ProblemDetails, headers: Record
   res.status(body.status).type('application/problem+json').send(JSON.stringify(body));
 }
 
-/** The one place where failures become responses: domain codes, framework errors, and everything else as a 500. */
+/**
+ * The one place where failures become responses: domain codes (the adapters translate their drivers' errors into
+ * them, e.g. libs/persistence/src/database-errors.ts), framework errors, and everything else as a 500.
+ */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
     noteFailure(host.switchToHttp().getRequest(), exception);
-    sendProblem(res, this.toProblem(exception));
+    this.send(host.switchToHttp().getResponse<Response>(), exception);
+  }
+
+  /** The problem of `exception` with the headers it calls for (Retry-After on a 429). */
+  send(res: Response, exception: unknown): void {
+    const headers: Record<string, string> =
+      exception instanceof TooManyRequestsError ? { 'retry-after': String(exception.retryAfterSeconds) } : {};
+    sendProblem(res, this.toProblem(exception), headers);
   }
 
   toProblem(exception: unknown): ProblemDetails {
     if (exception instanceof DomainError) {
-      return problem(STATUS_OF[exception.code], exception.fieldErrors ? undefined : exception.message, exception.fieldErrors);
+      if (exception instanceof InvalidDataError) this.logger.warn(`database refused a request value: ${exception.reason}`);
+      if (exception instanceof UnavailableError) this.logger.error(`dependency unavailable: ${exception.reason}`);
+      const detail = FIXED_DETAIL[exception.code] ?? (exception.fieldErrors ? undefined : exception.message);
+      return problem(STATUS_OF[exception.code], detail, exception.fieldErrors);
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
@@ -89,16 +105,6 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const bodyParserStatus = bodyParserErrorStatus(exception);
     if (bodyParserStatus) {
       return problem(bodyParserStatus, bodyParserStatus === 413 ? 'The request body is too large' : 'The request body is not valid JSON');
-    }
-    const code = (exception as { code?: unknown })?.code;
-    if (typeof code === 'string' && DATA_EXCEPTION.test(code)) {
-      // A value no validator caught that PostgreSQL refuses to store is still the request's fault, not a 500.
-      this.logger.warn(`database refused a request value: ${code}`);
-      return problem(400, 'A value in the request cannot be stored');
-    }
-    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) {
-      this.logger.error(`dependency unavailable: ${code}`);
-      return problem(503, 'A dependency is unavailable; retry later');
     }
     this.logger.error(exception instanceof Error ? exception.message : String(exception), exception instanceof Error ? exception.stack : undefined);
     return problem(500, 'An unexpected error occurred; quote the instance when reporting it');

@@ -1,10 +1,38 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationPipe } from '@nestjs/common';
 import type { ValidationError as ClassValidatorError } from 'class-validator';
-import { FieldErrors, UUID_PATTERN, ValidationError } from '@gatehouse/domain';
+import { FieldErrors, stringMap, UUID_PATTERN, ValidationError } from '@gatehouse/domain';
+import { FREE_FORM_MAPS } from './json-body';
+
+/**
+ * A free-form map (a proxy's `configuration`) never goes through class-transformer or Nest's prototype-key stripping:
+ * both drop members named like Object.prototype's (`toString`, `constructor`, `__proto__`...), which are the caller's
+ * data here, and class-transformer fails on some. The DTO validates a stand-in `{}` (so a non-object still fails its
+ * `@IsObject`), and the map itself is put back afterwards as a null-prototype copy. The JSON body parser has already
+ * refused those names everywhere else.
+ */
+class StrictValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'body' || !isPlainObject(value)) return super.transform(value, metadata);
+    const maps = new Map<string, Record<string, unknown>>();
+    for (const name of FREE_FORM_MAPS) {
+      const member = value[name];
+      if (!isPlainObject(member)) continue;
+      maps.set(name, stringMap(Object.entries(member)));
+      value[name] = {};
+    }
+    const dto = (await super.transform(value, metadata)) as Record<string, unknown>;
+    for (const [name, map] of maps) dto[name] = map;
+    return dto;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
 
 /** The global pipe: DTO classes validate shape and types; unknown fields are refused, never ignored. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new StrictValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,

@@ -10,11 +10,16 @@ import {
   Proxy,
   ProxyInput,
   ProxyPatch,
+  stringMap,
 } from '@gatehouse/domain';
 import { IdFilteredPagingQueryDto } from '../http/paging.dto';
 
 // The DTOs check shapes and types; the rules (lengths, URL policy, compilation) live in the domain, so that
 // a merge patch is held to exactly the rules of a PUT body.
+
+// An array (or any other JSON type) where an object is expected is refused, never read as an absent member.
+// (`configuration` reaches its DTO as a stand-in, see StrictValidationPipe: its members are data, not fields.)
+const MUST_BE_OBJECT = { message: 'must be an object' };
 
 const TRANSFORM_CODE_DOC = `JavaScript (Node.js 16 and later, CommonJS): \`module.exports = async function (req) { ... }\`; at most ${MAX_TRANSFORM_CODE_LENGTH} characters`;
 
@@ -46,18 +51,21 @@ export class ProxyBodyDto {
 
   @ApiPropertyOptional({ type: ProxyTransformDto })
   @IsOptional()
+  @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => ProxyTransformDto)
   request_transform?: ProxyTransformDto | null;
 
   @ApiPropertyOptional({ type: ProxyTransformDto })
   @IsOptional()
+  @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => ProxyTransformDto)
   response_transform?: ProxyTransformDto | null;
 
   @ApiPropertyOptional({ type: ApplicationRefDto, description: 'The application the transform `svc` client acts as' })
   @IsOptional()
+  @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => ApplicationRefDto)
   application?: ApplicationRefDto | null;
@@ -69,7 +77,7 @@ export class ProxyBodyDto {
     description: 'Named string values handed to transform code',
   })
   @IsOptional()
-  @IsObject()
+  @IsObject(MUST_BE_OBJECT)
   configuration?: Record<string, string> | null;
 
   @ApiPropertyOptional({ default: true })
@@ -106,18 +114,21 @@ export class PatchProxyDto {
 
   @ApiPropertyOptional({ type: ProxyTransformPatchDto, nullable: true })
   @IsOptional()
+  @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => ProxyTransformPatchDto)
   request_transform?: ProxyTransformPatchDto | null;
 
   @ApiPropertyOptional({ type: ProxyTransformPatchDto, nullable: true })
   @IsOptional()
+  @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => ProxyTransformPatchDto)
   response_transform?: ProxyTransformPatchDto | null;
 
   @ApiPropertyOptional({ type: ApplicationRefPatchDto, nullable: true })
   @IsOptional()
+  @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => ApplicationRefPatchDto)
   application?: ApplicationRefPatchDto | null;
@@ -129,7 +140,7 @@ export class PatchProxyDto {
     description: 'Merged member by member; a member set to null is removed',
   })
   @IsOptional()
-  @IsObject()
+  @IsObject(MUST_BE_OBJECT)
   configuration?: Record<string, string | null> | null;
 
   @ApiPropertyOptional({ nullable: true, description: 'null returns it to the default, true' })
@@ -170,7 +181,7 @@ export function toProxyInput(dto: ProxyBodyDto): ProxyInput {
     requestTransform: dto.request_transform ? { code: dto.request_transform.code } : null,
     responseTransform: dto.response_transform ? { code: dto.response_transform.code } : null,
     applicationId: dto.application?.id ?? null,
-    configuration: dto.configuration ? plainCopy(dto.configuration) : null,
+    configuration: dto.configuration ? stringMap(Object.entries(dto.configuration)) : null,
     requireAuth: dto.require_auth ?? null,
   };
 }
@@ -184,14 +195,9 @@ export function toProxyPatch(dto: PatchProxyDto): ProxyPatch {
   // `application: {}` names no change; `application: {id: null}` and `application: null` clear it.
   if (dto.application === null) patch.applicationId = null;
   else if (dto.application && dto.application.id !== undefined) patch.applicationId = dto.application.id;
-  if (dto.configuration !== undefined) patch.configuration = dto.configuration && plainCopy(dto.configuration);
+  if (dto.configuration !== undefined) patch.configuration = dto.configuration && stringMap(Object.entries(dto.configuration));
   if (dto.require_auth !== undefined) patch.requireAuth = dto.require_auth;
   return patch;
-}
-
-// Own enumerable members only, defined as data (a member named `__proto__` included).
-function plainCopy<T>(value: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(value));
 }
 
 /** The wire form (spec 2.4): `application_id` flat, `modified_at` only outside the create response. */

@@ -2,6 +2,7 @@ import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationShutdow
 import {
   ApplicationRepository,
   AuthenticateApiKey,
+  AuthenticationThrottle,
   Clock,
   CreateProxy,
   DeleteProxy,
@@ -83,7 +84,7 @@ export class ProxiesModule {
         useCase(DeleteProxy, [UnitOfWork]),
         useCase(GetProxy, [ProxyRepository]),
         useCase(ListProxies, [ProxyRepository]),
-        useCase(AuthenticateApiKey, [ApplicationRepository, Clock]),
+        useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle]),
         useCase(ResolveProxyForInvocation, [ProxyRepository, AuthenticateApiKey]),
         SvcLoopback,
         ProxyInvocation,

@@ -3,9 +3,11 @@ import { Readable, Transform, TransformCallback } from 'node:stream';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Dispatcher } from 'undici';
-import { Proxy, ResolveProxyForInvocation } from '@gatehouse/domain';
+import { Proxy, requireContainedPath, ResolveProxyForInvocation } from '@gatehouse/domain';
 import { Reactor, TransformInput, TransformResult } from '@gatehouse/reactor';
+import { inSpan } from '@gatehouse/runtime/tracing';
 import { AccessRecord, accessRecord, noteFailure } from '../http/access-log';
+import { clientAddressOf } from '../http/client-address';
 import { hasBody } from '../http/json-body';
 import { problem, ProblemDetailsFilter, sendProblem } from '../http/problem-details';
 import { DestinationRefusedError } from './destination-agent';
@@ -26,6 +28,8 @@ export const PROXY_INVOCATION_SETTINGS = Symbol('PROXY_INVOCATION_SETTINGS');
 export const DESTINATION_DISPATCHER = Symbol('DESTINATION_DISPATCHER');
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+/** W3C trace context, passed on to destinations. */
+const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
 const PROXY_KEY_PARAMETER = 'svc-proxy-key';
 const MOUNT = '/proxy';
 
@@ -88,10 +92,12 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const declaredLength = Number(req.headers['content-length'] ?? 0);
     if (declaredLength > this.settings.bodyLimitBytes) throw new PayloadTooLargeError();
     const target = parseTarget(req.originalUrl);
+    // Before anything is looked up: a path that could leave the destination's path is refused whatever the proxy.
+    requireContainedPath(target.path);
     const headerKey = req.headers[PROXY_KEY_PARAMETER];
     const proxyKey = typeof headerKey === 'string' ? headerKey : (target.params.get(PROXY_KEY_PARAMETER) ?? undefined);
     const apiKey = req.headers['svc-api-key'];
-    const proxy = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined);
+    const proxy = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined, clientAddressOf(req));
     const record = accessRecord(req);
     record.proxyId = proxy.id;
     record.tenantId = proxy.tenantId;
@@ -132,10 +138,25 @@ export class ProxyInvocation implements OnApplicationShutdown {
     }
 
     let upstream: Dispatcher.ResponseData;
+    const outgoing = request.headers as HeaderMap;
+    // The service's own correlation, whatever a transform did with the headers: the request id, and the caller's
+    // trace (as it came, or through this service's destination span when tracing is on).
+    const requestId = (req as Request & { id?: string }).id;
+    if (requestId) outgoing['x-request-id'] = requestId;
+    for (const name of TRACE_HEADERS) {
+      const value = req.headers[name];
+      if (typeof value === 'string') outgoing[name] = value;
+    }
+    const sent = performance.now();
     try {
-      upstream = await this.dispatcher.request(request);
+      upstream = await inSpan('proxy destination', 'client', { 'gatehouse.proxy_id': proxy.id, 'server.address': destination.origin, 'http.request.method': req.method }, (trace) => {
+        if (trace) Object.assign(outgoing, trace);
+        return this.dispatcher.request(request);
+      });
     } catch (error) {
       throw new DestinationError(error);
+    } finally {
+      record.destinationMs = performance.now() - sent;
     }
     record.destinationStatus = upstream.statusCode;
 
@@ -207,7 +228,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
   /** One transform run, timed for the access log; its console output goes nowhere unless TRANSFORM_CONSOLE_LOG. */
   private async transform(record: AccessRecord, proxy: Proxy, direction: 'request' | 'response', input: TransformInput): Promise<TransformResult> {
     const started = performance.now();
-    const result = await this.reactor.run(input);
+    const result = await inSpan(`transform ${direction}`, 'internal', { 'gatehouse.proxy_id': proxy.id }, () => this.reactor.run(input));
     record.transformMs = (record.transformMs ?? 0) + (performance.now() - started);
     if (result.logs.length > 0) this.console.write(proxy, direction, result.logs);
     return result;
@@ -247,8 +268,8 @@ export class ProxyInvocation implements OnApplicationShutdown {
       this.logger.debug(`destination unreachable: ${code ?? String(chain[chain.length - 1])}`);
       return sendProblem(res, problem(502, 'The destination could not be reached'));
     }
-    // Domain errors (404, 401, 403) map as everywhere else; anything unexpected is a logged 500.
-    sendProblem(res, this.problems.toProblem(error));
+    // Domain errors (404, 401, 403, 429) map as everywhere else; anything unexpected is a logged 500.
+    this.problems.send(res, error);
   }
 }
 

@@ -15,7 +15,8 @@ import {
 import { ApplicationExpiryScheduler } from './application-expiry';
 import { ApplicationRepository } from './application.repository';
 import { ApplicationType } from './permissions';
-import { mayCreateApplications, Principal, requireGrantable } from './principal';
+import { requireAuthorityOver, requireGrantable } from './authority';
+import { mayCreateApplications, Principal } from './principal';
 
 export interface CreateApplicationInput {
   name: string;
@@ -62,7 +63,7 @@ export class CreateApplication {
     const grant = checkedGrant(input.type, input, errors);
     const expiresAt = resolveExpiry(input.type, input.expiresAt, now, errors);
     errors.throwIfAny();
-    requireGrantable(principal, grantedPermissions(grant));
+    requireGrantable(principal, grant);
 
     const key = generateApiKey();
     const application: Application = {
@@ -120,12 +121,14 @@ export class UpdateApplication {
   async execute(principal: Principal, id: string, input: UpdateApplicationInput): Promise<Application> {
     return this.uow.run(async (tx) => {
       const repo = tx.get(ApplicationRepository);
-      const current = await repo.findById(principal.tenantId, id);
+      const current = await repo.findByIdForChange(principal.tenantId, id);
       if (!current) throw new NotFoundError('Application');
+      // Neither what it holds now (no stripping a stronger application) nor what it would hold may exceed the caller.
+      requireAuthorityOver(principal, current, 'update');
       const errors = new FieldErrorCollector();
       const grant = checkedGrant(current.type, input, errors);
       errors.throwIfAny();
-      requireGrantable(principal, grantedPermissions(grant));
+      requireGrantable(principal, grant);
       const updated: Application = {
         ...current,
         name: input.name,
@@ -156,8 +159,9 @@ export class RegenerateApplicationKey {
   async execute(principal: Principal, id: string): Promise<ApplicationWithKey> {
     return this.uow.run(async (tx) => {
       const repo = tx.get(ApplicationRepository);
-      const current = await repo.findById(principal.tenantId, id);
+      const current = await repo.findByIdForChange(principal.tenantId, id);
       if (!current) throw new NotFoundError('Application');
+      requireAuthorityOver(principal, current, 'regenerate the key of');
       const key = generateApiKey();
       const application: Application = {
         ...current,
@@ -183,7 +187,9 @@ export class DeleteApplication {
   constructor(private readonly uow: UnitOfWork) {}
 
   async execute(principal: Principal, id: string): Promise<void> {
-    await deleteApplication(this.uow, principal.tenantId, id, actorOf(principal), 'deleted');
+    await deleteApplication(this.uow, principal.tenantId, id, actorOf(principal), 'deleted', (current) =>
+      requireAuthorityOver(principal, current, 'delete'),
+    );
   }
 }
 
@@ -194,10 +200,13 @@ export async function deleteApplication(
   id: string,
   actor: Actor,
   verb: 'deleted' | 'expired',
+  /** Throws when the actor may not delete `current` (an expiry, by the system, passes none). */
+  authorize: (current: Application) => void = () => undefined,
 ): Promise<boolean> {
   return uow.run(async (tx) => {
     const repo = tx.get(ApplicationRepository);
-    const current = await repo.findById(tenantId, id);
+    const current = await repo.findByIdForChange(tenantId, id);
+    if (current) authorize(current);
     if (!current || !(await repo.delete(tenantId, id))) {
       if (verb === 'deleted') throw new NotFoundError('Application');
       return false;
@@ -212,10 +221,6 @@ export async function deleteApplication(
     });
     return true;
   });
-}
-
-function grantedPermissions(grant: { permissions: string[]; rules: AccessRule[] }): string[] {
-  return [...grant.permissions, ...grant.rules.flatMap((rule) => rule.permissions)];
 }
 
 export function assertMayCreate(principal: Principal): void {

@@ -1,5 +1,7 @@
 import { inMemoryPorts } from '../testing/in-memory-ports';
-import { AuthenticationError, NotFoundError } from '../shared/domain-error';
+import { AuthenticationError, NotFoundError, TooManyRequestsError } from '../shared/domain-error';
+import { AuthenticationThrottle } from '../rate-limits/authentication-throttle';
+import { InMemoryRateCounter } from '../rate-limits/rate-counter';
 import { decodeCursor } from '../shared/page';
 import { CreateTenant } from '../tenants/tenant-commands';
 import { CreateApplication } from './application-commands';
@@ -61,6 +63,51 @@ describe('AuthenticateApiKey', () => {
     const { key } = await s.create.execute(s.admin, { name: 'p', type: 'private', permissions: ['token:read'], canCreateExpiringApplications: true });
     expect((await s.authenticate.execute(key)).principal.canCreateExpiringApplications).toBe(true);
     expect((await s.authenticate.execute(s.adminKey)).principal.canCreateExpiringApplications).toBe(false);
+  });
+});
+
+describe('AuthenticateApiKey with the failed-authentication throttle', () => {
+  async function throttled() {
+    const s = await setup();
+    const throttle = new AuthenticationThrottle(new InMemoryRateCounter(s.clock), { limit: 2, windowSeconds: 60 }, s.clock);
+    const authenticate = new AuthenticateApiKey(s.applications, s.clock, throttle);
+    const lookups = jest.spyOn(s.applications, 'findByKeyHash');
+    return { ...s, authenticate, lookups };
+  }
+  const guess = `key_${'A'.repeat(40)}`;
+
+  it('answers 429 past the limit, then refuses the address without looking any key up, even a real one', async () => {
+    const s = await throttled();
+    await expect(s.authenticate.execute(guess, '203.0.113.7')).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(s.authenticate.execute('key_short', '203.0.113.7')).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(s.authenticate.execute(guess, '203.0.113.7')).rejects.toBeInstanceOf(TooManyRequestsError);
+    const lookups = s.lookups.mock.calls.length;
+    await expect(s.authenticate.execute(guess, '203.0.113.7')).rejects.toBeInstanceOf(TooManyRequestsError);
+    await expect(s.authenticate.execute(s.adminKey, '203.0.113.7')).rejects.toBeInstanceOf(TooManyRequestsError);
+    expect(s.lookups.mock.calls.length).toBe(lookups);
+  });
+
+  it('never counts a real key, however often it is used, nor a missing one', async () => {
+    const s = await throttled();
+    for (let i = 0; i < 10; i++) await s.authenticate.execute(s.adminKey, '203.0.113.7');
+    for (let i = 0; i < 5; i++) await expect(s.authenticate.execute(undefined, '203.0.113.7')).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(s.authenticate.execute(guess, '203.0.113.7')).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
+  it('counts the key of an expired application as a failure', async () => {
+    const s = await throttled();
+    const { application, key } = await s.create.execute(s.admin, { name: 'e', type: 'expiring', permissions: ['token:read'] });
+    s.clock.set(application.expiresAt!);
+    await expect(s.authenticate.execute(key, '203.0.113.7')).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(s.authenticate.execute(key, '203.0.113.7')).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(s.authenticate.execute(key, '203.0.113.7')).rejects.toBeInstanceOf(TooManyRequestsError);
+  });
+
+  it('keeps serving real keys from other addresses while one is blocked', async () => {
+    const s = await throttled();
+    for (let i = 0; i < 3; i++) await s.authenticate.execute(guess, '203.0.113.7').catch(() => undefined);
+    await expect(s.authenticate.execute(guess, '203.0.113.7')).rejects.toBeInstanceOf(TooManyRequestsError);
+    await expect(s.authenticate.execute(s.adminKey, '198.51.100.1')).resolves.toBeDefined();
   });
 });
 

@@ -1,5 +1,6 @@
 import { Clock } from '../shared/clock';
 import { AuthenticationError, NotFoundError } from '../shared/domain-error';
+import { AuthenticationThrottle } from '../rate-limits/authentication-throttle';
 import { Page, PageQuery } from '../shared/page';
 import { looksLikeApiKey, hashApiKey } from './api-key';
 import { Application } from './application';
@@ -27,21 +28,41 @@ export class ListApplications {
 /**
  * Resolves an `SVC-API-KEY` to its application on every request. The repository may cache (persistence's
  * CachedApplicationRepository, invalidated by a shared version), but a regenerate, delete or permission
- * change is seen by every replica on the very next request.
+ * change is seen by every replica on the very next request. A key presented and refused counts as a failure of
+ * `client` (its address) in the throttle; a missing key is no guess and is not counted.
  */
 export class AuthenticateApiKey {
   constructor(
     private readonly applications: ApplicationRepository,
     private readonly clock: Clock,
+    private readonly throttle?: AuthenticationThrottle,
   ) {}
 
-  async execute(key: string | undefined): Promise<{ principal: Principal; application: Application }> {
+  async execute(key: string | undefined, client?: string): Promise<{ principal: Principal; application: Application }> {
     if (!key) throw new AuthenticationError('The SVC-API-KEY header is required');
-    if (!looksLikeApiKey(key)) throw new AuthenticationError('The SVC-API-KEY is not valid');
+    this.throttle?.check(client);
+    if (!looksLikeApiKey(key)) return this.refuse(client, 'The SVC-API-KEY is not valid');
     const application = await this.applications.findByKeyHash(hashApiKey(key));
-    if (!application) throw new AuthenticationError('The SVC-API-KEY is not valid');
-    if (this.expired(application)) throw new AuthenticationError('The application of this SVC-API-KEY has expired');
+    if (!application) return this.refuse(client, 'The SVC-API-KEY is not valid');
+    if (this.expired(application)) return this.refuse(client, 'The application of this SVC-API-KEY has expired');
     return { principal: principalOf(application), application };
+  }
+
+  /** Throttles a failed proxy-key lookup like a failed API key: the same guessing, by the same address. */
+  async refuseProxyKey(client: string | undefined, error: NotFoundError): Promise<never> {
+    if (this.throttle) return this.throttle.fail(client, error);
+    throw error;
+  }
+
+  /** Before a proxy-key lookup: an address over its limit is refused without one. */
+  checkClient(client: string | undefined): void {
+    this.throttle?.check(client);
+  }
+
+  private async refuse(client: string | undefined, message: string): Promise<never> {
+    const error = new AuthenticationError(message);
+    if (this.throttle) return this.throttle.fail(client, error);
+    throw error;
   }
 
   /** The principal of a proxy's application, for its transforms' svc calls (which carry no key). */

@@ -13,6 +13,11 @@ export abstract class ApplicationRepository {
   abstract update(app: Application): Promise<boolean>;
   abstract delete(tenantId: string, id: string): Promise<boolean>;
   abstract findById(tenantId: string, id: string): Promise<Application | null>;
+  /**
+   * findById for a command that changes what it read: the row stays locked until the unit of work ends, so a
+   * concurrent change cannot slip between a command's checks and its write.
+   */
+  abstract findByIdForChange(tenantId: string, id: string): Promise<Application | null>;
   abstract findByKeyHash(keyHash: string): Promise<Application | null>;
   abstract list(tenantId: string, filter: ApplicationFilter, page: PageQuery): Promise<Page<Application>>;
   /** Expiring applications whose `expires_at` has passed, oldest first. */

@@ -53,8 +53,13 @@ const CONTAINER_PATTERN = /^\/([A-Za-z0-9_.-]+\/)*$/;
 // PostgreSQL text cannot hold NUL, and an unpaired surrogate has no UTF-8 form: refused rather than stored mangled.
 const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** Whether text is stored and read back exactly as sent (no NUL, no unpaired surrogate). */
+export function isStorableText(value: string): boolean {
+  return !UNSTORABLE_TEXT.test(value);
+}
+
 export function validateText(value: string, field: string, errors: FieldErrorCollector): void {
-  if (UNSTORABLE_TEXT.test(value)) errors.add(field, 'must not contain NUL characters or unpaired surrogates');
+  if (!isStorableText(value)) errors.add(field, 'must not contain NUL characters or unpaired surrogates');
 }
 
 /** Lengths are JavaScript string lengths (UTF-16 code units): an emoji outside the BMP counts 2. */

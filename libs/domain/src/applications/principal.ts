@@ -1,6 +1,6 @@
 import { PermissionDeniedError } from '../shared/domain-error';
 import { Application } from './application';
-import { ApplicationType, permissionAllowedFor } from './permissions';
+import { ApplicationType } from './permissions';
 
 /** The authenticated caller: the application that owns the presented key. */
 export interface Principal {
@@ -28,16 +28,4 @@ export function mayCreateApplications(principal: Principal): boolean {
 
 export function requirePermission(principal: Principal, permission: string): void {
   if (!principal.permissions.has(permission)) throw new PermissionDeniedError(permission);
-}
-
-/**
- * No escalation through provisioning: a caller cannot grant a permission its own type could hold but it does not.
- * (A management key with only application:create cannot mint a key holding log:read.)
- */
-export function requireGrantable(principal: Principal, permissions: Iterable<string>): void {
-  for (const permission of permissions) {
-    if (permissionAllowedFor(permission, principal.type) && !principal.permissions.has(permission)) {
-      throw new PermissionDeniedError(permission);
-    }
-  }
 }

@@ -4,7 +4,9 @@ import { AuthenticateApiKey } from '../applications/application-queries';
 import { ApplicationRepository } from '../applications/application.repository';
 import { ApplicationType } from '../applications/permissions';
 import { Principal } from '../applications/principal';
-import { FieldErrorCollector, ValidationError } from '../shared/domain-error';
+import { EscalationError, FieldErrorCollector, ValidationError } from '../shared/domain-error';
+import { AuthenticationThrottle } from '../rate-limits/authentication-throttle';
+import { InMemoryRateCounter } from '../rate-limits/rate-counter';
 import { newId } from '../shared/ids';
 import { FixedClock, InMemoryApplicationRepository, InMemoryUnitOfWork, RecordingAuditEventPublisher } from '../testing/in-memory-ports';
 import { DestinationPolicy } from './destination-policy';
@@ -68,7 +70,13 @@ function principal(tenantId = newId(), permissions: string[] = ['proxy:create', 
   return { applicationId: newId(), tenantId, type: 'management', permissions: new Set(permissions), canCreateExpiringApplications: false };
 }
 
-async function anApplication(repo: InMemoryApplicationRepository, tenantId: string, type: ApplicationType, permissions: string[] = []) {
+async function anApplication(
+  repo: InMemoryApplicationRepository,
+  tenantId: string,
+  type: ApplicationType,
+  permissions: string[] = [],
+  canCreateExpiringApplications: boolean | null = null,
+) {
   const key = generateApiKey();
   const app: Application = {
     id: newId(),
@@ -83,7 +91,7 @@ async function anApplication(repo: InMemoryApplicationRepository, tenantId: stri
     modifiedBy: null,
     modifiedAt: null,
     expiresAt: null,
-    canCreateExpiringApplications: null,
+    canCreateExpiringApplications,
   };
   await repo.insert(app);
   return { app, key };
@@ -161,6 +169,66 @@ describe('CreateProxy', () => {
       const errors = await validationErrors(s.create.execute(caller, input({ applicationId: id })));
       expect(Object.keys(errors)).toEqual(['application.id']);
     }
+  });
+});
+
+describe("a proxy's application: its transforms wield it through svc, so writing the proxy needs authority over it", () => {
+  async function bound() {
+    const s = setup();
+    const weak = principal();
+    const minter = await anApplication(s.applications, weak.tenantId, 'private', ['token:read'], true);
+    const invoker = await anApplication(s.applications, weak.tenantId, 'private', ['token:read', 'proxy:invoke']);
+    const plain = await anApplication(s.applications, weak.tenantId, 'private', ['token:read', 'token:use']);
+    const strong = principal(weak.tenantId, ['proxy:create', 'proxy:update', 'proxy:invoke', 'application:create']);
+    return { s, weak, strong, minter: minter.app, invoker: invoker.app, plain: plain.app };
+  }
+
+  async function expectEscalation(s: ReturnType<typeof setup>, attempt: Promise<unknown>, power: string) {
+    const before = { proxies: s.proxies.all(), events: s.uow.events.length };
+    const error = await attempt.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EscalationError);
+    expect((error as Error).message).toMatch(new RegExp(`may not bind a proxy to .*${power}`));
+    expect(s.proxies.all()).toEqual(before.proxies);
+    expect(s.uow.events).toHaveLength(before.events);
+  }
+
+  it('refuses creating a proxy bound to an application that can do more than the caller', async () => {
+    const { s, weak, strong, minter, invoker } = await bound();
+    await expectEscalation(s, s.create.execute(weak, input({ applicationId: minter.id })), 'can_create_expiring_applications');
+    await expectEscalation(s, s.create.execute(weak, input({ applicationId: invoker.id })), 'proxy:invoke');
+    await expect(s.create.execute(strong, input({ applicationId: minter.id }))).resolves.toMatchObject({ applicationId: minter.id });
+    await expect(s.create.execute(strong, input({ applicationId: invoker.id }))).resolves.toMatchObject({ applicationId: invoker.id });
+  });
+
+  it('allows binding an application whose only powers are token permissions (a management key never holds those)', async () => {
+    const { s, weak, plain } = await bound();
+    await expect(s.create.execute(weak, input({ applicationId: plain.id }))).resolves.toMatchObject({ applicationId: plain.id });
+  });
+
+  it('refuses rebinding by PUT or PATCH', async () => {
+    const { s, weak, minter, plain } = await bound();
+    const proxy = await s.create.execute(weak, input({ applicationId: plain.id }));
+    await expectEscalation(s, s.replace.execute(weak, proxy.id, input({ applicationId: minter.id })), 'can_create_expiring_applications');
+    await expectEscalation(s, s.patch.execute(weak, proxy.id, { applicationId: minter.id }), 'can_create_expiring_applications');
+  });
+
+  it('refuses any change to a proxy already bound to a stronger application: new code would wield it', async () => {
+    const { s, weak, strong, minter } = await bound();
+    const proxy = await s.create.execute(strong, input({ applicationId: minter.id }));
+    const code = { code: "module.exports = async (req) => req.svc.applications.create({ name: 'x', type: 'expiring', permissions: ['token:read'] });" };
+    await expectEscalation(s, s.patch.execute(weak, proxy.id, { requestTransform: code }), 'can_create_expiring_applications');
+    await expectEscalation(s, s.patch.execute(weak, proxy.id, { name: 'renamed' }), 'can_create_expiring_applications');
+    await expectEscalation(s, s.replace.execute(weak, proxy.id, input({ applicationId: minter.id, requestTransform: code })), 'can_create_expiring_applications');
+    // Unbinding leaves the proxy nothing of the application's: proxy:update is enough for that.
+    await expect(s.patch.execute(weak, proxy.id, { applicationId: null })).resolves.toMatchObject({ applicationId: null });
+  });
+
+  it('reports validation errors before authority', async () => {
+    const { s, weak, minter } = await bound();
+    await validationErrors(s.create.execute(weak, input({ name: '', applicationId: minter.id })));
   });
 });
 
@@ -269,10 +337,12 @@ describe('PatchProxy and the merge patch', () => {
     });
   });
 
-  it('keeps a configuration member named __proto__ as plain data', () => {
+  it('keeps a configuration member named __proto__ as plain data, in a null-prototype map', () => {
     const patch = JSON.parse('{"__proto__": "x", "B": "y"}') as Record<string, string>;
     const merged = applyProxyPatch({ name: 'p', destinationUrl: 'https://a.example.com', configuration: null }, { configuration: patch });
-    expect(Object.getPrototypeOf(merged.configuration)).toBe(Object.prototype);
+    // Null prototype: an absent key such as toString reads as undefined, never as an Object.prototype member.
+    expect(Object.getPrototypeOf(merged.configuration)).toBeNull();
+    expect(merged.configuration!.toString).toBeUndefined();
     expect(Object.entries(merged.configuration!)).toEqual([
       ['__proto__', 'x'],
       ['B', 'y'],
@@ -339,5 +409,21 @@ describe('ResolveProxyForInvocation', () => {
     await expect(s.resolve.execute(proxy.key, reader.key)).rejects.toMatchObject({ code: 'forbidden' });
     await expect(s.resolve.execute(proxy.key, foreign.key)).rejects.toMatchObject({ code: 'forbidden' });
     expect(await s.resolve.execute(proxy.key, invoker.key)).toEqual(proxy);
+  });
+
+  it('throttles guessed proxy keys and API keys of one address together, then refuses it without lookups', async () => {
+    const s = setup();
+    const throttle = new AuthenticationThrottle(new InMemoryRateCounter(s.clock), { limit: 2, windowSeconds: 60 }, s.clock);
+    const resolve = new ResolveProxyForInvocation(s.proxies, new AuthenticateApiKey(s.applications, s.clock, throttle));
+    const proxy = await s.create.execute(principal(), input());
+    const open = await s.create.execute(principal(), input({ requireAuth: false }));
+    const lookups = jest.spyOn(s.proxies, 'findByKey');
+    await expect(resolve.execute('A'.repeat(32), undefined, '203.0.113.7')).rejects.toMatchObject({ code: 'not_found' });
+    await expect(resolve.execute(proxy.key, generateApiKey(), '203.0.113.7')).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(resolve.execute('B'.repeat(32), undefined, '203.0.113.7')).rejects.toMatchObject({ code: 'rate_limited' });
+    const before = lookups.mock.calls.length;
+    await expect(resolve.execute(open.key, undefined, '203.0.113.7')).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(lookups.mock.calls.length).toBe(before);
+    expect(await resolve.execute(open.key, undefined, '198.51.100.1')).toEqual(open);
   });
 });

@@ -1,5 +1,7 @@
 import { actorOf } from '../applications/application-commands';
+import { Application } from '../applications/application';
 import { ApplicationRepository } from '../applications/application.repository';
+import { requireAuthorityOver } from '../applications/authority';
 import { Principal } from '../applications/principal';
 import { Clock } from '../shared/clock';
 import { FieldErrorCollector, NotFoundError, ValidationError } from '../shared/domain-error';
@@ -27,13 +29,17 @@ class ProxyValidator {
     private readonly policy: DestinationPolicy,
   ) {}
 
-  async check(tx: TransactionScope, tenantId: string, input: ProxyInput, previous?: ProxyInput): Promise<void> {
+  async check(tx: TransactionScope, principal: Principal, input: ProxyInput, previous?: ProxyInput): Promise<void> {
     const errors = new FieldErrorCollector();
     validateProxyInput(input, this.policy, errors);
-    await this.checkApplication(tx, tenantId, input.applicationId, errors);
+    const application = await this.checkApplication(tx, principal.tenantId, input.applicationId, errors);
     this.compile(input.requestTransform, previous?.requestTransform, 'request_transform', errors);
     this.compile(input.responseTransform, previous?.responseTransform, 'response_transform', errors);
     errors.throwIfAny();
+    // Whoever writes a proxy bound to an application decides what its transforms do through `svc` as that
+    // application (a change of code, destination or configuration as much as the binding itself), so every write
+    // that leaves a proxy bound needs authority over the application, as an update of it would.
+    if (application) requireAuthorityOver(principal, application, 'bind a proxy to');
   }
 
   private async checkApplication(
@@ -41,17 +47,19 @@ class ProxyValidator {
     tenantId: string,
     applicationId: string | null | undefined,
     errors: FieldErrorCollector,
-  ): Promise<void> {
-    if (applicationId == null) return;
+  ): Promise<Application | undefined> {
+    if (applicationId == null) return undefined;
     if (typeof applicationId !== 'string' || !UUID_PATTERN.test(applicationId)) {
       errors.add('application.id', 'must be a UUID');
-      return;
+      return undefined;
     }
     // Another tenant's application reads as absent, so this answer leaks nothing about other tenants.
     const application = await tx.get(ApplicationRepository).findById(tenantId, applicationId.toLowerCase());
     if (!application || (application.type !== 'public' && application.type !== 'private')) {
       errors.add('application.id', 'must be a public or private application of this tenant');
+      return undefined;
     }
+    return application;
   }
 
   private compile(
@@ -105,7 +113,7 @@ abstract class ProxyCommand {
       if (!current) throw new NotFoundError('Proxy');
       const previous = inputOf(current);
       const input = inputFor(previous);
-      await this.validator.check(tx, principal.tenantId, input, previous);
+      await this.validator.check(tx, principal, input, previous);
       const updated: Proxy = { ...current, ...proxyFields(input), modifiedBy: principal.applicationId, modifiedAt: this.clock.now() };
       if (!(await tx.get(ProxyRepository).update(updated))) throw new NotFoundError('Proxy');
       recordProxyChange(tx, principal, updated, 'update');
@@ -131,7 +139,7 @@ function recordProxyChange(tx: TransactionScope, principal: Principal, proxy: Pr
 export class CreateProxy extends ProxyCommand {
   async execute(principal: Principal, input: ProxyInput): Promise<Proxy> {
     return this.uow.run(async (tx) => {
-      await this.validator.check(tx, principal.tenantId, input);
+      await this.validator.check(tx, principal, input);
       const now = this.clock.now();
       const proxy: Proxy = {
         id: newId(),

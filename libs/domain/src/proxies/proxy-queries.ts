@@ -33,12 +33,14 @@ export class ResolveProxyForInvocation {
     private readonly authenticate: AuthenticateApiKey,
   ) {}
 
-  async execute(proxyKey: string | undefined, apiKey: string | undefined): Promise<Proxy> {
+  /** `client`: the caller's address, whose failed keys (proxy or API) are throttled. */
+  async execute(proxyKey: string | undefined, apiKey: string | undefined, client?: string): Promise<Proxy> {
     if (!proxyKey) throw new NotFoundError('Proxy');
+    this.authenticate.checkClient(client);
     const proxy = looksLikeProxyKey(proxyKey) ? await this.proxies.findByKey(proxyKey) : null;
-    if (!proxy) throw new NotFoundError('Proxy');
+    if (!proxy) return this.authenticate.refuseProxyKey(client, new NotFoundError('Proxy'));
     if (proxy.requireAuth) {
-      const { principal } = await this.authenticate.execute(apiKey);
+      const { principal } = await this.authenticate.execute(apiKey, client);
       if (principal.tenantId !== proxy.tenantId) {
         throw new DomainError('forbidden', "The SVC-API-KEY belongs to another tenant than the proxy's");
       }

@@ -52,6 +52,17 @@ export interface ProxyPatch {
   requireAuth?: boolean | null;
 }
 
+/**
+ * A configuration map as a null-prototype object: every key, `__proto__`, `constructor` and `toString` included, is an
+ * own data member, and a key that was not set reads as undefined rather than as an Object.prototype member.
+ */
+export function stringMap<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
+  const map: Record<string, T> = Object.create(null);
+  // No prototype means no `__proto__` setter: each assignment defines a plain data member.
+  for (const [key, value] of entries) map[key] = value;
+  return map;
+}
+
 export const PROXY_KEY_LENGTH = 32;
 export const MAX_DESTINATION_URL_LENGTH = 400;
 export const MAX_TRANSFORM_CODE_LENGTH = 50_000;
@@ -193,5 +204,5 @@ function mergeConfiguration(
     if (value === null) merged.delete(key);
     else merged.set(key, value);
   }
-  return Object.fromEntries(merged);
+  return stringMap(merged);
 }

@@ -2,6 +2,7 @@ import {
   AuthenticationError,
   ConflictError,
   DomainError,
+  EscalationError,
   FieldErrorCollector,
   NotFoundError,
   PermissionDeniedError,
@@ -15,6 +16,7 @@ describe('domain errors', () => {
     [new ConflictError('taken'), 'conflict', 'ConflictError'],
     [new AuthenticationError(), 'unauthenticated', 'AuthenticationError'],
     [new PermissionDeniedError('proxy:read'), 'forbidden', 'PermissionDeniedError'],
+    [new EscalationError('may not'), 'forbidden', 'EscalationError'],
   ])('%s carries the code %s and its class name', (error, code, name) => {
     expect(error).toBeInstanceOf(DomainError);
     expect(error.code).toBe(code);

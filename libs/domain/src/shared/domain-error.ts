@@ -6,6 +6,7 @@ export type DomainErrorCode =
   | 'unauthenticated'
   | 'forbidden'
   | 'payload_too_large'
+  | 'rate_limited'
   | 'unavailable';
 
 export type FieldErrors = Record<string, string[]>;
@@ -52,6 +53,43 @@ export class AuthenticationError extends DomainError {
 export class PermissionDeniedError extends DomainError {
   constructor(permission: string) {
     super('forbidden', `The application lacks the ${permission} permission`);
+  }
+}
+
+/**
+ * A dependency (the database, Redis) cannot answer now; the same request may succeed later. The message names
+ * the failure for logs; the client is told only that a dependency is unavailable.
+ */
+export class UnavailableError extends DomainError {
+  constructor(readonly reason: string) {
+    super('unavailable', `A dependency is unavailable: ${reason}`);
+  }
+}
+
+/**
+ * A value that passed validation but the store cannot hold (a NUL in text, an unencodable character, a number
+ * out of range): still the request's fault. `reason` (e.g. a SQLSTATE) is for logs, never for the client.
+ */
+export class InvalidDataError extends DomainError {
+  constructor(readonly reason: string) {
+    super('validation', 'A value in the request cannot be stored');
+  }
+}
+
+/** A caller acting beyond its own powers (granting, or acting on a stronger application); the message says what. */
+export class EscalationError extends DomainError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
+/** Refused for now (a rate limit, a throttle); the caller may retry after `retryAfterSeconds`. */
+export class TooManyRequestsError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('rate_limited', message);
   }
 }
 

@@ -131,6 +131,11 @@ export class InMemoryApplicationRepository extends ApplicationRepository impleme
     return row && row.tenantId === tenantId ? copy(row) : null;
   }
 
+  // One unit of work runs at a time here: nothing to lock.
+  findByIdForChange(tenantId: string, id: string): Promise<Application | null> {
+    return this.findById(tenantId, id);
+  }
+
   async findByKeyHash(keyHash: string): Promise<Application | null> {
     const row = [...this.rows.values()].find((a) => a.keyHash === keyHash);
     return row ? copy(row) : null;

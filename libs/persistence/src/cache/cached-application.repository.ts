@@ -25,6 +25,11 @@ export class CachedApplicationRepository extends ApplicationRepository {
     this.byId = new VersionedCache(versions, VERSION, APPLICATION_MAX_AGE_MS);
   }
 
+  /** Hits and misses of key lookups (authentication), since start. */
+  get keyCacheCounts(): Readonly<{ hits: number; misses: number }> {
+    return this.byKeyHash.counts;
+  }
+
   findByKeyHash(keyHash: string): Promise<Application | null> {
     return this.byKeyHash.get(keyHash, () => this.inner.findByKeyHash(keyHash));
   }
@@ -32,6 +37,10 @@ export class CachedApplicationRepository extends ApplicationRepository {
   async findById(tenantId: string, id: string): Promise<Application | null> {
     const app = await this.byId.get(id, () => this.inner.findById(tenantId, id));
     return app && app.tenantId === tenantId ? app : null;
+  }
+
+  findByIdForChange(tenantId: string, id: string): Promise<Application | null> {
+    return this.inner.findByIdForChange(tenantId, id);
   }
 
   insert(app: Application): Promise<void> {

@@ -28,6 +28,11 @@ export class CachedProxyRepository extends ProxyRepository {
     );
   }
 
+  /** Hits and misses of proxy-key lookups (invocations), since start. */
+  get keyCacheCounts(): Readonly<{ hits: number; misses: number }> {
+    return this.byKey.counts;
+  }
+
   findByKey(key: string): Promise<Proxy | null> {
     return this.byKey.get(key, () => this.inner.findByKey(key));
   }

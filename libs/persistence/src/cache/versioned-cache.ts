@@ -10,6 +10,8 @@ const MAX_ENTRIES = 10_000;
  */
 export class VersionedCache<T> {
   private readonly entries = new Map<string, { value: T; version: number; at: number }>();
+  /** Lookups served from memory and lookups that went to the database, since start (for the metrics). */
+  readonly counts = { hits: 0, misses: 0 };
 
   constructor(
     private readonly versions: VersionStore,
@@ -22,7 +24,11 @@ export class VersionedCache<T> {
   async get(key: string, load: () => Promise<T | null>): Promise<T | null> {
     const version = await this.versions.read(this.name);
     const entry = this.entries.get(key);
-    if (version !== null && entry && entry.version === version && Date.now() - entry.at < this.maxAgeMs) return entry.value;
+    if (version !== null && entry && entry.version === version && Date.now() - entry.at < this.maxAgeMs) {
+      this.counts.hits++;
+      return entry.value;
+    }
+    this.counts.misses++;
     const loaded = await load();
     if (version === null || loaded === null) {
       this.entries.delete(key);

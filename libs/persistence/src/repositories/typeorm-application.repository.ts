@@ -38,6 +38,10 @@ export class TypeormApplicationRepository extends ApplicationRepository {
     return this.repo.findOneBy({ id, tenantId });
   }
 
+  async findByIdForChange(tenantId: string, id: string): Promise<Application | null> {
+    return this.repo.findOne({ where: { id, tenantId }, lock: { mode: 'pessimistic_write' } });
+  }
+
   async findByKeyHash(keyHash: string): Promise<Application | null> {
     return this.repo.findOneBy({ keyHash });
   }

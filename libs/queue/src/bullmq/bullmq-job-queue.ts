@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { AddJobOptions, JobQueue, QueueUnavailableError } from '../job-queue';
+import { AddJobOptions, JobQueue, QueueDepths, QueueUnavailableError } from '../job-queue';
 import { JobData, JobName, QUEUE_OF, QueueName } from '../jobs';
 import { PRODUCER_TIMEOUT_MS, producerConnection } from './redis-connections';
 
@@ -42,6 +42,15 @@ export class BullmqJobQueue extends JobQueue {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Jobs per state in each queue, read from Redis (shared by every process using this prefix). */
+  async depths(): Promise<QueueDepths> {
+    const out: QueueDepths = {};
+    for (const [name, queue] of this.queues) {
+      out[name] = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+    }
+    return out;
   }
 
   async close(): Promise<void> {

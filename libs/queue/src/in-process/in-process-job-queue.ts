@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { InvalidJobError, JobContext, JobHandlerRegistry, retryDelayMs } from '../job-handler';
-import { AddJobOptions, JobQueue, QueueUnavailableError } from '../job-queue';
+import { AddJobOptions, JobQueue, QueueDepths, QueueUnavailableError } from '../job-queue';
 import { JobData, JobName, QUEUE_OF } from '../jobs';
 
 export interface InProcessQueueOptions {
@@ -61,6 +61,11 @@ export class InProcessJobQueue extends JobQueue {
     if (this.waiting.length >= this.options.maxQueued) throw new QueueUnavailableError('The in-process queue is full');
     this.waiting.push(job);
     this.pump();
+  }
+
+  /** This process's jobs by state (one figure for all queues: they share the process). */
+  depths(): QueueDepths {
+    return { 'in-process': { waiting: this.waiting.length, active: this.running, delayed: this.timers.size, failed: this.failed.length } };
   }
 
   /** Starts running jobs (those added before wait until now). */

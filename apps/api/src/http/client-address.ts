@@ -1,0 +1,24 @@
+import type { Request } from 'express';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * The address failed authentications are counted against. `req.ip` is the socket's peer, or, when that peer is one
+ * of TRUSTED_PROXIES (express's `trust proxy`, set in app.ts), the nearest X-Forwarded-For hop that is not trusted:
+ * a client cannot pick its own address by sending the header. IPv4-mapped IPv6 counts as the IPv4 address, and
+ * IPv6 by its /64, the smallest allocation a subscriber gets: walking through one's own /64 must not reset the count.
+ */
+export function clientAddressOf(req: Request): string | undefined {
+  const ip = req.ip ?? req.socket.remoteAddress;
+  if (!ip) return undefined;
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(ip);
+  } catch {
+    return ip;
+  }
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  const parts = v6.parts.slice(0, 4).map((part) => part.toString(16));
+  return `${parts.join(':')}::/64`;
+}

@@ -1,0 +1,108 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor, Type } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import { getMetadataStorage } from 'class-validator';
+import type { Request } from 'express';
+import type { Observable } from 'rxjs';
+import { FieldErrors, ValidationError } from '@gatehouse/domain';
+
+export type QueryValues = Record<string, string | string[]>;
+
+/**
+ * `a=1&b=x+y&a=2` as a null-prototype object (`__proto__` is a name like any other; repeated names give an array),
+ * and the names whose name or value is not valid percent-encoded UTF-8 (decoding them would only give U+FFFD).
+ */
+export function parseQueryString(raw: string): { values: QueryValues; malformed: string[] } {
+  const values: QueryValues = Object.create(null);
+  const malformed: string[] = [];
+  for (const piece of raw.split('&')) {
+    if (piece === '') continue;
+    const at = piece.indexOf('=');
+    const rawName = at < 0 ? piece : piece.slice(0, at);
+    const name = decode(rawName);
+    const value = decode(at < 0 ? '' : piece.slice(at + 1));
+    if (name === undefined || value === undefined) {
+      malformed.push(name ?? shortened(rawName));
+      continue;
+    }
+    const previous = values[name];
+    values[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+  }
+  return { values, malformed };
+}
+
+/** Express's `query parser`: the same decoding as the check below, so a DTO sees exactly what was checked. */
+export function queryParser(raw: string | null | undefined): QueryValues {
+  // Express passes null when the URL has no query string at all.
+  return parseQueryString(raw ?? '').values;
+}
+
+function decode(text: string): string | undefined {
+  try {
+    // decodeURIComponent refuses invalid UTF-8, overlong forms and encoded surrogates; `+` is a space (forms).
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+function shortened(text: string): string {
+  return text.length > 100 ? `${text.slice(0, 100)}...` : text;
+}
+
+/**
+ * Every query parameter a route does not declare is a 400 naming it, whatever the name (`__proto__`, `constructor`,
+ * `toString` included: class-transformer would drop those before the DTO's whitelist saw them), and so is one that is
+ * not valid percent-encoded UTF-8. A route declares its parameters with one `@Query() dto: SomeQueryDto`; a route
+ * without one takes none. The `/proxy` data plane is not a Nest route: its query string belongs to the destination.
+ */
+@Injectable()
+export class StrictQueryInterceptor implements NestInterceptor {
+  private readonly declared = new WeakMap<object, ReadonlySet<string>>();
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() === 'http') {
+      const req = context.switchToHttp().getRequest<Request>();
+      const at = req.originalUrl.indexOf('?');
+      if (at >= 0) this.check(parseQueryString(req.originalUrl.slice(at + 1)), this.declaredFor(context));
+    }
+    return next.handle();
+  }
+
+  private check(query: { values: QueryValues; malformed: string[] }, declared: ReadonlySet<string>): void {
+    const errors: FieldErrors = Object.create(null);
+    for (const name of query.malformed) (errors[name] ??= []).push('is not valid percent-encoded UTF-8');
+    for (const name of Object.keys(query.values)) {
+      if (!declared.has(name)) (errors[shortened(name)] ??= []).push('is not allowed');
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+  }
+
+  private declaredFor(context: ExecutionContext): ReadonlySet<string> {
+    const handler = context.getHandler();
+    let names = this.declared.get(handler);
+    if (!names) {
+      names = queryParametersOf(context.getClass(), handler);
+      this.declared.set(handler, names);
+    }
+    return names;
+  }
+}
+
+/** The properties of the handler's `@Query()` DTO class (what class-validator whitelists), or `@Query('name')` names. */
+function queryParametersOf(controller: Type, handler: { name: string }): ReadonlySet<string> {
+  const args: Record<string, { index: number; data?: unknown }> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {};
+  const types: unknown[] = Reflect.getMetadata('design:paramtypes', controller.prototype, handler.name) ?? [];
+  const names = new Set<string>();
+  for (const [key, arg] of Object.entries(args)) {
+    if (Number(key.split(':')[0]) !== RouteParamtypes.QUERY) continue;
+    if (typeof arg.data === 'string') {
+      names.add(arg.data);
+      continue;
+    }
+    const dto = types[arg.index];
+    if (typeof dto !== 'function') continue;
+    for (const metadata of getMetadataStorage().getTargetValidationMetadatas(dto as Type, '', true, false)) names.add(metadata.propertyName);
+  }
+  return names;
+}

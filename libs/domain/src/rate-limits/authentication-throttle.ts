@@ -1,0 +1,75 @@
+import { Clock } from '../shared/clock';
+import { DomainError, TooManyRequestsError } from '../shared/domain-error';
+import { RateCounter, RateLimit } from './rate-counter';
+
+const MAX_REMEMBERED = 100_000;
+
+/** How many throttled requests and fail-open counts there were, for metrics. */
+export interface ThrottleStats {
+  /** Requests answered 429 because their address failed too often. */
+  throttled: number;
+  /** Failures that could not be counted (the counter was unreachable) and were let through as plain failures. */
+  uncounted: number;
+}
+
+/**
+ * Throttles guessing of keys (API keys and proxy keys alike): failed authentications are counted per client address
+ * in the shared RateCounter, and past `policy` the address is answered 429 with Retry-After. A successful
+ * authentication never reaches the counter, so real keys pay nothing. Once this process has learnt that an address
+ * is over its limit it refuses it in `check`, before any lookup, so a blocked guesser costs no database work; another
+ * replica learns it from its own next failure of that address (one more lookup at most), since counts are shared.
+ */
+export class AuthenticationThrottle {
+  /** Address -> until when it is refused (epoch ms), as far as this process knows. */
+  private readonly blocked = new Map<string, number>();
+  readonly stats: ThrottleStats = { throttled: 0, uncounted: 0 };
+
+  constructor(
+    private readonly counter: RateCounter,
+    /** null: no throttling. */
+    readonly policy: RateLimit | null,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Before looking a key up: refuses an address known to be over its limit. `client` undefined: not throttled. */
+  check(client: string | undefined): void {
+    if (client === undefined || this.policy === null) return;
+    const until = this.blocked.get(client);
+    if (until === undefined) return;
+    const left = until - this.clock.now().getTime();
+    if (left <= 0) {
+      this.blocked.delete(client);
+      return;
+    }
+    this.stats.throttled++;
+    throw tooMany(Math.ceil(left / 1000));
+  }
+
+  /** Counts a failed authentication of `client`, then throws `error`, or a 429 when this failure is one too many. */
+  async fail(client: string | undefined, error: DomainError): Promise<never> {
+    if (client === undefined || this.policy === null) throw error;
+    const decision = await this.counter.take([{ key: `auth-failures:${client}`, limit: this.policy }]);
+    if (decision === null) {
+      this.stats.uncounted++;
+      throw error;
+    }
+    if (decision.allowed) throw error;
+    this.remember(client, this.clock.now().getTime() + decision.retryAfterSeconds * 1000);
+    this.stats.throttled++;
+    throw tooMany(decision.retryAfterSeconds);
+  }
+
+  private remember(client: string, until: number): void {
+    if (this.blocked.size >= MAX_REMEMBERED) {
+      const now = this.clock.now().getTime();
+      for (const [address, at] of this.blocked) if (at <= now) this.blocked.delete(address);
+      // Still full: forget the oldest; it is refused again after its next counted failure.
+      if (this.blocked.size >= MAX_REMEMBERED) this.blocked.delete(this.blocked.keys().next().value as string);
+    }
+    this.blocked.set(client, until);
+  }
+}
+
+function tooMany(retryAfterSeconds: number): TooManyRequestsError {
+  return new TooManyRequestsError('Too many failed authentications from this address; retry later', retryAfterSeconds);
+}

@@ -1,0 +1,100 @@
+import { Clock } from '../shared/clock';
+
+/** At most `limit` requests in any `windowSeconds`, as a burst or spread out. */
+export interface RateLimit {
+  limit: number;
+  windowSeconds: number;
+}
+
+/** One counter: its name (an application, a proxy, a client address) and the limit it is counted against. */
+export interface Bucket {
+  key: string;
+  limit: RateLimit;
+}
+
+export interface BucketState {
+  limit: RateLimit;
+  /** Requests still allowed right now. */
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** When refused: seconds until the request would be allowed (at least 1); 0 when allowed. */
+  retryAfterSeconds: number;
+  /** One state per bucket, in the order asked. */
+  buckets: BucketState[];
+}
+
+/**
+ * The one counting mechanism of the service, behind failed-authentication throttling and rate limits alike: the
+ * generic cell rate algorithm (GCRA), which keeps one number per bucket, the theoretical arrival time (TAT) of the
+ * next request. A request is allowed when taking one unit from every bucket keeps each within its limit; then all
+ * are taken, else none (a proxy invocation counted against both its proxy and its caller's application is refused
+ * without using up either). Adapters: in memory (one process) and Redis (one Lua script, so replicas share counts).
+ */
+export abstract class RateCounter {
+  /** null when the counter cannot be reached: callers let the request through (fail open). */
+  abstract take(buckets: Bucket[]): Promise<RateDecision | null>;
+}
+
+// Floating-point slack, so 3 per second leaves 2 after one request rather than 1.9999999.
+const EPSILON = 1e-9;
+
+/** What GCRA says for one bucket at `nowMs`, given its stored TAT (undefined: a full bucket). */
+export function gcra(storedTat: number | undefined, nowMs: number, limit: RateLimit): { allowed: boolean; newTat: number; state: BucketState; retryMs: number } {
+  const windowMs = limit.windowSeconds * 1000;
+  const interval = windowMs / limit.limit;
+  const tat = storedTat === undefined || storedTat < nowMs ? nowMs : storedTat;
+  const newTat = tat + interval;
+  const allowAt = newTat - windowMs;
+  if (allowAt > nowMs) {
+    const remaining = Math.max(0, Math.floor((windowMs - (tat - nowMs)) / interval + EPSILON));
+    return { allowed: false, newTat: tat, state: { limit, remaining, resetSeconds: Math.ceil((tat - nowMs) / 1000) }, retryMs: allowAt - nowMs };
+  }
+  const remaining = Math.max(0, Math.floor((windowMs - (newTat - nowMs)) / interval + EPSILON));
+  return { allowed: true, newTat, state: { limit, remaining, resetSeconds: Math.ceil((newTat - nowMs) / 1000) }, retryMs: 0 };
+}
+
+/** Seconds for Retry-After: whole, and at least 1 (a client told 0 would retry at once). */
+export function retryAfterSeconds(retryMs: number): number {
+  return Math.max(1, Math.ceil(retryMs / 1000));
+}
+
+const MAX_IN_MEMORY_BUCKETS = 100_000;
+
+/** One process (no Redis): the same GCRA over a map, bounded so that many addresses cannot grow it without end. */
+export class InMemoryRateCounter extends RateCounter {
+  private readonly tats = new Map<string, number>();
+
+  constructor(private readonly clock: Clock) {
+    super();
+  }
+
+  async take(buckets: Bucket[]): Promise<RateDecision> {
+    const now = this.clock.now().getTime();
+    const steps = buckets.map((bucket) => gcra(this.tats.get(bucket.key), now, bucket.limit));
+    const allowed = steps.every((step) => step.allowed);
+    if (allowed) {
+      buckets.forEach((bucket, i) => {
+        this.tats.delete(bucket.key);
+        this.tats.set(bucket.key, steps[i]!.newTat);
+      });
+      this.evict(now);
+    }
+    const retryMs = Math.max(0, ...steps.map((step) => step.retryMs));
+    return { allowed, retryAfterSeconds: allowed ? 0 : retryAfterSeconds(retryMs), buckets: steps.map((step) => step.state) };
+  }
+
+  /** A TAT in the past is a full bucket, the same as none: dropped first; then the least recently taken. */
+  private evict(now: number): void {
+    if (this.tats.size <= MAX_IN_MEMORY_BUCKETS) return;
+    for (const [key, tat] of this.tats) if (tat <= now) this.tats.delete(key);
+    for (const key of this.tats.keys()) {
+      if (this.tats.size <= MAX_IN_MEMORY_BUCKETS) break;
+      this.tats.delete(key);
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import { ConflictError, DomainError, InvalidDataError, NotFoundError, UnavailableError } from '@gatehouse/domain';
+import { translateDatabaseError, translatingDatabaseErrors } from './database-errors';
+
+function driverError(code: string): Error {
+  return Object.assign(new Error(`driver says ${code}`), { code });
+}
+
+describe('translateDatabaseError', () => {
+  it('turns a unique violation into a ConflictError', () => {
+    expect(translateDatabaseError(driverError('23505'))).toBeInstanceOf(ConflictError);
+  });
+
+  it('turns a data exception into an InvalidDataError carrying the SQLSTATE only', () => {
+    const error = translateDatabaseError(driverError('22021'));
+    expect(error).toBeInstanceOf(InvalidDataError);
+    expect(error).toMatchObject({ code: 'validation', reason: '22021', message: 'A value in the request cannot be stored' });
+  });
+
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300'])(
+    'turns the connection failure %s into an UnavailableError',
+    (code) => {
+      const error = translateDatabaseError(driverError(code));
+      expect(error).toBeInstanceOf(UnavailableError);
+      expect(error).toMatchObject({ code: 'unavailable', reason: code });
+    },
+  );
+
+  it('leaves other failures and domain errors as they are', () => {
+    const foreignKey = driverError('23503');
+    const bug = new TypeError('x is undefined');
+    const domain = new NotFoundError('Application');
+    expect(translateDatabaseError(foreignKey)).toBe(foreignKey);
+    expect(translateDatabaseError(bug)).toBe(bug);
+    expect(translateDatabaseError(domain)).toBe(domain);
+    expect(translateDatabaseError(undefined)).toBeUndefined();
+  });
+});
+
+describe('translatingDatabaseErrors', () => {
+  class Repository {
+    readonly label = 'repo';
+    async rejects(code: string): Promise<void> {
+      throw driverError(code);
+    }
+    throws(code: string): void {
+      throw driverError(code);
+    }
+    async answers(): Promise<string> {
+      return this.label;
+    }
+  }
+
+  it('translates what a method rejects or throws, and passes results and fields through', async () => {
+    const repo = translatingDatabaseErrors(new Repository());
+    await expect(repo.rejects('23505')).rejects.toBeInstanceOf(ConflictError);
+    expect(() => repo.throws('57P01')).toThrow(UnavailableError);
+    await expect(repo.answers()).resolves.toBe('repo');
+    expect(repo.label).toBe('repo');
+    expect(repo).toBeInstanceOf(Repository);
+    await expect(repo.rejects('23503')).rejects.not.toBeInstanceOf(DomainError);
+  });
+});

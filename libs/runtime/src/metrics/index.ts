@@ -1,0 +1,3 @@
+export * from './metrics-registry';
+export * from './background-metrics';
+export * from './reactor-metrics';

@@ -1,0 +1,96 @@
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+
+/** A registry with the process's own figures (CPU, memory, event-loop lag, GC), every series labelled by service. */
+export function createMetricsRegistry(service: string): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/**
+ * The Prometheus endpoint on a listener of its own (METRICS_PORT), never on the public port: `GET /metrics`, and
+ * 404 for anything else. Figures read at scrape time (gauges over a database query, say) are read then.
+ */
+export async function startMetricsServer(registry: Registry, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (error: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve());
+  });
+  // Never keeps the process alive on its own, and never delays a drain.
+  server.unref();
+  return server;
+}
+
+export function metricsPortOf(server: Server): number {
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * A counter whose total is kept elsewhere (a library's own stats), read at scrape time; series whose reading is
+ * undefined are left out (a figure that library does not keep).
+ */
+export function mirroredCounter(registry: Registry, name: string, help: string, read: () => number | undefined): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const value = read();
+      if (value === undefined) return;
+      this.reset();
+      this.inc(value);
+    },
+  });
+}
+
+/** A gauge read at scrape time (possibly from a query), with optional labels. */
+export function sampledGauge<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => Promise<Array<{ labels?: Partial<Record<L, string>>; value: number }>> | Array<{ labels?: Partial<Record<L, string>>; value: number }>,
+  labelNames: readonly L[] = [],
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    async collect() {
+      const samples = await read();
+      this.reset();
+      for (const { labels, value } of samples) {
+        if (labels) this.set(labels as Record<L, string>, value);
+        else this.set(value);
+      }
+    },
+  });
+}
+
+/** One read shared by the gauges of one scrape (they are collected concurrently), fresh for `ttlMs`. */
+export function sharedReading<T>(read: () => Promise<T>, ttlMs = 1000): () => Promise<T> {
+  let cached: { at: number; value: Promise<T> } | undefined;
+  return () => {
+    const now = Date.now();
+    if (!cached || now - cached.at > ttlMs) {
+      const value = read();
+      cached = { at: now, value };
+      // A failed read is not kept: the next scrape tries again.
+      value.catch(() => (cached = undefined));
+    }
+    return cached.value;
+  };
+}

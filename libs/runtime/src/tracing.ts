@@ -1,0 +1,110 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- the SDK is required only when tracing is on (see startTracing) */
+import { context, propagation, Span, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import type { TracerProvider } from '@opentelemetry/sdk-trace';
+
+/**
+ * OpenTelemetry tracing, on only when OTEL_EXPORTER_OTLP_ENDPOINT is set. This module is the first thing each
+ * process imports (`@gatehouse/runtime/tracing`, before anything that loads `pg` or `ioredis`), because the
+ * database and Redis instrumentations patch those modules as they are loaded. It imports nothing of the project.
+ *
+ * Unset, nothing of the SDK is loaded, and every helper below is one boolean test: no span objects, no context
+ * switches, no header parsing beyond passing `traceparent` on as it came.
+ */
+
+let provider: TracerProvider | undefined;
+
+export function tracingEnabled(): boolean {
+  return provider !== undefined;
+}
+
+/** Starts exporting spans to `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces` (OTLP/HTTP, JSON); a no-op when unset. */
+export function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): void {
+  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!endpoint || provider) return;
+  // A malformed value is reported by the configuration check that follows, with one clear line.
+  if (!/^https?:\/\//.test(endpoint)) return;
+  const { TracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
+  const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
+  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
+  const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis') as typeof import('@opentelemetry/instrumentation-ioredis');
+
+  const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
+  provider = new TracerProvider({
+    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME?.trim() || service }),
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }),
+        scheduledDelayMillis: Number.isInteger(delay) && delay > 0 ? delay : 5000,
+      }),
+    ],
+  });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+  // Statements only inside a traced operation (a request, a job): not the health checks' or the relay's polling.
+  for (const instrumentation of [new PgInstrumentation({ requireParentSpan: true }), new IORedisInstrumentation({ requireParentSpan: true })]) {
+    instrumentation.setTracerProvider(provider);
+    instrumentation.enable();
+  }
+}
+
+/** Sends the spans still buffered; called on the way out. */
+export async function stopTracing(): Promise<void> {
+  await provider?.shutdown().catch(() => undefined);
+}
+
+function tracer() {
+  return trace.getTracer('gatehouse');
+}
+
+/** The server span of an incoming request, child of the caller's `traceparent`; undefined when tracing is off. */
+export function startServerSpan(method: string, headers: Record<string, string | string[] | undefined>): { span: Span; context: Context } | undefined {
+  if (!provider) return undefined;
+  const parent = propagation.extract(context.active(), headers);
+  const span = tracer().startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+/** Ends a server span with what the request turned out to be. */
+export function endServerSpan(span: Span, method: string, route: string, status: number, requestId: string | undefined): void {
+  span.updateName(`${method} ${route}`);
+  span.setAttributes({ 'http.route': route, 'http.response.status_code': status, ...(requestId ? { 'gatehouse.request_id': requestId } : {}) });
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+/**
+ * Runs `fn` inside a span named `name` (a transform run, a destination call, a job) when tracing is on; just
+ * runs it otherwise. `headers`, when given, receive the span's `traceparent` (a call leaving the process).
+ */
+export async function inSpan<T>(
+  name: string,
+  kind: 'internal' | 'client' | 'consumer',
+  attributes: Record<string, string | number>,
+  fn: (headers?: Record<string, string>) => Promise<T>,
+): Promise<T> {
+  if (!provider) return fn();
+  const span = tracer().startSpan(name, {
+    kind: kind === 'client' ? SpanKind.CLIENT : kind === 'consumer' ? SpanKind.CONSUMER : SpanKind.INTERNAL,
+    attributes,
+  });
+  const active = trace.setSpan(context.active(), span);
+  const headers: Record<string, string> = {};
+  propagation.inject(active, headers);
+  try {
+    return await context.with(active, () => fn(headers));
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message.slice(0, 200) : undefined });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** Runs `fn` with `ctx` as the active trace context (a request's server span), or just runs it. */
+export function withContext<T>(ctx: Context | undefined, fn: () => T): T {
+  return ctx ? context.with(ctx, fn) : fn();
+}
