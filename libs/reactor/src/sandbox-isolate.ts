@@ -41,6 +41,8 @@ export class SandboxIsolate {
   private readonly scripts: ScriptCache;
   private readonly warm: WarmContexts;
   private spare: PreparedContext | null = null;
+  /** Used heap after the last run, in bytes. */
+  private usedHeap = 0;
   readonly counters: SandboxCounters = { contextsCreated: 0, warmInvocations: 0, compiledScripts: 0, warmContexts: 0 };
 
   constructor(
@@ -82,10 +84,8 @@ export class SandboxIsolate {
     if (this.isolate.isDisposed) return false;
     const before = this.counters.contextsCreated + this.counters.warmContexts * 1e6;
     this.spare ??= this.createContext();
-    if (this.warm.size > 0) {
-      const heap = this.isolate.getHeapStatisticsSync();
-      if (heap.used_heap_size > this.settings.memoryLimitMb * 1024 * 1024 * WARM_HEAP_FRACTION) this.warm.releaseWhere(() => true);
-    }
+    // The heap as the last run left it (checkHeap): one reading per run is enough.
+    if (this.warm.size > 0 && this.usedHeap > this.settings.memoryLimitMb * 1024 * 1024 * WARM_HEAP_FRACTION) this.warm.releaseWhere(() => true);
     this.updateCounters();
     return this.counters.contextsCreated + this.counters.warmContexts * 1e6 !== before;
   }
@@ -154,6 +154,7 @@ export class SandboxIsolate {
    */
   private checkHeap(): void {
     const heap = this.isolate.getHeapStatisticsSync();
+    this.usedHeap = heap.used_heap_size;
     if (heap.used_heap_size + heap.externally_allocated_size > this.settings.memoryLimitMb * 1024 * 1024) {
       throw new MemoryLimitError('The transform went over its memory limit');
     }
