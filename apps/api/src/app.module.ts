@@ -5,6 +5,7 @@ import {
   ApplicationRepository,
   AuthenticateApiKey,
   AuthenticationThrottle,
+  CheckpointSigner,
   Clock,
   CreateApplication,
   CreateTenant,
@@ -17,7 +18,7 @@ import {
 } from '@gatehouse/domain';
 import { Database, PersistenceModule } from '@gatehouse/persistence';
 import { BackgroundJobsModule } from '@gatehouse/queue';
-import { AppConfig } from '@gatehouse/config';
+import { AppConfig, resolveLogSigningKey } from '@gatehouse/config';
 import { ApplicationsController } from './applications/applications.controller';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { HealthController } from './health/health.controller';
@@ -41,7 +42,19 @@ export class AppModule {
   static register(options: ApiModuleOptions): DynamicModule {
     return {
       module: AppModule,
-      imports: [PersistenceModule.forRoot(options.database, { redisUrl: options.config.redisUrl }), BackgroundJobsModule.forRoot({ runJobs: options.runJobs, redisUrl: options.config.redisUrl, prefix: options.config.queuePrefix }), RateLimitsModule.forRoot(options.config), ProxiesModule.forRoot(options.config), LogsModule],
+      imports: [
+        PersistenceModule.forRoot(options.database, { redisUrl: options.config.redisUrl }),
+        BackgroundJobsModule.forRoot({
+          runJobs: options.runJobs,
+          redisUrl: options.config.redisUrl,
+          prefix: options.config.queuePrefix,
+          checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(options.config).key),
+          checkpointIntervalMs: options.config.logCheckpointIntervalMs,
+        }),
+        RateLimitsModule.forRoot(options.config),
+        ProxiesModule.forRoot(options.config),
+        LogsModule,
+      ],
       controllers: [HealthController, PermissionsController, ApplicationsController],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },

@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig } from '@gatehouse/config';
+import { AppConfig, resolveLogSigningKey } from '@gatehouse/config';
+import { CheckpointSigner } from '@gatehouse/domain';
 import { Database, PersistenceModule } from '@gatehouse/persistence';
 import { BackgroundJobsModule, BackgroundJobsOptions } from '@gatehouse/queue';
 
@@ -20,7 +21,14 @@ export class WorkerModule {
       imports: [
         // redisUrl: the worker's deletions (expiries) must invalidate the api replicas' caches too.
         PersistenceModule.forRoot(options.database, { redisUrl: config.redisUrl }),
-        BackgroundJobsModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix, ...options.jobs, runJobs: true }),
+        BackgroundJobsModule.forRoot({
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(config).key),
+          checkpointIntervalMs: config.logCheckpointIntervalMs,
+          ...options.jobs,
+          runJobs: true,
+        }),
       ],
     };
   }

@@ -31,3 +31,4 @@ export * from './logs/log-queries';
 export * from './logs/log-commands';
 export * from './rate-limits/rate-counter';
 export * from './rate-limits/authentication-throttle';
+export * from './logs/log-chain';

@@ -3,6 +3,7 @@ import {
   ApplicationExpiryScheduler,
   ApplicationRepository,
   AuditEventPublisher,
+  CheckpointSigner,
   Clock,
   ExpireApplications,
   IngestLogs,
@@ -10,6 +11,7 @@ import {
   NoopApplicationExpiryScheduler,
   NoopAuditEventPublisher,
   RelayAuditOutbox,
+  SignLogCheckpoints,
   UnitOfWork,
 } from '@gatehouse/domain';
 import { BackgroundJobs } from './background-jobs';
@@ -45,6 +47,10 @@ export interface BackgroundJobsOptions {
   logBatch?: Partial<LogBatchOptions>;
   publisher?: Partial<PublisherOptions>;
   retry?: { maxAttempts?: number; backoffBaseMs?: number; backoffMaxMs?: number };
+  /** Signs the log chains' heads (where jobs run) and gives the api its public key. */
+  checkpointSigner: CheckpointSigner;
+  /** How often the chains that grew get a signed checkpoint (default 30 s). */
+  checkpointIntervalMs?: number;
 }
 
 const DEFAULT_QUEUE_PREFIX = 'gatehouse';
@@ -74,6 +80,7 @@ export class BackgroundJobsModule {
     const queue: JobQueue | undefined = bullmq ?? inProcess;
 
     const providers: Provider[] = [
+      { provide: CheckpointSigner, useValue: options.checkpointSigner },
       {
         provide: ExpireApplications,
         inject: [UnitOfWork, ApplicationRepository, Clock],
@@ -116,6 +123,7 @@ export class BackgroundJobsModule {
             new ExpireApplicationHandler(expire),
           ]);
           const relay = new RelayAuditOutbox(logs, clock);
+          const signCheckpoints = new SignLogCheckpoints(logs, options.checkpointSigner, clock);
           const minAgeMs = options.outboxRelayMinAgeMs ?? 5000;
           return new BackgroundJobs({
             ...parts,
@@ -134,6 +142,9 @@ export class BackgroundJobsModule {
               outboxRelay: new PeriodicTask('OutboxRelay', options.outboxRelayIntervalMs ?? 5000, () => relay.execute(minAgeMs), (n) =>
                 `relayed ${n} audit event(s) from the outbox`,
               ),
+              checkpoints: new PeriodicTask('LogCheckpoints', options.checkpointIntervalMs ?? 30_000, () => signCheckpoints.execute(), (n) =>
+                `signed ${n} log checkpoint(s)`,
+              ),
               expirySweep: new PeriodicTask('ExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expire.sweep(), (n) =>
                 `expired ${n} application(s)`,
               ),
@@ -142,7 +153,7 @@ export class BackgroundJobsModule {
         },
       },
     ];
-    const exports: DynamicModule['exports'] = [AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, BackgroundJobs];
+    const exports: DynamicModule['exports'] = [CheckpointSigner, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, BackgroundJobs];
     if (queue) {
       providers.push({ provide: JobQueue, useValue: queue });
       exports.push(JobQueue);

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { AuthenticateApiKey, mayCreateApplications, PermissionDeniedError, requirePermission } from '@gatehouse/domain';
 import { clientAddressOf } from '../http/client-address';
 import { SvcLoopback } from '../proxy-invocation/svc-bridge';
+import { requestOriginOf } from '../http/request-origin';
 import { accessRecord } from '../http/access-log';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 
@@ -24,7 +25,7 @@ export class ApiKeyGuard implements CanActivate {
     const header = req.headers['svc-api-key'];
     const viaSvc = await this.svcLoopback?.principalOf(req);
     const principal = viaSvc ?? (await this.authenticate.execute(typeof header === 'string' ? header : undefined, clientAddressOf(req))).principal;
-    req.principal = principal;
+    req.principal = { ...principal, origin: requestOriginOf(req) };
     const record = accessRecord(req);
     record.tenantId = principal.tenantId;
     record.applicationId = principal.applicationId;

@@ -5,7 +5,9 @@ import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { Database, openDatabase, PersistenceModule } from '../../../persistence/src';
 import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, QueueName } from '../../src';
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../../test/support/test-env';
+import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '../../../../test/support/test-env';
+import { parseSigningKey } from '../../../config/src';
+import { CheckpointSigner } from '../../../domain/src';
 
 /** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
 export function uniquePrefix(name: string): string {
@@ -61,9 +63,12 @@ export interface JobsHost {
 }
 
 /** The background-jobs module over its own connection pool, as the worker (or an api without Redis) runs it. */
-export async function startJobsHost(options: BackgroundJobsOptions): Promise<JobsHost> {
+export async function startJobsHost(options: Omit<BackgroundJobsOptions, 'checkpointSigner'> & Partial<BackgroundJobsOptions>): Promise<JobsHost> {
   const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 });
-  const context = await NestFactory.createApplicationContext(JobsHostModule.register(database, options), { logger: false });
+  const signer = new CheckpointSigner(() => parseSigningKey(TEST_LOG_SIGNING_KEY));
+  const context = await NestFactory.createApplicationContext(JobsHostModule.register(database, { checkpointSigner: signer, ...options }), {
+    logger: false,
+  });
   return {
     context,
     database,
