@@ -13,6 +13,7 @@ import {
   GetApplication,
   ListApplications,
   RegenerateApplicationKey,
+  SetTenantRateLimit,
   UnitOfWork,
   UpdateApplication,
 } from '@gatehouse/domain';
@@ -68,6 +69,7 @@ export class AppModule {
         useCase(GetApplication, [ApplicationRepository]),
         useCase(ListApplications, [ApplicationRepository]),
         useCase(CreateTenant, [UnitOfWork, Clock]),
+        useCase(SetTenantRateLimit, [UnitOfWork]),
       ],
     };
   }
