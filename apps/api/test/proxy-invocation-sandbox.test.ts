@@ -100,7 +100,7 @@ describe('transform sandbox through /proxy', () => {
       const probe = await proxyWith(`module.exports = async function (req) {
         return { body: { polluted: ({}).polluted ?? null, map: [1, 2].map((x) => x * 2), json: JSON.stringify({ a: 1 }), leftover: typeof globalThis.leftover }, headers: { 'content-type': 'application/json' } };
       };`);
-      // Enough rounds to land on both isolates of the pool.
+      // Enough rounds to land on both sandbox processes of the pool.
       for (let i = 0; i < 4; i++) await invoke(polluter).expect(200);
       const seen: string[] = [];
       const server = upstream.server;

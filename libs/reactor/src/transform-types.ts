@@ -1,5 +1,5 @@
 export interface ReactorOptions {
-  /** Number of isolates, i.e. invocations running at once. Default: os.availableParallelism(). */
+  /** Number of sandbox processes, i.e. invocations running at once. Default: os.availableParallelism(). */
   poolSize?: number;
   /** Wall-clock limit of one invocation, svc calls and awaits included. Default 5000. */
   timeoutMs?: number;

@@ -31,7 +31,7 @@ import { SvcLoopback } from '../proxy-invocation/svc-bridge';
 import { ProxiesController } from './proxies.controller';
 import { ReactorTransformCompiler } from './reactor-transform-compiler';
 
-/** Closes the process's one reactor (its isolates) when the app stops. */
+/** Closes the process's one reactor (its sandbox processes) when the app stops. */
 @Injectable()
 class ReactorShutdown implements OnApplicationShutdown {
   constructor(@Inject(Reactor) private readonly reactor: Reactor) {}
