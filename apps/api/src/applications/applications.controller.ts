@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import {
   CreateApplication,
@@ -19,6 +19,8 @@ import {
   ApplicationResponse,
   CreateApplicationDto,
   ListApplicationsQueryDto,
+  RegenerateKeyDto,
+  RegenerateKeyQueryDto,
   toApplicationResponse,
   toRule,
   UpdateApplicationDto,
@@ -65,7 +67,8 @@ export class ApplicationsController {
     @CurrentPrincipal() principal: Principal,
     @Query() query: ListApplicationsQueryDto,
   ): Promise<PaginatedEnvelope<ApplicationResponse>> {
-    const page = await this.listApplications.execute(principal, { ids: query.id, types: query.type }, toPageQuery(query));
+    const filter = { ids: query.id, types: query.type, unusedSince: query.unused_since === undefined ? undefined : new Date(query.unused_since) };
+    const page = await this.listApplications.execute(principal, filter, toPageQuery(query));
     return envelope(page, (app) => toApplicationResponse(app));
   }
 
@@ -106,8 +109,20 @@ export class ApplicationsController {
   @HttpCode(200)
   @RequirePermission('application:update')
   @ApiOkResponse({ type: ApplicationResponse })
-  async regenerate(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string): Promise<ApplicationResponse> {
-    const { application, key } = await this.regenerateKey.execute(principal, id);
+  // The body is optional: the overlap may come in the query instead, or not at all.
+  @ApiBody({ type: RegenerateKeyDto, required: false })
+  async regenerate(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', UuidParamPipe) id: string,
+    @Query() query: RegenerateKeyQueryDto,
+    @Body() body: RegenerateKeyDto,
+  ): Promise<ApplicationResponse> {
+    const inQuery = query.previous_key_expires_in_seconds;
+    const inBody = body?.previous_key_expires_in_seconds;
+    if (inQuery !== undefined && inBody !== undefined && inQuery !== inBody) {
+      throw ValidationError.single('previous_key_expires_in_seconds', 'is given in the query and in the body with different values');
+    }
+    const { application, key } = await this.regenerateKey.execute(principal, id, { previousKeyExpiresInSeconds: inQuery ?? inBody });
     return toApplicationResponse(application, key);
   }
 

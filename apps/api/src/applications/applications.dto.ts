@@ -10,7 +10,9 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
+  Min,
   MinLength,
   ValidateNested,
 } from 'class-validator';
@@ -22,11 +24,12 @@ import {
   CONDITION_ATTRIBUTES,
   CONDITION_OPERATORS,
   MAX_NAME_LENGTH,
+  MAX_KEY_OVERLAP_SECONDS,
   MAX_PERMISSIONS,
   PERMISSIONS,
   RULE_TRANSFORMS,
 } from '@gatehouse/domain';
-import { AsArray, IdFilteredPagingQueryDto } from '../http/paging.dto';
+import { AsArray, IdFilteredPagingQueryDto, QueryInt } from '../http/paging.dto';
 import { RateLimitDto, rateLimitResponse } from '../rate-limits/rate-limit.dto';
 
 export class AccessRuleConditionDto {
@@ -144,6 +147,14 @@ export class ListApplicationsQueryDto extends IdFilteredPagingQueryDto {
   @IsArray()
   @IsIn(APPLICATION_TYPES, { each: true })
   type?: ApplicationType[];
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Only applications whose key has not been used since this instant, never-used ones included: keys to retire',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true }, { message: 'must be an ISO 8601 date or date-time' })
+  unused_since?: string;
 }
 
 export class AccessRuleResponse {
@@ -170,6 +181,36 @@ export class ApplicationResponse {
   @ApiPropertyOptional({ format: 'date-time' }) expires_at?: string;
   @ApiPropertyOptional() can_create_expiring_applications?: boolean;
   @ApiPropertyOptional({ type: RateLimitDto, description: "The application's own limit; absent: the tenant's default, if any" }) rate_limit?: RateLimitDto;
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Set by a regenerate with previous_key_expires_in_seconds: until when the key it replaced keeps working',
+  })
+  previous_key_expires_at?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'When the key last authenticated, to the minute (updated within about a minute); absent: never' })
+  last_used_at?: string;
+}
+
+const OVERLAP_DOC = `Seconds the key being replaced keeps working (0 to ${MAX_KEY_OVERLAP_SECONDS}); 0 or absent: it stops at once`;
+
+/** `POST /applications/{id}/regenerate` may name the overlap in its query... */
+export class RegenerateKeyQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_KEY_OVERLAP_SECONDS, description: OVERLAP_DOC })
+  @IsOptional()
+  @QueryInt()
+  @IsInt({ message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  @Min(0, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  @Max(MAX_KEY_OVERLAP_SECONDS, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  previous_key_expires_in_seconds?: number;
+}
+
+/** ...or in its (optional) body. */
+export class RegenerateKeyDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_KEY_OVERLAP_SECONDS, description: OVERLAP_DOC })
+  @IsOptional()
+  @IsInt({ message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  @Min(0, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  @Max(MAX_KEY_OVERLAP_SECONDS, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  previous_key_expires_in_seconds?: number;
 }
 
 export function toRule(dto: AccessRuleDto): AccessRule {
@@ -201,6 +242,8 @@ export function toApplicationResponse(app: Application, key?: string): Applicati
   if (app.canCreateExpiringApplications != null) body.can_create_expiring_applications = app.canCreateExpiringApplications;
   const rateLimit = rateLimitResponse(app.rateLimit);
   if (rateLimit) body.rate_limit = rateLimit;
+  if (app.previousKeyExpiresAt) body.previous_key_expires_at = app.previousKeyExpiresAt.toISOString();
+  if (app.lastUsedAt) body.last_used_at = app.lastUsedAt.toISOString();
   return body;
 }
 
