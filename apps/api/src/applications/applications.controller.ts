@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import {
   CreateApplication,
@@ -16,13 +16,16 @@ import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
 import { UuidParamPipe } from '../http/validation';
 import { toRateLimit } from '../rate-limits/rate-limit.dto';
 import {
+  ApplicationListResponse,
   ApplicationResponse,
+  CREATE_APPLICATION_EXAMPLES,
   CreateApplicationDto,
   ListApplicationsQueryDto,
   RegenerateKeyDto,
   RegenerateKeyQueryDto,
   toApplicationResponse,
   toRule,
+  UPDATE_APPLICATION_EXAMPLES,
   UpdateApplicationDto,
 } from './applications.dto';
 
@@ -40,7 +43,9 @@ export class ApplicationsController {
   ) {}
 
   @Post()
+  @ApiOperation({ operationId: 'createApplication', summary: 'Create an application and its key' })
   @RequirePermission('application:create')
+  @ApiBody({ type: CreateApplicationDto, examples: CREATE_APPLICATION_EXAMPLES })
   @ApiCreatedResponse({ type: ApplicationResponse })
   async create(
     @CurrentPrincipal() principal: Principal,
@@ -62,7 +67,9 @@ export class ApplicationsController {
   }
 
   @Get()
+  @ApiOperation({ operationId: 'listApplications', summary: 'List applications' })
   @RequirePermission('application:read')
+  @ApiOkResponse({ type: ApplicationListResponse })
   async list(
     @CurrentPrincipal() principal: Principal,
     @Query() query: ListApplicationsQueryDto,
@@ -74,6 +81,7 @@ export class ApplicationsController {
 
   // Declared before :id so that "key" is never taken for an id.
   @Get('key')
+  @ApiOperation({ operationId: 'getApplicationOfKey', summary: 'Get the application of the calling key' })
   @RequirePermission('application:read')
   @ApiOkResponse({ type: ApplicationResponse })
   async byKey(@CurrentPrincipal() principal: Principal): Promise<ApplicationResponse> {
@@ -81,6 +89,7 @@ export class ApplicationsController {
   }
 
   @Get(':id')
+  @ApiOperation({ operationId: 'getApplication', summary: 'Get an application' })
   @RequirePermission('application:read')
   @ApiOkResponse({ type: ApplicationResponse })
   async get(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string): Promise<ApplicationResponse> {
@@ -88,7 +97,9 @@ export class ApplicationsController {
   }
 
   @Put(':id')
+  @ApiOperation({ operationId: 'updateApplication', summary: 'Replace the name, permissions and rules of an application' })
   @RequirePermission('application:update')
+  @ApiBody({ type: UpdateApplicationDto, examples: UPDATE_APPLICATION_EXAMPLES })
   @ApiOkResponse({ type: ApplicationResponse })
   async update(
     @CurrentPrincipal() principal: Principal,
@@ -106,6 +117,7 @@ export class ApplicationsController {
   }
 
   @Post(':id/regenerate')
+  @ApiOperation({ operationId: 'regenerateApplicationKey', summary: 'Regenerate the key of an application' })
   @HttpCode(200)
   @RequirePermission('application:update')
   @ApiOkResponse({ type: ApplicationResponse })
@@ -127,6 +139,7 @@ export class ApplicationsController {
   }
 
   @Delete(':id')
+  @ApiOperation({ operationId: 'deleteApplication', summary: 'Delete an application' })
   @HttpCode(204)
   @RequirePermission('application:delete')
   @ApiNoContentResponse()

@@ -29,7 +29,7 @@ import {
   PERMISSIONS,
   RULE_TRANSFORMS,
 } from '@gatehouse/domain';
-import { AsArray, IdFilteredPagingQueryDto, QueryInt } from '../http/paging.dto';
+import { AsArray, IdFilteredPagingQueryDto, PaginationResponse, QueryInt } from '../http/paging.dto';
 import { RateLimitDto, rateLimitResponse } from '../rate-limits/rate-limit.dto';
 
 export class AccessRuleConditionDto {
@@ -55,7 +55,7 @@ export class AccessRuleDto {
   @MaxLength(500)
   description?: string;
 
-  @ApiProperty({ minimum: 1, description: 'Starts at 1; a higher value means lower precedence' })
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'Starts at 1; a higher value means lower precedence' })
   @IsInt()
   priority: number;
 
@@ -121,7 +121,8 @@ class ApplicationGrantDto {
     description: "Requests this key may make; absent or null: the tenant's default, if the operator set one, else unlimited",
   })
   @IsOptional()
-  @IsObject()
+  // An array (or any other JSON type) is refused, never read as an absent limit.
+  @IsObject({ message: 'must be an object' })
   @ValidateNested()
   @Type(() => RateLimitDto)
   rate_limit?: RateLimitDto | null;
@@ -132,13 +133,40 @@ export class CreateApplicationDto extends ApplicationGrantDto {
   @IsIn(APPLICATION_TYPES)
   type: ApplicationType;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'Only for expiring applications; default now + 1 minute, at most 24 hours ahead' })
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Only for expiring applications; default (also for null) now + 1 minute, at most 24 hours ahead' })
   @IsOptional()
   @IsISO8601({ strict: true, strictSeparator: true })
   expires_at?: string;
 }
 
 export class UpdateApplicationDto extends ApplicationGrantDto {}
+
+/** Request examples of the OpenAPI document; a test sends each to the API and expects it accepted. */
+export const CREATE_APPLICATION_EXAMPLES = {
+  private: {
+    summary: 'A private application with an access rule',
+    value: {
+      name: 'payments backend',
+      type: 'private',
+      permissions: ['token:create', 'token:read'],
+      rules: [{ description: 'Reveal high-value cards', priority: 1, container: '/pci/high/', transform: 'reveal', permissions: ['token:read'] }],
+    },
+  },
+  expiring: {
+    summary: 'An expiring application with a condition',
+    value: {
+      name: 'one-off reveal',
+      type: 'expiring',
+      permissions: ['token:read'],
+      rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'equals', value: 'tok_123' }], transform: 'reveal', permissions: ['token:read'] }],
+    },
+  },
+  management: { summary: 'A management application', value: { name: 'auditor', type: 'management', permissions: ['log:read', 'application:read'] } },
+};
+
+export const UPDATE_APPLICATION_EXAMPLES = {
+  rename: { summary: 'Rename and narrow the permissions', value: { name: 'payments backend (read only)', permissions: ['token:read'] } },
+};
 
 export class ListApplicationsQueryDto extends IdFilteredPagingQueryDto {
   @ApiPropertyOptional({ type: [String], enum: APPLICATION_TYPES })
@@ -159,7 +187,7 @@ export class ListApplicationsQueryDto extends IdFilteredPagingQueryDto {
 
 export class AccessRuleResponse {
   @ApiPropertyOptional() description?: string;
-  @ApiProperty() priority: number;
+  @ApiProperty({ type: 'integer' }) priority: number;
   @ApiPropertyOptional() container?: string;
   @ApiPropertyOptional({ type: [AccessRuleConditionDto] }) conditions?: AccessRuleConditionDto[];
   @ApiProperty({ enum: RULE_TRANSFORMS }) transform: string;
@@ -211,6 +239,11 @@ export class RegenerateKeyDto {
   @Min(0, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
   @Max(MAX_KEY_OVERLAP_SECONDS, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
   previous_key_expires_in_seconds?: number;
+}
+
+export class ApplicationListResponse {
+  @ApiProperty({ type: PaginationResponse }) pagination: PaginationResponse;
+  @ApiProperty({ type: [ApplicationResponse] }) data: ApplicationResponse[];
 }
 
 export function toRule(dto: AccessRuleDto): AccessRule {
