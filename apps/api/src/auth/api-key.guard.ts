@@ -1,11 +1,11 @@
-import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { AuthenticateApiKey, mayCreateApplications, PermissionDeniedError, requirePermission } from '@gatehouse/domain';
+import { AuthenticateApiKey, requirePermission } from '@gatehouse/domain';
 import { clientAddressOf } from '../http/client-address';
-import { SvcLoopback } from '../proxy-invocation/svc-bridge';
 import { accessRecord } from '../http/access-log';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
+import { PrincipalResolvers } from './principal-resolver';
 
 /** Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then 403. */
 @Injectable()
@@ -13,8 +13,8 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticate: AuthenticateApiKey,
-    // Transform `svc` calls arrive on its internal listener and act as the proxy's application (no key).
-    @Optional() private readonly svcLoopback?: SvcLoopback,
+    // E.g. transform `svc` calls, which arrive on the bridge's internal listener and act as the proxy's application.
+    private readonly resolvers: PrincipalResolvers,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -22,7 +22,7 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const header = req.headers['svc-api-key'];
-    const viaSvc = await this.svcLoopback?.principalOf(req);
+    const viaSvc = await this.resolvers.principalOf(req);
     const principal = viaSvc ?? (await this.authenticate.execute(typeof header === 'string' ? header : undefined, clientAddressOf(req))).principal;
     req.principal = principal;
     const record = accessRecord(req);
@@ -30,11 +30,7 @@ export class ApiKeyGuard implements CanActivate {
     record.applicationId = principal.applicationId;
     if (viaSvc) record.svc = true;
     const permission = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets);
-    if (permission === 'application:create') {
-      if (!mayCreateApplications(principal)) throw new PermissionDeniedError(permission);
-    } else if (permission) {
-      requirePermission(principal, permission);
-    }
+    if (permission) requirePermission(principal, permission);
     return true;
   }
 }

@@ -1,8 +1,6 @@
 import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import {
-  ApplicationRepository,
   AuthenticateApiKey,
-  AuthenticationThrottle,
   Clock,
   CreateProxy,
   DeleteProxy,
@@ -83,12 +81,11 @@ export class ProxiesModule {
         useCase(DeleteProxy, [UnitOfWork]),
         useCase(GetProxy, [ProxyRepository]),
         useCase(ListProxies, [ProxyRepository]),
-        useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle]),
         useCase(ResolveProxyForInvocation, [ProxyRepository, AuthenticateApiKey]),
         SvcLoopback,
         ProxyInvocation,
       ],
-      exports: [SvcLoopback, ProxyInvocation],
+      exports: [ProxyInvocation],
     };
   }
 }
