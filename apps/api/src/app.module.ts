@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
-import { Database, PersistenceModule } from '@gatehouse/persistence';
-import { BackgroundJobsModule } from '@gatehouse/queue';
+import { Database } from '@gatehouse/persistence';
+import { persistenceAndJobsModules } from '@gatehouse/runtime';
 import { AppConfig } from '@gatehouse/config';
 import { ApplicationsModule } from './applications/applications.module';
 import { AuthModule } from './auth/auth.module';
@@ -26,7 +26,7 @@ export class AppModule {
   static register(options: ApiModuleOptions): DynamicModule {
     return {
       module: AppModule,
-      imports: [PersistenceModule.forRoot(options.database, { redisUrl: options.config.redisUrl }), BackgroundJobsModule.forRoot({ runJobs: options.runJobs, redisUrl: options.config.redisUrl, prefix: options.config.queuePrefix }), RateLimitsModule.forRoot(options.config), AuthModule, ApplicationsModule, TenantsModule, ProxiesModule.forRoot(options.config), LogsModule],
+      imports: [...persistenceAndJobsModules(options.database, { redisUrl: options.config.redisUrl }, { runJobs: options.runJobs, redisUrl: options.config.redisUrl, prefix: options.config.queuePrefix }), RateLimitsModule.forRoot(options.config), AuthModule, ApplicationsModule, TenantsModule, ProxiesModule.forRoot(options.config), LogsModule],
       controllers: [HealthController, PermissionsController],
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },

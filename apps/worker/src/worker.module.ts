@@ -1,7 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '@gatehouse/config';
-import { Database, PersistenceModule } from '@gatehouse/persistence';
-import { BackgroundJobsModule, BackgroundJobsOptions } from '@gatehouse/queue';
+import { Database } from '@gatehouse/persistence';
+import { BackgroundJobsOptions } from '@gatehouse/queue';
+import { persistenceAndJobsModules } from '@gatehouse/runtime';
 
 export interface WorkerModuleOptions {
   config: AppConfig;
@@ -19,8 +20,11 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [
         // redisUrl: the worker's deletions (expiries) must invalidate the api replicas' caches too.
-        PersistenceModule.forRoot(options.database, { redisUrl: config.redisUrl }),
-        BackgroundJobsModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix, ...options.jobs, runJobs: true }),
+        ...persistenceAndJobsModules(
+          options.database,
+          { redisUrl: config.redisUrl },
+          { redisUrl: config.redisUrl, prefix: config.queuePrefix, ...options.jobs, runJobs: true },
+        ),
       ],
     };
   }

@@ -3,8 +3,9 @@ import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { Database, openDatabase, PersistenceModule } from '../../../persistence/src';
-import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, QueueName } from '../../src';
+import { Database, openDatabase } from '@gatehouse/persistence';
+import { BackgroundJobs, BackgroundJobsOptions, QueueName } from '@gatehouse/queue';
+import { persistenceAndJobsModules } from '@gatehouse/runtime';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../../test/support/test-env';
 
 /** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
@@ -49,7 +50,7 @@ export async function countLogs(database: Database, tenantId: string): Promise<n
 @Module({})
 class JobsHostModule {
   static register(database: Database, options: BackgroundJobsOptions): DynamicModule {
-    return { module: JobsHostModule, imports: [PersistenceModule.forRoot(database), BackgroundJobsModule.forRoot(options)] };
+    return { module: JobsHostModule, imports: persistenceAndJobsModules(database, {}, options) };
   }
 }
 
