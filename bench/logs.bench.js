@@ -6,11 +6,13 @@
 //      publisher disabled (autocannon over loopback, the worker running in both).
 //   3. Queries over 10 million logs in 100 tenants: a filtered first page with total_items in a tenant with
 //      100,000 rows, and keyset pages deep in a tenant with 1,000,000 rows, through the API.
+//   4. Export: GET /logs/export of the 1,000,000-row tenant (NDJSON and CSV): rows/s, and the API's peak RSS
+//      while it streams, beside its RSS before.
 // Needs PostgreSQL (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres) and Redis
 // (BENCH_REDIS_URL, default redis://127.0.0.1:6379/13). The 10M-row database `gatehouse_bench` is seeded once
 // with server-side SQL and reused by later runs. Progress goes to stderr, the figures to stdout.
 const { spawn } = require('node:child_process');
-const { randomUUID } = require('node:crypto');
+const { randomBytes, randomUUID } = require('node:crypto');
 const path = require('node:path');
 const { Client } = require('pg');
 const { percentile } = require('./load');
@@ -23,7 +25,8 @@ const SIZES = QUICK
   ? { ingest: 40_000, singleJobs: 10_000, writeSeconds: 3, writePairs: 3, queryTenants: 100, total: 1_000_000, big: 200_000, medium: 100_000, samples: 60 }
   : { ingest: 200_000, singleJobs: 50_000, writeSeconds: 5, writePairs: 8, queryTenants: 100, total: 10_000_000, big: 1_000_000, medium: 100_000, samples: 200 };
 const QUERY_DB = QUICK ? 'gatehouse_bench_quick' : 'gatehouse_bench';
-const SEED_VERSION = 1;
+// 2: rows carry chain positions (and placeholder hashes: the bench reads, it does not verify).
+const SEED_VERSION = 2;
 
 // ---------------------------------------------------------------------------------------------- helpers
 
@@ -174,11 +177,22 @@ function makeEntries(n) {
   }));
 }
 
-// The statement the worker's repository runs, without the queue, the validation or the outbox clean-up.
-const RAW_INSERT = `INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at)
-  SELECT id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at
+// The reference: the rows' plain multi-row INSERT (the worker's statement before the chain), without the queue, the
+// validation, the outbox clean-up, the chain heads' locks or the hashing. Positions and hashes are computed before
+// the clock starts (the columns are NOT NULL), so the reference pays the same columns and indexes.
+const RAW_INSERT = `INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash)
+  SELECT id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash
   FROM json_populate_recordset(NULL::logs, $1::json)
   ON CONFLICT (id) DO NOTHING`;
+
+function withPositions(entries) {
+  const next = new Map();
+  return entries.map((e) => {
+    const seq = (next.get(e.tenant_id) ?? 0) + 1;
+    next.set(e.tenant_id, seq);
+    return { ...e, seq, hash: `\\x${randomBytes(32).toString('hex')}` };
+  });
+}
 
 async function rawInsert(url, entries, batch = 2000, connections = 2) {
   const clients = await Promise.all(Array.from({ length: connections }, async () => {
@@ -216,7 +230,8 @@ async function ingestion() {
   const entries = makeEntries(SIZES.ingest);
   const results = {};
 
-  const truncate = () => sql(url, (c) => c.query('TRUNCATE logs'));
+  const truncate = () => sql(url, (c) => c.query('TRUNCATE logs, log_chains, log_checkpoints'));
+  const rawEntries = withPositions(entries);
   const worker = startWorker(db, prefix);
   await worker.started;
   const queue = new Queue('audit-logs', { connection: { url: REDIS_URL }, prefix });
@@ -249,7 +264,7 @@ async function ingestion() {
   const batch = [];
   for (let round = 1; round <= 2; round++) {
     phase(`round ${round}: raw multi-row INSERT (the worker's statement, 2,000 rows each, 2 connections)`);
-    raw.push(await rawInsert(url, entries));
+    raw.push(await rawInsert(url, rawEntries));
     await truncate();
     batch.push(await measure('audit-log-batch', batchJobs, entries.length));
     await truncate();
@@ -364,7 +379,7 @@ async function seedQueryDatabase() {
       for (let from = 0; from < tenant.rows; from += 250_000) {
         const to = Math.min(tenant.rows, from + 250_000) - 1;
         await c.query(
-          `INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at)
+          `INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash)
            SELECT gen_random_uuid(), $1::uuid,
                   CASE WHEN g % 5 = 0 THEN NULL ELSE $2::uuid END,
                   CASE WHEN g % 5 = 0 THEN 'system' ELSE 'application' END,
@@ -372,7 +387,8 @@ async function seedQueryDatabase() {
                   'ent_' || (g % 5000),
                   (ARRAY['create','update','delete','read'])[1 + g % 4],
                   'Entity ent_' || (g % 5000) || ' changed (seeded row ' || g || ')',
-                  date_trunc('milliseconds', timestamptz '2025-01-01T00:00:00Z' + (g::bigint * $3) * interval '1 millisecond')
+                  date_trunc('milliseconds', timestamptz '2025-01-01T00:00:00Z' + (g::bigint * $3) * interval '1 millisecond'),
+                  g + 1, sha256(convert_to(g::text, 'UTF8'))
            FROM generate_series($4::int, $5::int) AS g`,
           [tenant.id, randomUUID(), step, from, to],
         );
@@ -387,6 +403,7 @@ async function seedQueryDatabase() {
       await c.query(all[i].indexdef);
     }
     bar('indexing', all.length, all.length, indexStarted);
+    await c.query('INSERT INTO log_chains (tenant_id, seq, hash) SELECT DISTINCT ON (tenant_id) tenant_id, seq, hash FROM logs ORDER BY tenant_id, seq DESC');
     phase('vacuum analyze (visibility map for index-only counts)');
     await c.query('VACUUM (ANALYZE) logs');
     await c.query(`CREATE TABLE bench_seed (version int, total int, big int, medium int, big_tenant uuid, big_key text,
@@ -474,17 +491,64 @@ async function queries() {
   return results;
 }
 
+// ----------------------------------------------------------------------------------------------- export
+
+/** The resident set size of a process, from /proc (Linux). */
+function rssOf(pid) {
+  const match = /VmRSS:\s+(\d+) kB/.exec(require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+async function exports() {
+  const { request } = require('undici');
+  const seed = await seedQueryDatabase();
+  const port = await freePort();
+  const api = startApi(QUERY_DB, port, 'on');
+  await api.started;
+  const results = {};
+  for (const format of ['ndjson', 'csv']) {
+    phase(`export: GET /logs/export?format=${format} of the tenant of ${fmt(SIZES.big)} rows, the api's RSS sampled every 50 ms`);
+    const before = rssOf(api.child.pid);
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssOf(api.child.pid))), 50);
+    const started = performance.now();
+    const res = await request(`http://127.0.0.1:${port}/logs/export?format=${format}`, {
+      headers: { 'svc-api-key': seed.big_key },
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+    if (res.statusCode !== 200) throw new Error(`export: ${res.statusCode} ${await res.body.text()}`);
+    let lines = 0;
+    let bytes = 0;
+    const barStarted = Date.now();
+    for await (const chunk of res.body) {
+      bytes += chunk.length;
+      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines += 1;
+      if (lines % 50_000 < 200) bar(`export ${format}`, lines, SIZES.big, barStarted);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    const rows = format === 'csv' ? lines - 1 : lines;
+    bar(`export ${format}`, rows, rows, barStarted);
+    if (rows !== SIZES.big) throw new Error(`export ${format}: ${rows} rows, expected ${SIZES.big}`);
+    results[format] = { rows, seconds, bytes, before, peak };
+  }
+  await api.stop();
+  return results;
+}
+
 // ----------------------------------------------------------------------------------------------- report
 
 async function main() {
   if (process.argv.includes('--serve-api')) return serveApi();
   const started = Date.now();
   stderr(`audit-log benchmark${QUICK ? ' (quick)' : ''}: node ${process.version}, ${require('node:os').availableParallelism()} cores`);
-  // BENCH_ONLY=ingestion|writes|queries runs one part (the table then shows only its rows).
+  // BENCH_ONLY=ingestion|writes|queries|export runs one part (the table then shows only its rows).
   const only = process.env.BENCH_ONLY;
   const ingest = !only || only === 'ingestion' ? await ingestion() : undefined;
   const writes = !only || only === 'writes' ? await writeOverhead() : undefined;
   const query = !only || only === 'queries' ? await queries() : { first: {}, firstBig: {}, deep: {} };
+  const exported = !only || only === 'export' ? await exports() : {};
   if (barOpen) process.stderr.write('\n');
 
   const ms = (v) => `${v.toFixed(1)} ms`;
@@ -511,6 +575,13 @@ async function main() {
   for (const [label, r] of Object.entries(query.firstBig)) rows.push([`First page + total (${fmt(SIZES.big)} rows)`, label, `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`, '(no target)']);
   for (const [label, r] of Object.entries(query.deep)) {
     rows.push([`Keyset pages (${fmt(SIZES.big)} rows)`, label, `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`, `p95 <= 20 ms: ${r.p95 <= 20 ? 'met' : 'MISSED'}`]);
+  }
+  const mib = (b) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
+  for (const [format, r] of Object.entries(exported)) {
+    rows.push(
+      [`Export (${fmt(r.rows)} rows)`, `${format}: rows/s, size`, `${fmt(Math.round(r.rows / r.seconds))} rows/s, ${mib(r.bytes)} in ${r.seconds.toFixed(1)} s`, '(no timeout, no page limit)'],
+      ['', `${format}: api RSS before / peak during`, `${mib(r.before)} / ${mib(r.peak)}`, 'constant memory: peak - before << size'],
+    );
   }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length)));
   const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;

@@ -7,10 +7,9 @@
 // The load generator is bench/load.js: closed-loop, keep-alive, microsecond latencies (autocannon's 1 ms histogram
 // is too coarse for a 1 ms budget). BENCH_DURATION_MS, BENCH_CONNECTIONS and BENCH_ROUNDS tune it.
 const { spawn } = require('node:child_process');
-const { readFileSync } = require('node:fs');
 const { availableParallelism, loadavg } = require('node:os');
 const { load, progress, summarize } = require('./load');
-const { createTenant, databaseUrl, fmt, freePort, recreateDatabase, startGatehouse } = require('./service');
+const { cpuMs, createTenant, databaseUrl, fmt, freePort, recreateDatabase, startGatehouse } = require('./service');
 
 const DB = 'gatehouse_bench_proxy';
 const DB_URL = databaseUrl(DB);
@@ -121,16 +120,6 @@ async function createProxy(base, key, body) {
   });
   if (res.status !== 201) throw new Error(`creating a proxy answered ${res.status}: ${await res.text()}`);
   return res.json();
-}
-
-/** CPU time (user + system) a process has used so far, in ms; Linux /proc, undefined elsewhere. */
-function cpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return undefined;
-  }
 }
 
 async function main() {

@@ -3,6 +3,7 @@
 const { spawn, execFileSync } = require('node:child_process');
 const { createServer } = require('node:net');
 const { join } = require('node:path');
+const { readFileSync } = require('node:fs');
 const { Client } = require('pg');
 
 const ROOT = join(__dirname, '..');
@@ -68,6 +69,16 @@ async function startGatehouse(env) {
   throw new Error('gatehouse did not start');
 }
 
+/** CPU time (user + system) a process has used so far, in ms; Linux /proc, undefined elsewhere. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return undefined;
+  }
+}
+
 const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
-module.exports = { ROOT, ADMIN_URL, databaseUrl, recreateDatabase, createTenant, freePort, startGatehouse, fmt };
+module.exports = { ROOT, ADMIN_URL, databaseUrl, recreateDatabase, createTenant, freePort, startGatehouse, fmt, cpuMs };

@@ -6,7 +6,7 @@ import { AppConfig, loadConfig } from '../../libs/config/src';
 import { CreatedTenant, CreateTenant } from '../../libs/domain/src';
 import { Database, openDatabase } from '../../libs/persistence/src';
 import { createApiApp } from '../../apps/api/src/app';
-import { TEST_DATABASE_URL } from './test-env';
+import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from './test-env';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -26,7 +26,7 @@ export interface TestAppLogs {
 
 /** The whole API over the migrated test database (global setup), without listening on a port. */
 export async function startTestApp(env: Record<string, string> = {}, logs: TestAppLogs = {}): Promise<TestApp> {
-  const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, ...env });
   const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 5 });
   const app = await createApiApp({ config, database, runJobs: false, logger: logs.logger ?? false, accessLog: logs.accessLog });
   const server = app.getHttpServer();

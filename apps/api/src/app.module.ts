@@ -1,8 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { CheckpointSigner } from '@gatehouse/domain';
 import { Database } from '@gatehouse/persistence';
 import { persistenceAndJobsModules } from '@gatehouse/runtime';
-import { AppConfig } from '@gatehouse/config';
+import { AppConfig, resolveLogSigningKey } from '@gatehouse/config';
 import { ApplicationsModule } from './applications/applications.module';
 import { AuthModule } from './auth/auth.module';
 import { HealthController } from './health/health.controller';
@@ -26,7 +27,25 @@ export class AppModule {
   static register(options: ApiModuleOptions): DynamicModule {
     return {
       module: AppModule,
-      imports: [...persistenceAndJobsModules(options.database, { redisUrl: options.config.redisUrl }, { runJobs: options.runJobs, redisUrl: options.config.redisUrl, prefix: options.config.queuePrefix }), RateLimitsModule.forRoot(options.config), AuthModule, ApplicationsModule, TenantsModule, ProxiesModule.forRoot(options.config), LogsModule],
+      imports: [
+        ...persistenceAndJobsModules(
+          options.database,
+          { redisUrl: options.config.redisUrl },
+          {
+            runJobs: options.runJobs,
+            redisUrl: options.config.redisUrl,
+            prefix: options.config.queuePrefix,
+            checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(options.config).key),
+            checkpointIntervalMs: options.config.logCheckpointIntervalMs,
+          },
+        ),
+        RateLimitsModule.forRoot(options.config),
+        AuthModule,
+        ApplicationsModule,
+        TenantsModule,
+        ProxiesModule.forRoot(options.config),
+        LogsModule,
+      ],
       controllers: [HealthController, PermissionsController],
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },

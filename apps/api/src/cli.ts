@@ -6,11 +6,13 @@ import { createApiApp } from './app';
 import { toApplicationResponse } from './applications/applications.dto';
 import { loadConfigOrExit, openMigratedDatabase } from './bootstrap';
 import { buildOpenApiDocument } from './openapi';
+import { logsVerifyCommand, LOGS_VERIFY_USAGE } from './logs/logs-verify.command';
 
 const USAGE = `usage:
   gatehouse tenant create --name NAME [--json]   create a tenant and its first management key
   gatehouse migrate                              apply pending database migrations
-  gatehouse openapi                              print the OpenAPI document`;
+  gatehouse openapi                              print the OpenAPI document
+${LOGS_VERIFY_USAGE}`;
 
 function option(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -45,6 +47,7 @@ async function main(args: string[]): Promise<number> {
       await database.close();
     }
   }
+  if (command === 'logs' && sub === 'verify') return logsVerifyCommand(args.slice(2));
   if (command === 'migrate') {
     const config = loadConfigOrExit();
     const database = await openMigratedDatabase(config);

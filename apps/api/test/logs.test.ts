@@ -55,6 +55,9 @@ describe('GET /logs', () => {
       operation: 'update',
       message: newest.message,
       created_at: newest.createdAt.toISOString(),
+      // Written in order: the newest is the 45th of the tenant's chain.
+      position: 45,
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     const systemLog = res.body.data.find((l: { actor_type: string }) => l.actor_type === 'system');
     expect(systemLog).not.toHaveProperty('actor_id');

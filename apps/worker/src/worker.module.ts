@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig } from '@gatehouse/config';
+import { AppConfig, resolveLogSigningKey } from '@gatehouse/config';
+import { CheckpointSigner } from '@gatehouse/domain';
 import { Database } from '@gatehouse/persistence';
 import { BackgroundJobsOptions } from '@gatehouse/queue';
 import { persistenceAndJobsModules } from '@gatehouse/runtime';
@@ -23,7 +24,14 @@ export class WorkerModule {
         ...persistenceAndJobsModules(
           options.database,
           { redisUrl: config.redisUrl },
-          { redisUrl: config.redisUrl, prefix: config.queuePrefix, ...options.jobs, runJobs: true },
+          {
+            redisUrl: config.redisUrl,
+            prefix: config.queuePrefix,
+            checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(config).key),
+            checkpointIntervalMs: config.logCheckpointIntervalMs,
+            ...options.jobs,
+            runJobs: true,
+          },
         ),
       ],
     };

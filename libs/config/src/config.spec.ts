@@ -1,5 +1,9 @@
 import { availableParallelism } from 'node:os';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
+import { GENERATED_KEY_FILE, parseSigningKey, resolveLogSigningKey } from './log-signing-key';
 
 describe('loadConfig', () => {
   it('runs on embedded defaults when nothing is set', () => {
@@ -25,6 +29,7 @@ describe('loadConfig', () => {
       transformConsoleLog: false,
       metricsPort: undefined,
       otlpEndpoint: undefined,
+      logCheckpointIntervalMs: 30_000,
     });
   });
 
@@ -55,6 +60,8 @@ describe('loadConfig', () => {
       TRANSFORM_CONSOLE_LOG: 'true',
       METRICS_PORT: '9464',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      LOG_SIGNING_KEY_FILE: '/run/secrets/log-signing-key',
+      LOG_CHECKPOINT_INTERVAL_MS: '10000',
     });
     expect(config).toEqual({
       port: 8080,
@@ -78,6 +85,8 @@ describe('loadConfig', () => {
       transformConsoleLog: true,
       metricsPort: 9464,
       otlpEndpoint: 'http://collector:4318',
+      logSigningKeyFile: '/run/secrets/log-signing-key',
+      logCheckpointIntervalMs: 10_000,
     });
   });
 
@@ -105,6 +114,7 @@ describe('loadConfig', () => {
     ['DATABASE_POOL_SIZE', 'ten', /^DATABASE_POOL_SIZE must be an integer from 1 to 200, got 'ten'$/],
     ['TRANSFORM_CONSOLE_LOG', 'loud', /^TRANSFORM_CONSOLE_LOG must be true or false, got 'loud'$/],
     ['METRICS_PORT', '65536', /^METRICS_PORT must be an integer from 0 to 65535, got '65536'$/],
+    ['LOG_CHECKPOINT_INTERVAL_MS', '60001', /^LOG_CHECKPOINT_INTERVAL_MS must be an integer from 1000 to 60000, got '60001'$/],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317', /^OTEL_EXPORTER_OTLP_ENDPOINT must use http: or https:, got 'grpc:'$/],
   ])('refuses %s=%s with one line naming the variable', (name, value, message) => {
     let error: unknown;
@@ -116,5 +126,39 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(message);
     expect((error as Error).message).not.toContain('\n');
+  });
+});
+
+describe('LOG_SIGNING_KEY', () => {
+  it('takes a PKCS#8 PEM or a 32-byte seed (hex or base64)', () => {
+    const seed = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
+    const pem = parseSigningKey(seed).export({ format: 'pem', type: 'pkcs8' }) as string;
+    for (const key of [seed, Buffer.from(seed, 'hex').toString('base64'), pem]) {
+      expect(loadConfig({ LOG_SIGNING_KEY: key }).logSigningKey).toBe(key.trim());
+    }
+  });
+
+  it('refuses anything else without echoing the secret, and refuses both sources at once', () => {
+    expect(() => loadConfig({ LOG_SIGNING_KEY: 'secret-material-abc' })).toThrow(/^LOG_SIGNING_KEY must be an Ed25519 private key/);
+    try {
+      loadConfig({ LOG_SIGNING_KEY: 'secret-material-abc' });
+    } catch (error) {
+      expect((error as Error).message).not.toContain('secret-material-abc');
+    }
+    expect(() => loadConfig({ LOG_SIGNING_KEY: 'x', LOG_SIGNING_KEY_FILE: '/k' })).toThrow(/both set/);
+  });
+
+  it('is generated once into DATA_DIR when none is given, and read back after', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-key-'));
+    try {
+      const first = resolveLogSigningKey({ dataDir });
+      expect(first.generated).toBe(join(dataDir, GENERATED_KEY_FILE));
+      expect(statSync(first.generated!).mode & 0o777).toBe(0o600);
+      const again = resolveLogSigningKey({ dataDir });
+      expect(again.generated).toBeUndefined();
+      expect(again.key.export({ format: 'der', type: 'pkcs8' })).toEqual(first.key.export({ format: 'der', type: 'pkcs8' }));
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
+import { parseSigningKey } from './log-signing-key';
 
 export interface AppConfig {
   port: number;
@@ -17,6 +18,10 @@ export interface AppConfig {
   reactorSyncBudgetMs: number;
   proxyTimeoutMs: number;
   databasePoolSize: number;
+  /** The Ed25519 key that signs log checkpoints, as given (PEM, or base64/hex of the 32-byte seed); never logged. */
+  logSigningKey?: string;
+  logSigningKeyFile?: string;
+  logCheckpointIntervalMs: number;
   /** Failed authentications per client address per window before 429s; 0 turns the throttle off. */
   authThrottleLimit: number;
   authThrottleWindowSeconds: number;
@@ -54,6 +59,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     reactorSyncBudgetMs: integer(env, 'REACTOR_SYNC_BUDGET_MS', 5, 0, 50),
     proxyTimeoutMs: integer(env, 'PROXY_TIMEOUT_MS', 25_000, 10, 300_000),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    ...signingKey(env),
+    logCheckpointIntervalMs: integer(env, 'LOG_CHECKPOINT_INTERVAL_MS', 30_000, 1000, 60_000),
     authThrottleLimit: integer(env, 'AUTH_THROTTLE_LIMIT', 60, 0, 1_000_000),
     authThrottleWindowSeconds: integer(env, 'AUTH_THROTTLE_WINDOW_SECONDS', 60, 1, 86_400),
     trustedProxies: cidrs(env, 'TRUSTED_PROXIES'),
@@ -61,6 +68,21 @@ export function loadConfig(env: Env = process.env): AppConfig {
     metricsPort: nonEmpty(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
   };
+}
+
+function signingKey(env: Env): Pick<AppConfig, 'logSigningKey' | 'logSigningKeyFile'> {
+  const key = nonEmpty(env, 'LOG_SIGNING_KEY');
+  const file = nonEmpty(env, 'LOG_SIGNING_KEY_FILE');
+  if (key !== undefined && file !== undefined) throw new ConfigError('LOG_SIGNING_KEY and LOG_SIGNING_KEY_FILE are both set: give one');
+  if (key !== undefined) {
+    try {
+      parseSigningKey(key);
+    } catch {
+      // The value is a secret: never echoed.
+      throw new ConfigError('LOG_SIGNING_KEY must be an Ed25519 private key: PKCS#8 PEM, or the 32-byte seed as base64 or hex');
+    }
+  }
+  return { ...(key === undefined ? {} : { logSigningKey: key }), ...(file === undefined ? {} : { logSigningKeyFile: file }) };
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {

@@ -3,12 +3,14 @@ import {
   ApplicationExpiryScheduler,
   ApplicationRepository,
   AuditEventPublisher,
+  CheckpointSigner,
   Clock,
   ExpireApplications,
   IngestLogs,
   LogRepository,
   NoopApplicationExpiryScheduler,
   RelayAuditOutbox,
+  SignLogCheckpoints,
   UnitOfWork,
 } from '@gatehouse/domain';
 import { BackgroundJobs } from './background-jobs';
@@ -41,6 +43,10 @@ export interface BackgroundJobsOptions {
   logBatch?: Partial<LogBatchOptions>;
   publisher?: Partial<PublisherOptions>;
   retry?: { maxAttempts?: number; backoffBaseMs?: number; backoffMaxMs?: number };
+  /** Signs the log chains' heads (where jobs run) and gives the api its public key. */
+  checkpointSigner: CheckpointSigner;
+  /** How often the chains that grew get a signed checkpoint (default 30 s). */
+  checkpointIntervalMs?: number;
 }
 
 /**
@@ -64,6 +70,7 @@ export class BackgroundJobsModule {
     const prefix = queuePrefix(options);
 
     const providers: Provider[] = [
+      { provide: CheckpointSigner, useValue: options.checkpointSigner },
       {
         provide: ExpireApplications,
         inject: [UnitOfWork, ApplicationRepository, Clock],
@@ -103,6 +110,7 @@ export class BackgroundJobsModule {
             new ExpireApplicationHandler(expire),
           ]);
           const relay = new RelayAuditOutbox(logs, clock);
+          const signCheckpoints = new SignLogCheckpoints(logs, options.checkpointSigner, clock);
           const minAgeMs = options.outboxRelayMinAgeMs ?? 5000;
           return new BackgroundJobs({
             ...parts,
@@ -121,6 +129,9 @@ export class BackgroundJobsModule {
               outboxRelay: new PeriodicTask('OutboxRelay', options.outboxRelayIntervalMs ?? 5000, () => relay.execute(minAgeMs), (n) =>
                 `relayed ${n} audit event(s) from the outbox`,
               ),
+              checkpoints: new PeriodicTask('LogCheckpoints', options.checkpointIntervalMs ?? 30_000, () => signCheckpoints.execute(), (n) =>
+                `signed ${n} log checkpoint(s)`,
+              ),
               expirySweep: new PeriodicTask('ExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expire.sweep(), (n) =>
                 `expired ${n} application(s)`,
               ),
@@ -134,7 +145,7 @@ export class BackgroundJobsModule {
       imports: [imports.queue, imports.persistence],
       providers,
       // The queue module re-exported: features find the publisher, the JobQueue and RedisHealth as before.
-      exports: [ApplicationExpiryScheduler, ExpireApplications, BackgroundJobs, imports.queue],
+      exports: [CheckpointSigner, ApplicationExpiryScheduler, ExpireApplications, BackgroundJobs, imports.queue],
     };
   }
 }

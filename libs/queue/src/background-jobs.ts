@@ -19,6 +19,7 @@ export interface BackgroundJobParts {
     writer: LogBatchWriter;
     consumer?: BullmqJobConsumer;
     outboxRelay: PeriodicTask;
+    checkpoints: PeriodicTask;
     expirySweep: PeriodicTask;
   };
 }
@@ -34,12 +35,14 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     runner.consumer?.start();
     // Both run at once on start too: this is what covers a restart (events of a crash, lost expiry timers).
     runner.outboxRelay.start();
+    runner.checkpoints.start();
     runner.expirySweep.start();
   }
 
-  /** The relay and the sweep, now: for tests and operators' scripts. */
+  /** The relay, the checkpoints and the sweep, now: for tests and operators' scripts. */
   async runMaintenance(): Promise<void> {
     await this.parts.runner?.outboxRelay.runOnce();
+    await this.parts.runner?.checkpoints.runOnce();
     await this.parts.runner?.expirySweep.runOnce();
   }
 
@@ -53,6 +56,9 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     await publisher?.close();
     await inProcess?.close();
     await runner?.writer.close();
+    // Last: the logs written while stopping get their checkpoint too.
+    await runner?.checkpoints.stop();
+    await runner?.checkpoints.runOnce();
     await bullmq?.close();
   }
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import {
   ACTOR_TYPES,
   ActorType,
@@ -8,6 +9,9 @@ import {
   LOG_OPERATIONS,
   MAX_ENTITY_ID_LENGTH,
   MAX_LOG_MESSAGE_LENGTH,
+  MAX_REQUEST_ID_LENGTH,
+  MAX_SOURCE_IP_LENGTH,
+  MAX_USER_AGENT_LENGTH,
   UUID_PATTERN,
 } from '@gatehouse/domain';
 
@@ -26,9 +30,26 @@ export interface LogEntryPayload {
   operation: string;
   message: string;
   created_at?: string;
+  /** Where the request behind the log came from, when known. */
+  request_id?: string | null;
+  source_ip?: string | null;
+  user_agent?: string | null;
 }
 
-const FIELDS = new Set(['id', 'tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at']);
+const FIELDS = new Set([
+  'id',
+  'tenant_id',
+  'actor_id',
+  'actor_type',
+  'entity_type',
+  'entity_id',
+  'operation',
+  'message',
+  'created_at',
+  'request_id',
+  'source_ip',
+  'user_agent',
+]);
 // ISO 8601 date-time with an explicit offset: a zone-less time would be read in the worker's zone.
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
@@ -98,8 +119,17 @@ export function parseLogEntry(raw: unknown, defaults: LogEntryDefaults, prefix =
   const operation = oneOf<AuditOperation>('operation', LOG_OPERATIONS, true);
   const message = text('message', MAX_LOG_MESSAGE_LENGTH, false);
   const createdAt = instant(entry.created_at, at('created_at'), errors) ?? defaults.createdAt;
+  const optionalText = (field: string, max: number): string | undefined =>
+    entry[field] === undefined || entry[field] === null ? undefined : text(field, max, true);
+  const requestId = optionalText('request_id', MAX_REQUEST_ID_LENGTH);
+  const sourceIp = optionalText('source_ip', MAX_SOURCE_IP_LENGTH);
+  if (sourceIp !== undefined && isIP(sourceIp) === 0) errors.add(at('source_ip'), 'must be an IPv4 or IPv6 address');
+  const userAgent = optionalText('user_agent', MAX_USER_AGENT_LENGTH);
   errors.throwIfAny();
   return {
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(sourceIp === undefined ? {} : { sourceIp }),
+    ...(userAgent === undefined ? {} : { userAgent }),
     id,
     tenantId: tenantId!,
     actorId,
@@ -140,5 +170,8 @@ export function toLogEntryPayload(log: Log): LogEntryPayload {
     operation: log.operation,
     message: log.message,
     created_at: log.createdAt.toISOString(),
+    ...(log.requestId !== undefined ? { request_id: log.requestId } : {}),
+    ...(log.sourceIp !== undefined ? { source_ip: log.sourceIp } : {}),
+    ...(log.userAgent !== undefined ? { user_agent: log.userAgent } : {}),
   };
 }

@@ -4,6 +4,10 @@ import pino, { Logger } from 'pino';
 /**
  * One JSON object per line on stdout. `mixin` adds fields to every line (the api adds the request id of
  * the request a line belongs to).
+ *
+ * stdout is written in batches: with an access line per request, one write() per line (synchronous or not) was
+ * the largest cost of logging (bench:observability). Lines leave once 4 KiB have gathered and at the latest
+ * FLUSH_INTERVAL_MS later; pino writes what is left synchronously when the process exits, whatever the reason.
  */
 export function createJsonRootLogger(
   level: string,
@@ -19,8 +23,22 @@ export function createJsonRootLogger(
       formatters: { level: (label) => ({ level: label }) },
       mixin,
     },
-    destination,
+    destination ?? batchedStdout(),
   );
+}
+
+const FLUSH_INTERVAL_MS = 200;
+
+function batchedStdout(): pino.DestinationStream {
+  const stdout = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => {
+    try {
+      stdout.flush();
+    } catch {
+      // stdout is gone (closed under us): nothing can be written any more.
+    }
+  }, FLUSH_INTERVAL_MS).unref();
+  return stdout;
 }
 
 /** Nest's logger interface over pino, so framework and application lines are the same JSON. */

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AuthenticateApiKey, requirePermission } from '@gatehouse/domain';
 import { clientAddressOf } from '../http/client-address';
+import { requestOriginOf } from '../http/request-origin';
 import { accessRecord } from '../http/access-log';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 import { PrincipalResolvers } from './principal-resolver';
@@ -24,7 +25,7 @@ export class ApiKeyGuard implements CanActivate {
     const header = req.headers['svc-api-key'];
     const viaSvc = await this.resolvers.principalOf(req);
     const principal = viaSvc ?? (await this.authenticate.execute(typeof header === 'string' ? header : undefined, clientAddressOf(req))).principal;
-    req.principal = principal;
+    req.principal = { ...principal, origin: requestOriginOf(req) };
     const record = accessRecord(req);
     record.tenantId = principal.tenantId;
     record.applicationId = principal.applicationId;

@@ -1,16 +1,34 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiSecurity, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { ENTITY_TYPES, ListLogs, Principal } from '@gatehouse/domain';
+import { Controller, Get, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiSecurity, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { CheckpointSigner, ENTITY_TYPES, ExportLogs, ListLogCheckpoints, ListLogs, Principal, rawPublicKey } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
-import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
-import { EntityTypeResponse, ListLogsQueryDto, LogResponse, toEntityTypeResponse, toLogResponse } from './logs.dto';
+import { envelope, PaginatedEnvelope, PagingQueryDto, toPageQuery } from '../http/paging.dto';
+import {
+  EntityTypeResponse,
+  ExportLogsQueryDto,
+  ListLogsQueryDto,
+  LogCheckpointResponse,
+  LogPublicKeyResponse,
+  LogResponse,
+  toCheckpointResponse,
+  toEntityTypeResponse,
+  toLogFilter,
+  toLogResponse,
+} from './logs.dto';
+import { streamLogExport } from './log-export.stream';
 
 @ApiTags('logs')
 @ApiSecurity('api-key')
-@ApiExtraModels(LogResponse)
+@ApiExtraModels(LogResponse, LogCheckpointResponse)
 @Controller('logs')
 export class LogsController {
-  constructor(private readonly listLogs: ListLogs) {}
+  constructor(
+    private readonly listLogs: ListLogs,
+    private readonly listCheckpoints: ListLogCheckpoints,
+    private readonly exportLogs: ExportLogs,
+    private readonly signer: CheckpointSigner,
+  ) {}
 
   @Get()
   @RequirePermission('log:read')
@@ -19,17 +37,45 @@ export class LogsController {
     schema: { properties: { pagination: { type: 'object' }, data: { type: 'array', items: { $ref: getSchemaPath(LogResponse) } } } },
   })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListLogsQueryDto): Promise<PaginatedEnvelope<LogResponse>> {
-    const page = await this.listLogs.execute(
-      principal,
-      {
-        entityType: query.entity_type,
-        entityId: query.entity_id,
-        startDate: query.start_date === undefined ? undefined : new Date(query.start_date),
-        endDate: query.end_date === undefined ? undefined : new Date(query.end_date),
-      },
-      toPageQuery(query),
-    );
+    const page = await this.listLogs.execute(principal, toLogFilter(query), toPageQuery(query));
     return envelope(page, toLogResponse);
+  }
+
+  @Get('export')
+  @RequirePermission('log:read')
+  @ApiProduces('application/x-ndjson', 'text/csv')
+  @ApiOkResponse({
+    description:
+      'Every matching log up to the chain head at the start, in position order, streamed (no paging): one JSON Log per line, ' +
+      'or CSV with a header row. Audited as a `read` of the tenant.',
+  })
+  async export(@CurrentPrincipal() principal: Principal, @Query() query: ExportLogsQueryDto, @Res() res: Response): Promise<void> {
+    const format = query.format ?? 'ndjson';
+    const exported = await this.exportLogs.execute(principal, toLogFilter(query), format);
+    await streamLogExport(res, exported, format);
+  }
+
+  @Get('checkpoints')
+  @RequirePermission('log:read')
+  @ApiOkResponse({
+    description: "The tenant's signed chain heads, newest (highest position) first",
+    schema: { properties: { pagination: { type: 'object' }, data: { type: 'array', items: { $ref: getSchemaPath(LogCheckpointResponse) } } } },
+  })
+  async checkpoints(@CurrentPrincipal() principal: Principal, @Query() query: PagingQueryDto): Promise<PaginatedEnvelope<LogCheckpointResponse>> {
+    return envelope(await this.listCheckpoints.execute(principal, toPageQuery(query)), toCheckpointResponse);
+  }
+
+  /** Any valid key: a verifier needs nothing else. */
+  @Get('public-key')
+  @ApiOkResponse({ type: LogPublicKeyResponse })
+  publicKey(): LogPublicKeyResponse {
+    const key = this.signer.publicKey;
+    return {
+      algorithm: 'Ed25519',
+      key_id: this.signer.keyId,
+      public_key: rawPublicKey(key).toString('base64'),
+      public_key_pem: key.export({ format: 'pem', type: 'spki' }) as string,
+    };
   }
 
   @Get('entity-types')

@@ -1,11 +1,23 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { ACTOR_TYPES, ENTITY_TYPE_VALUES, EntityType, Log, LOG_OPERATIONS, MAX_ENTITY_ID_LENGTH } from '@gatehouse/domain';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
+import { IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import {
+  ACTOR_TYPES,
+  ChainedLog,
+  ENTITY_TYPE_VALUES,
+  EntityType,
+  LOG_OPERATIONS,
+  LogCheckpoint,
+  LogExportFormat,
+  LogFilter,
+  MAX_ENTITY_ID_LENGTH,
+  MAX_REQUEST_ID_LENGTH,
+} from '@gatehouse/domain';
 import { PagingQueryDto } from '../http/paging.dto';
 
 const DATE_TIME = { strict: true, strictSeparator: true };
 
-export class ListLogsQueryDto extends PagingQueryDto {
+/** The filters of `GET /logs`, shared by `GET /logs/export`. */
+export class LogFilterQueryDto {
   @ApiPropertyOptional({ enum: ENTITY_TYPE_VALUES })
   @IsOptional()
   @IsIn(ENTITY_TYPE_VALUES, { message: 'must be one of the values of GET /logs/entity-types' })
@@ -18,6 +30,18 @@ export class ListLogsQueryDto extends PagingQueryDto {
   @MaxLength(MAX_ENTITY_ID_LENGTH)
   entity_id?: string;
 
+  @ApiPropertyOptional({ format: 'uuid', description: 'Logs of this actor (the calling application)' })
+  @IsOptional()
+  @IsUUID('all', { message: 'must be a UUID' })
+  actor_id?: string;
+
+  @ApiPropertyOptional({ description: 'Logs of one request to this API (its `x-request-id`)', maxLength: MAX_REQUEST_ID_LENGTH })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_REQUEST_ID_LENGTH)
+  request_id?: string;
+
   @ApiPropertyOptional({ format: 'date-time', description: 'Logs with created_at at or after this instant (inclusive)' })
   @IsOptional()
   @IsISO8601(DATE_TIME, { message: 'must be an ISO 8601 date or date-time' })
@@ -27,6 +51,26 @@ export class ListLogsQueryDto extends PagingQueryDto {
   @IsOptional()
   @IsISO8601(DATE_TIME, { message: 'must be an ISO 8601 date or date-time' })
   end_date?: string;
+}
+
+export class ListLogsQueryDto extends IntersectionType(PagingQueryDto, LogFilterQueryDto) {}
+
+export class ExportLogsQueryDto extends LogFilterQueryDto {
+  @ApiPropertyOptional({ enum: ['ndjson', 'csv'], default: 'ndjson' })
+  @IsOptional()
+  @IsIn(['ndjson', 'csv'], { message: 'must be ndjson or csv' })
+  format?: LogExportFormat;
+}
+
+export function toLogFilter(query: LogFilterQueryDto): LogFilter {
+  return {
+    entityType: query.entity_type,
+    entityId: query.entity_id,
+    actorId: query.actor_id?.toLowerCase(),
+    requestId: query.request_id,
+    startDate: query.start_date === undefined ? undefined : new Date(query.start_date),
+    endDate: query.end_date === undefined ? undefined : new Date(query.end_date),
+  };
 }
 
 export class LogResponse {
@@ -39,6 +83,40 @@ export class LogResponse {
   @ApiProperty({ enum: LOG_OPERATIONS }) operation: string;
   @ApiProperty() message: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiPropertyOptional({ description: 'The request to this API that caused the log (its x-request-id)' }) request_id?: string;
+  @ApiPropertyOptional({ description: "The client's address, after the trusted proxies' X-Forwarded-For" }) source_ip?: string;
+  @ApiPropertyOptional() user_agent?: string;
+  @ApiProperty({ description: "Place in the tenant's hash chain: 1, 2, 3, ... in the order the logs were written", minimum: 1 })
+  position: number;
+  @ApiProperty({ description: 'Chain hash of this log (SHA-256, hex): see the README, "Verifying the audit trail"', pattern: '^[0-9a-f]{64}$' })
+  hash: string;
+}
+
+export class LogCheckpointResponse {
+  @ApiProperty({ format: 'uuid' }) tenant_id: string;
+  @ApiProperty({ description: 'The chain position this checkpoint covers (every log up to it)', minimum: 1 }) position: number;
+  @ApiProperty({ description: 'The chain hash at that position (hex)', pattern: '^[0-9a-f]{64}$' }) hash: string;
+  @ApiProperty({ format: 'date-time' }) signed_at: string;
+  @ApiProperty({ description: 'Id of the signing key (GET /logs/public-key)' }) key_id: string;
+  @ApiProperty({ description: 'Ed25519 signature (base64) of the checkpoint message' }) signature: string;
+}
+
+export class LogPublicKeyResponse {
+  @ApiProperty({ enum: ['Ed25519'] }) algorithm: string;
+  @ApiProperty({ description: 'First 16 hex digits of the SHA-256 of the raw public key' }) key_id: string;
+  @ApiProperty({ description: 'The raw 32-byte public key, base64' }) public_key: string;
+  @ApiProperty({ description: 'The same key as PEM (SPKI)' }) public_key_pem: string;
+}
+
+export function toCheckpointResponse(checkpoint: LogCheckpoint): LogCheckpointResponse {
+  return {
+    tenant_id: checkpoint.tenantId,
+    position: checkpoint.position,
+    hash: checkpoint.hash,
+    signed_at: checkpoint.signedAt.toISOString(),
+    key_id: checkpoint.keyId,
+    signature: checkpoint.signature,
+  };
 }
 
 export class EntityTypeResponse {
@@ -46,32 +124,82 @@ export class EntityTypeResponse {
   @ApiProperty({ example: 'application' }) value: string;
 }
 
-export function toLogResponse(log: Log): LogResponse {
-  const body: LogResponse = {
+/** Field order of spec 2.2 on the wire, then the request fields (absent when unknown), then the chain's. */
+export function toLogResponse(log: ChainedLog): LogResponse {
+  return {
     id: log.id,
     tenant_id: log.tenantId,
+    ...(log.actorId === null ? {} : { actor_id: log.actorId }),
+    ...(log.actorType === null ? {} : { actor_type: log.actorType }),
     entity_type: log.entityType,
     entity_id: log.entityId,
     operation: log.operation,
     message: log.message,
     created_at: log.createdAt.toISOString(),
-  };
-  if (log.actorId !== null) body.actor_id = log.actorId;
-  if (log.actorType !== null) body.actor_type = log.actorType;
-  // Field order of spec 2.2 on the wire.
-  return {
-    id: body.id,
-    tenant_id: body.tenant_id,
-    ...(body.actor_id ? { actor_id: body.actor_id } : {}),
-    ...(body.actor_type ? { actor_type: body.actor_type } : {}),
-    entity_type: body.entity_type,
-    entity_id: body.entity_id,
-    operation: body.operation,
-    message: body.message,
-    created_at: body.created_at,
+    ...(log.requestId === undefined ? {} : { request_id: log.requestId }),
+    ...(log.sourceIp === undefined ? {} : { source_ip: log.sourceIp }),
+    ...(log.userAgent === undefined ? {} : { user_agent: log.userAgent }),
+    position: log.position,
+    hash: log.hash,
   };
 }
 
 export function toEntityTypeResponse(type: EntityType): EntityTypeResponse {
   return { display_name: type.displayName, value: type.value };
+}
+
+/**
+ * A log as `GET /logs` and the exports write it, read back (the offline verifier): the inverse of toLogResponse.
+ * Throws a message naming the first field that is missing or malformed.
+ */
+export function fromLogJson(json: unknown): ChainedLog {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('not a JSON object');
+  const o = json as Record<string, unknown>;
+  const text = (name: string): string => {
+    if (typeof o[name] !== 'string') throw new Error(`${name} is missing or not a string`);
+    return o[name] as string;
+  };
+  const optional = (name: string): string | undefined => (o[name] === undefined ? undefined : text(name));
+  const createdAt = new Date(text('created_at'));
+  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== o.created_at) throw new Error('created_at is not an ISO 8601 instant in UTC with milliseconds');
+  if (!Number.isSafeInteger(o.position) || (o.position as number) < 1) throw new Error('position is missing or not a positive integer');
+  const requestId = optional('request_id');
+  const sourceIp = optional('source_ip');
+  const userAgent = optional('user_agent');
+  return {
+    id: text('id'),
+    tenantId: text('tenant_id'),
+    actorId: optional('actor_id') ?? null,
+    actorType: (optional('actor_type') ?? null) as ChainedLog['actorType'],
+    entityType: text('entity_type'),
+    entityId: text('entity_id'),
+    operation: text('operation') as ChainedLog['operation'],
+    message: text('message'),
+    createdAt,
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(sourceIp === undefined ? {} : { sourceIp }),
+    ...(userAgent === undefined ? {} : { userAgent }),
+    position: o.position as number,
+    hash: text('hash'),
+  };
+}
+
+/** The inverse of toCheckpointResponse (the offline verifier reads saved checkpoints). */
+export function fromCheckpointJson(json: unknown): LogCheckpoint {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('a checkpoint is not a JSON object');
+  const o = json as Record<string, unknown>;
+  for (const name of ['tenant_id', 'hash', 'signed_at', 'key_id', 'signature']) {
+    if (typeof o[name] !== 'string') throw new Error(`a checkpoint's ${name} is missing or not a string`);
+  }
+  if (!Number.isSafeInteger(o.position)) throw new Error("a checkpoint's position is missing or not an integer");
+  const signedAt = new Date(o.signed_at as string);
+  if (Number.isNaN(signedAt.getTime())) throw new Error("a checkpoint's signed_at is not a date-time");
+  return {
+    tenantId: o.tenant_id as string,
+    position: o.position as number,
+    hash: o.hash as string,
+    signedAt,
+    keyId: o.key_id as string,
+    signature: o.signature as string,
+  };
 }

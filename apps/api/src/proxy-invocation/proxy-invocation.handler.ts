@@ -3,7 +3,7 @@ import { Readable, Transform, TransformCallback } from 'node:stream';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Dispatcher } from 'undici';
-import { Proxy, ResolveProxyForInvocation } from '@gatehouse/domain';
+import { Proxy, requireContainedPath, ResolveProxyForInvocation } from '@gatehouse/domain';
 import { Reactor, TransformInput, TransformResult } from '@gatehouse/reactor';
 import { inSpan } from '@gatehouse/runtime/tracing';
 import { AccessRecord, accessRecord, noteFailure } from '../http/access-log';
@@ -92,6 +92,8 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const declaredLength = Number(req.headers['content-length'] ?? 0);
     if (declaredLength > this.settings.bodyLimitBytes) throw new PayloadTooLargeError();
     const target = parseTarget(req.originalUrl);
+    // Before anything is looked up: a path that could leave the destination's path is refused whatever the proxy.
+    requireContainedPath(target.path);
     const headerKey = req.headers[PROXY_KEY_PARAMETER];
     const proxyKey = typeof headerKey === 'string' ? headerKey : (target.params.get(PROXY_KEY_PARAMETER) ?? undefined);
     const apiKey = req.headers['svc-api-key'];

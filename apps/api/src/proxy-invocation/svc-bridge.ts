@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { Pool } from 'undici';
-import { AuthenticateApiKey, AuthenticationError, Principal, Proxy } from '@gatehouse/domain';
+import { AuthenticateApiKey, AuthenticationError, pathEscape, Principal, Proxy } from '@gatehouse/domain';
 import type { SvcBridge, SvcRequest, SvcResponse } from '@gatehouse/reactor';
 import { PrincipalResolver, PrincipalResolvers } from '../auth/principal-resolver';
 import { transformBodyOf } from './transform-payloads';
@@ -120,24 +120,20 @@ function sameSecret(offered: Buffer, secret: Buffer): boolean {
   return offered.length === secret.length && timingSafeEqual(offered, secret);
 }
 
-/** A path of this service's API, relative, without dot segments or encoded slashes; throws otherwise. */
+/** A path of this service's API, relative, and contained as a proxy's path must be (pathEscape); throws otherwise. */
 export function checkedPath(path: unknown): string {
   if (typeof path !== 'string' || path.length > MAX_PATH_LENGTH || !PATH_CHARACTERS.test(path) || path.startsWith('//')) {
     throw new SvcRequestRefusedError('svc paths are paths of this service, such as /applications/{id}');
   }
+  const escape = pathEscape(path);
+  if (escape !== undefined) throw new SvcRequestRefusedError(`svc paths are paths of this service; this one ${escape}`);
   const segments = path.slice(1).split('/');
-  for (const segment of segments) {
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(segment);
-    } catch {
-      throw new SvcRequestRefusedError('svc paths must be validly percent-encoded');
-    }
-    if (decoded === '.' || decoded === '..' || /[/\\]/.test(decoded)) {
-      throw new SvcRequestRefusedError('svc paths may not contain dot segments or encoded slashes');
-    }
+  let first: string;
+  try {
+    first = decodeURIComponent(segments[0] ?? '').toLowerCase();
+  } catch {
+    throw new SvcRequestRefusedError('svc paths must be validly percent-encoded');
   }
-  const first = decodeURIComponent(segments[0] ?? '').toLowerCase();
   if (!SVC_ROUTES.has(first)) {
     throw new SvcRequestRefusedError(`svc reaches only ${[...SVC_ROUTES].map((r) => `/${r}`).join(', ')}`);
   }

@@ -41,7 +41,7 @@ export interface ApplicationWithKey {
 }
 
 export function actorOf(principal: Principal): Actor {
-  return { id: principal.applicationId, type: 'application' };
+  return { id: principal.applicationId, type: 'application', ...(principal.origin ? { origin: principal.origin } : {}) };
 }
 
 export class CreateApplication {

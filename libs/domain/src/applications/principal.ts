@@ -1,3 +1,4 @@
+import { RequestOrigin } from '../audit/audit-event';
 import { PermissionDeniedError } from '../shared/domain-error';
 import { Application } from './application';
 import { ApplicationType } from './permissions';
@@ -9,6 +10,8 @@ export interface Principal {
   type: ApplicationType;
   permissions: ReadonlySet<string>;
   canCreateExpiringApplications: boolean;
+  /** The request this principal made, for the audit logs it causes (absent outside HTTP). */
+  origin?: RequestOrigin;
 }
 
 export function principalOf(app: Application): Principal {

@@ -1,9 +1,18 @@
 export type ActorType = 'application' | 'user' | 'system';
 export type AuditOperation = 'create' | 'update' | 'delete' | 'read';
 
+/** Where a request to this API came from: recorded with the logs it causes. */
+export interface RequestOrigin {
+  requestId?: string;
+  /** The client's address, after the trusted proxies' X-Forwarded-For. */
+  sourceIp?: string;
+  userAgent?: string;
+}
+
 export interface Actor {
   id: string | null;
   type: ActorType;
+  origin?: RequestOrigin;
 }
 
 export const SYSTEM_ACTOR: Actor = { id: null, type: 'system' };
@@ -28,6 +37,9 @@ export interface AuditEvent {
   operation: AuditOperation;
   message: string;
   createdAt: Date;
+  requestId?: string;
+  sourceIp?: string;
+  userAgent?: string;
 }
 
 /** The recorded event as it is stored and delivered: its id becomes the log id. */
@@ -42,6 +54,7 @@ export function toAuditEvent(event: NewAuditEvent, id: string, createdAt: Date):
     operation: event.operation,
     message: event.message,
     createdAt,
+    ...event.actor.origin,
   };
 }
 

@@ -1,20 +1,13 @@
 import { IngestLogs } from './log-commands';
 import { Log } from './log';
-import { LogFilter, LogRepository } from './log.repository';
-import { Page, PageQuery } from '../shared/page';
+import { InMemoryLogRepository } from '../testing/in-memory-ports';
 
 describe('IngestLogs', () => {
-  class RecordingLogs extends LogRepository {
+  class RecordingLogs extends InMemoryLogRepository {
     appended: Log[][] = [];
-    async append(logs: Log[]): Promise<number> {
+    override async append(logs: Log[]): Promise<number> {
       this.appended.push(logs);
       return logs.length;
-    }
-    async relayOutbox(): Promise<number> {
-      return 0;
-    }
-    async list(_tenantId: string, _filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
-      return { items: [], size: page.size };
     }
   }
 

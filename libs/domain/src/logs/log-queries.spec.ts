@@ -2,29 +2,26 @@ import { principalOf } from '../applications/principal';
 import { Application } from '../applications/application';
 import { ValidationError } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
-import { Log } from './log';
-import { LogFilter, LogRepository } from './log.repository';
+import { ChainedLog } from './log';
+import { LogFilter } from './log.repository';
 import { ListLogs } from './log-queries';
 import { RelayAuditOutbox } from './log-commands';
-import { FixedClock } from '../testing/in-memory-ports';
+import { FixedClock, InMemoryLogRepository } from '../testing/in-memory-ports';
 
 const TENANT = '6f1c1e0e-3b7a-4a43-9f55-0a4b7e1d2c10';
 
-class SpyLogs extends LogRepository {
+class SpyLogs extends InMemoryLogRepository {
   listed: { tenantId: string; filter: LogFilter; page: PageQuery }[] = [];
   relayCalls: Date[] = [];
   backlog = 0;
 
-  async append(): Promise<number> {
-    return 0;
-  }
-  async relayOutbox(recordedBefore: Date, limit: number): Promise<number> {
+  override async relayOutbox(recordedBefore: Date, limit: number): Promise<number> {
     this.relayCalls.push(recordedBefore);
     const n = Math.min(limit, this.backlog);
     this.backlog -= n;
     return n;
   }
-  async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
+  override async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
     this.listed.push({ tenantId, filter, page });
     return { items: [], size: page.size, page: page.page, totalItems: 0 };
   }

@@ -1,28 +1,89 @@
 import { Principal } from '../applications/principal';
 import { FieldErrorCollector } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
-import { isEntityType, Log, MAX_ENTITY_ID_LENGTH } from './log';
+import { ChainedLog, isEntityType, MAX_ENTITY_ID_LENGTH } from './log';
 import { LogFilter, LogRepository } from './log.repository';
+import { KeyObject } from 'node:crypto';
+import { ChainVerification, ChainVerifier, LogCheckpoint } from './log-chain';
 
 /** `GET /logs`: the caller's tenant only, newest first, filtered (spec 4.1, CONTRACT.md sections 1 and 8). */
 export class ListLogs {
   constructor(private readonly logs: LogRepository) {}
 
-  async execute(principal: Principal, filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
-    const errors = new FieldErrorCollector();
-    if (filter.entityType !== undefined && !isEntityType(filter.entityType)) {
-      errors.add('entity_type', 'must be one of the values of GET /logs/entity-types');
-    }
-    if (filter.entityId !== undefined && (filter.entityId.length === 0 || filter.entityId.length > MAX_ENTITY_ID_LENGTH)) {
-      errors.add('entity_id', `must be 1 to ${MAX_ENTITY_ID_LENGTH} characters`);
-    }
-    for (const [field, date] of [['start_date', filter.startDate], ['end_date', filter.endDate]] as const) {
-      if (date !== undefined && Number.isNaN(date.getTime())) errors.add(field, 'must be an ISO 8601 date-time');
-    }
-    if (filter.startDate && filter.endDate && filter.endDate.getTime() <= filter.startDate.getTime()) {
-      errors.add('end_date', 'must be later than start_date');
-    }
-    errors.throwIfAny();
+  async execute(principal: Principal, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
+    validateLogFilter(filter);
     return this.logs.list(principal.tenantId, filter, page);
+  }
+}
+
+/** The rules of a log filter, shared by the list and the export; a ValidationError names every bad field. */
+export function validateLogFilter(filter: LogFilter): void {
+  const errors = new FieldErrorCollector();
+  if (filter.entityType !== undefined && !isEntityType(filter.entityType)) {
+    errors.add('entity_type', 'must be one of the values of GET /logs/entity-types');
+  }
+  if (filter.entityId !== undefined && (filter.entityId.length === 0 || filter.entityId.length > MAX_ENTITY_ID_LENGTH)) {
+    errors.add('entity_id', `must be 1 to ${MAX_ENTITY_ID_LENGTH} characters`);
+  }
+  for (const [field, date] of [['start_date', filter.startDate], ['end_date', filter.endDate]] as const) {
+    if (date !== undefined && Number.isNaN(date.getTime())) errors.add(field, 'must be an ISO 8601 date-time');
+  }
+  if (filter.startDate && filter.endDate && filter.endDate.getTime() <= filter.startDate.getTime()) {
+    errors.add('end_date', 'must be later than start_date');
+  }
+  errors.throwIfAny();
+}
+
+/** `GET /logs/checkpoints`: the caller's tenant's checkpoints, newest first. */
+export class ListLogCheckpoints {
+  constructor(private readonly logs: LogRepository) {}
+
+  execute(principal: Principal, page: PageQuery): Promise<Page<LogCheckpoint>> {
+    return this.logs.listCheckpoints(principal.tenantId, page);
+  }
+}
+
+/**
+ * Verifies a tenant's whole chain against the database (`gatehouse logs verify --tenant`): streamed in slices,
+ * each slice's checkpoints handed to the verifier before its logs, so memory stays constant at any size.
+ */
+export class VerifyLogChain {
+  constructor(private readonly logs: LogRepository) {}
+
+  async execute(tenantId: string, publicKey: KeyObject, onProgress?: (verified: number, total: number) => void, sliceSize = 5000): Promise<ChainVerification> {
+    const verifier = new ChainVerifier(tenantId, publicKey);
+    const head = await this.logs.chainHead(tenantId);
+    // Up to the head read now (what is appended meanwhile is for the next verification), or to the newest
+    // checkpoint if that is further: a checkpoint is only ever signed over logs that committed.
+    const [newest] = (await this.logs.listCheckpoints(tenantId, { page: 1, size: 1 })).items;
+    const end = Math.max(head.position, newest?.position ?? 0);
+    let after = 0;
+    for (;;) {
+      const slice = await this.logs.chainSlice(tenantId, {}, after, end, sliceSize);
+      const upTo = slice.length < sliceSize ? end : slice[slice.length - 1]!.position;
+      for (let from = after; ; ) {
+        const checkpoints = await this.logs.checkpointSlice(tenantId, from, upTo, sliceSize);
+        verifier.addCheckpoints(checkpoints);
+        if (checkpoints.length < sliceSize) break;
+        from = checkpoints[checkpoints.length - 1]!.position;
+      }
+      for (const log of slice) if (!verifier.add(log)) return verifier.finish();
+      onProgress?.(slice.length === 0 ? head.position : slice[slice.length - 1]!.position, head.position);
+      if (slice.length < sliceSize) break;
+      after = upTo;
+    }
+    const result = verifier.finish();
+    const behind = result.head.position < head.position || (result.head.position === head.position && result.head.hash !== head.hash);
+    if (!result.firstInvalidLog && behind) {
+      return {
+        ...result,
+        valid: false,
+        firstInvalidLog: {
+          position: Math.min(result.head.position, head.position) + 1,
+          reason: `the chain ends at position ${result.head.position} but the recorded head is position ${head.position}: logs were removed from the end or the head altered`,
+        },
+      };
+    }
+    return result;
   }
 }

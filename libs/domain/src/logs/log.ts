@@ -12,7 +12,17 @@ export interface Log {
   operation: AuditOperation;
   message: string;
   createdAt: Date;
+  /** Where a request to this API came from; absent when unknown (system actors, other services that omit them). */
+  requestId?: string;
+  sourceIp?: string;
+  userAgent?: string;
+  /** Set once written: the log's place in its tenant's hash chain (1, 2, ...) and its chain hash (hex). */
+  position?: number;
+  hash?: string;
 }
+
+/** A log as stored: always in its tenant's chain. */
+export type ChainedLog = Log & { position: number; hash: string };
 
 export interface EntityType {
   displayName: string;
@@ -35,6 +45,9 @@ export const LOG_OPERATIONS: readonly AuditOperation[] = ['create', 'update', 'd
 export const ACTOR_TYPES: readonly ActorType[] = ['application', 'user', 'system'];
 export const MAX_ENTITY_ID_LENGTH = 200;
 export const MAX_LOG_MESSAGE_LENGTH = 10_000;
+export const MAX_REQUEST_ID_LENGTH = 128;
+export const MAX_SOURCE_IP_LENGTH = 64;
+export const MAX_USER_AGENT_LENGTH = 512;
 
 export function isEntityType(value: string): boolean {
   return ENTITY_TYPE_VALUES.includes(value);

@@ -9,6 +9,9 @@ import { decodeCursor, Page, PageQuery, pageFromRows } from '../shared/page';
 import { PortToken, TransactionScope, UnitOfWork } from '../shared/unit-of-work';
 import { Tenant } from '../tenants/tenant';
 import { TenantRepository } from '../tenants/tenant.repository';
+import { ChainedLog, Log } from '../logs/log';
+import { ChainHead, extendChain, GENESIS_HASH, LogCheckpoint } from '../logs/log-chain';
+import { LogFilter, LogRepository } from '../logs/log.repository';
 
 /**
  * In-memory fakes of the domain's ports, for unit tests of use cases. They keep the adapters' observable
@@ -85,6 +88,80 @@ export function pageInMemory<T extends { createdAt: Date; id: string }>(rows: T[
   }
   const offset = (query.page - 1) * query.size;
   return pageFromRows(ordered.slice(offset, offset + query.size + 1), query, ordered.length);
+}
+
+/** The logs and their chains in memory, as TypeormLogRepository keeps them (no outbox: relayOutbox moves nothing). */
+export class InMemoryLogRepository extends LogRepository {
+  readonly logs: ChainedLog[] = [];
+  readonly heads = new Map<string, ChainHead>();
+  readonly checkpoints: LogCheckpoint[] = [];
+
+  async append(logs: Log[]): Promise<number> {
+    const known = new Set(this.logs.map((l) => l.id));
+    const fresh = [...new Map(logs.filter((l) => !known.has(l.id)).map((l) => [l.id, { ...l }])).values()];
+    for (const tenantId of new Set(fresh.map((l) => l.tenantId))) {
+      const chained = fresh.filter((l) => l.tenantId === tenantId);
+      this.heads.set(tenantId, extendChain(await this.chainHead(tenantId), chained));
+      this.logs.push(...(chained as ChainedLog[]));
+    }
+    return fresh.length;
+  }
+
+  async relayOutbox(_recordedBefore: Date, _limit: number): Promise<number> {
+    return 0;
+  }
+
+  async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
+    return pageInMemory(this.matching(tenantId, filter), page);
+  }
+
+  async chainSlice(tenantId: string, filter: LogFilter, afterPosition: number, upTo: number, limit: number): Promise<ChainedLog[]> {
+    return this.matching(tenantId, filter)
+      .filter((l) => l.position > afterPosition && l.position <= upTo)
+      .sort((a, b) => a.position - b.position)
+      .slice(0, limit);
+  }
+
+  async chainHead(tenantId: string): Promise<ChainHead> {
+    return this.heads.get(tenantId) ?? { tenantId, position: 0, hash: GENESIS_HASH };
+  }
+
+  async headsToCheckpoint(limit: number): Promise<ChainHead[]> {
+    const signed = (tenantId: string) => Math.max(0, ...this.checkpoints.filter((c) => c.tenantId === tenantId).map((c) => c.position));
+    return [...this.heads.values()].filter((h) => h.position > signed(h.tenantId)).slice(0, limit);
+  }
+
+  async saveCheckpoints(checkpoints: LogCheckpoint[]): Promise<number> {
+    const fresh = checkpoints.filter((c) => !this.checkpoints.some((k) => k.tenantId === c.tenantId && k.position === c.position));
+    this.checkpoints.push(...fresh);
+    return fresh.length;
+  }
+
+  async checkpointSlice(tenantId: string, afterPosition: number, upTo: number, limit: number): Promise<LogCheckpoint[]> {
+    return this.checkpoints
+      .filter((c) => c.tenantId === tenantId && c.position > afterPosition && c.position <= upTo)
+      .sort((a, b) => a.position - b.position)
+      .slice(0, limit);
+  }
+
+  async listCheckpoints(tenantId: string, page: PageQuery): Promise<Page<LogCheckpoint>> {
+    const mine = this.checkpoints.filter((c) => c.tenantId === tenantId).sort((a, b) => b.position - a.position);
+    const offset = (page.page - 1) * page.size;
+    return { items: mine.slice(offset, offset + page.size), size: page.size, page: page.page, totalItems: mine.length };
+  }
+
+  private matching(tenantId: string, filter: LogFilter): ChainedLog[] {
+    return this.logs.filter(
+      (l) =>
+        l.tenantId === tenantId &&
+        (filter.entityType === undefined || l.entityType === filter.entityType) &&
+        (filter.entityId === undefined || l.entityId === filter.entityId) &&
+        (filter.actorId === undefined || l.actorId === filter.actorId) &&
+        (filter.requestId === undefined || l.requestId === filter.requestId) &&
+        (filter.startDate === undefined || l.createdAt >= filter.startDate) &&
+        (filter.endDate === undefined || l.createdAt < filter.endDate),
+    );
+  }
 }
 
 export class InMemoryApplicationRepository extends ApplicationRepository implements Snapshotting {

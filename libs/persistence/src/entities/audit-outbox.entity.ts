@@ -33,4 +33,13 @@ export class AuditOutboxEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
+  requestId?: string;
+
+  @Column({ name: 'source_ip', type: 'varchar', length: 64, nullable: true })
+  sourceIp?: string;
+
+  @Column({ name: 'user_agent', type: 'varchar', length: 512, nullable: true })
+  userAgent?: string;
 }

@@ -30,4 +30,20 @@ export class LogEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
+  requestId: string | null;
+
+  @Column({ name: 'source_ip', type: 'varchar', length: 64, nullable: true })
+  sourceIp: string | null;
+
+  @Column({ name: 'user_agent', type: 'varchar', length: 512, nullable: true })
+  userAgent: string | null;
+
+  /** Position in the tenant's hash chain (bigint; positions stay far below 2^53). */
+  @Column({ type: 'bigint', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
+  seq: number;
+
+  @Column({ type: 'bytea' })
+  hash: Buffer;
 }

@@ -1,34 +1,59 @@
 import { EntityManager, SelectQueryBuilder } from 'typeorm';
-import { Log, LogFilter, LogRepository, Page, PageQuery, pageFromRows } from '@gatehouse/domain';
+import {
+  ChainedLog,
+  ChainHead,
+  extendChain,
+  GENESIS_HASH,
+  Log,
+  LogCheckpoint,
+  LogFilter,
+  LogRepository,
+  Page,
+  PageQuery,
+  pageFromRows,
+  ValidationError,
+} from '@gatehouse/domain';
 import { LogEntity } from '../entities/log.entity';
 import { applyKeysetPage } from './keyset-page';
 
-const COLUMNS = 'id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at';
+const COLUMNS =
+  'id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, request_id, source_ip, user_agent';
+const GENESIS = `'\\x${GENESIS_HASH}'::bytea`;
 
-// One statement, so one round trip and atomic without BEGIN/COMMIT. The whole batch is one JSON parameter:
-// any size fits, and PostgreSQL's JSON parser is far cheaper than the driver's per-element array encoding.
-// The outbox rows go first (the scalar subquery completes the DELETE before the first insert): they are the
-// locks a concurrent relay takes, so both lock in the same order and cannot deadlock.
-const APPEND_LOGS = `WITH delivered AS (
-    DELETE FROM audit_outbox WHERE id = ANY($1::uuid[]) RETURNING 1),
-  inserted AS (
-    INSERT INTO logs (${COLUMNS})
-    SELECT ${COLUMNS} FROM json_populate_recordset(NULL::logs, $2::json)
-    WHERE (SELECT count(*) FROM delivered) >= 0
-    ON CONFLICT (id) DO NOTHING
-    RETURNING 1)
-  SELECT count(*)::int AS n FROM inserted`;
+// The outbox rows go first (the scalar subquery completes the DELETE before the insert): they are the locks a
+// concurrent relay takes first too. Heads of new tenants are created in tenant order, so two writers creating
+// the same heads wait for each other in one order and cannot deadlock.
+const DELIVER_AND_CREATE_HEADS = `WITH delivered AS (
+    DELETE FROM audit_outbox WHERE id = ANY($1::uuid[]) RETURNING 1)
+  INSERT INTO log_chains (tenant_id, seq, hash)
+  SELECT t, 0, ${GENESIS} FROM unnest($2::uuid[]) AS t WHERE (SELECT count(*) FROM delivered) >= 0 ORDER BY t
+  ON CONFLICT (tenant_id) DO NOTHING`;
 
-// SKIP LOCKED: relays of several workers split the backlog instead of queueing behind one another.
-const RELAY_OUTBOX = `WITH moved AS (
+// The per-tenant serialisation of the chain: whoever holds a head extends that chain; the others wait for
+// its commit and then read the head it left. Locked in tenant order (LockRows runs above the sort).
+const LOCK_HEADS = `SELECT tenant_id, seq::text AS seq, encode(hash, 'hex') AS hash FROM log_chains
+  WHERE tenant_id = ANY($1::uuid[]) ORDER BY tenant_id FOR UPDATE`;
+
+const RELAY_CLAIM = `WITH moved AS (
     DELETE FROM audit_outbox WHERE id IN (
       SELECT id FROM audit_outbox WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-    RETURNING ${COLUMNS}),
-  inserted AS (
-    INSERT INTO logs (${COLUMNS}) SELECT ${COLUMNS} FROM moved ORDER BY id
-    ON CONFLICT (id) DO NOTHING
-    RETURNING 1)
-  SELECT (SELECT count(*) FROM moved)::int AS n, (SELECT count(*) FROM inserted)::int AS inserted`;
+    RETURNING ${COLUMNS})
+  SELECT * FROM moved`;
+
+interface LogRow {
+  id: string;
+  tenant_id: string;
+  actor_id: string | null;
+  actor_type: Log['actorType'];
+  entity_type: string;
+  entity_id: string;
+  operation: Log['operation'];
+  message: string;
+  created_at: Date;
+  request_id: string | null;
+  source_ip: string | null;
+  user_agent: string | null;
+}
 
 export class TypeormLogRepository extends LogRepository {
   constructor(private readonly em: EntityManager) {
@@ -36,32 +61,22 @@ export class TypeormLogRepository extends LogRepository {
   }
 
   async append(logs: Log[]): Promise<number> {
-    // Ids in one order everywhere: two writers inserting overlapping batches cannot deadlock.
-    const unique = [...new Map(logs.map((log) => [log.id, log])).values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const ids = unique.map((l) => l.id);
-    const rows = JSON.stringify(
-      unique.map((l) => ({
-        id: l.id,
-        tenant_id: l.tenantId,
-        actor_id: l.actorId,
-        actor_type: l.actorType,
-        entity_type: l.entityType,
-        entity_id: l.entityId,
-        operation: l.operation,
-        message: l.message,
-        created_at: l.createdAt.toISOString(),
-      })),
-    );
-    const [row] = await this.em.query(APPEND_LOGS, [ids, rows]);
-    return (row as { n: number }).n;
+    // The same id twice in one batch is one log (the first).
+    const unique = [...new Map(logs.map((log) => [log.id, log])).values()];
+    return this.em.transaction((em) => appendChained(em, unique, unique.map((l) => l.id)));
   }
 
   async relayOutbox(recordedBefore: Date, limit: number): Promise<number> {
-    const [row] = await this.em.query(RELAY_OUTBOX, [recordedBefore.toISOString(), limit]);
-    return (row as { n: number }).n;
+    // SKIP LOCKED: relays of several workers split the backlog instead of queueing behind one another.
+    return this.em.transaction(async (em) => {
+      const rows: LogRow[] = await em.query(RELAY_CLAIM, [recordedBefore.toISOString(), limit]);
+      const events = rows.map(fromRow).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || compare(a.id, b.id));
+      await appendChained(em, events, []);
+      return rows.length;
+    });
   }
 
-  async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
+  async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
     const filtered = () => where(this.em.getRepository(LogEntity).createQueryBuilder('l'), tenantId, filter);
     // The count is offset mode's only; keyset pages skip it, which keeps deep pages cheap.
     const total =
@@ -69,14 +84,226 @@ export class TypeormLogRepository extends LogRepository {
         ? Number((await filtered().select('COUNT(*)', 'n').getRawOne<{ n: string }>())?.n ?? 0)
         : undefined;
     const rows = await applyKeysetPage(filtered(), 'l', page).getMany();
-    return pageFromRows(rows, page, total);
+    return pageFromRows(rows.map(fromEntity), page, total);
   }
+
+  async chainSlice(tenantId: string, filter: LogFilter, afterPosition: number, upTo: number, limit: number): Promise<ChainedLog[]> {
+    // Raw rows, not entities: exports read a million of them, and hydration would be most of the cost.
+    const params: unknown[] = [tenantId, afterPosition, upTo, limit];
+    const conditions = filterConditions(filter, params);
+    // (Aliased `position`: an output column named `seq` of type text would be what ORDER BY seq sorts.)
+    const rows: (LogRow & { position: string; hash: string })[] = await this.em.query(
+      `SELECT ${COLUMNS}, seq::text AS position, encode(hash, 'hex') AS hash FROM logs
+       WHERE tenant_id = $1 AND seq > $2 AND seq <= $3${conditions} ORDER BY seq LIMIT $4`,
+      params,
+    );
+    return rows.map((r) => ({ ...fromRow(r), position: Number(r.position), hash: r.hash }));
+  }
+
+  async chainHead(tenantId: string): Promise<ChainHead> {
+    const [row] = await this.em.query(`SELECT seq::text AS seq, encode(hash, 'hex') AS hash FROM log_chains WHERE tenant_id = $1`, [tenantId]);
+    return row ? { tenantId, position: Number(row.seq), hash: row.hash } : { tenantId, position: 0, hash: GENESIS_HASH };
+  }
+
+  async headsToCheckpoint(limit: number): Promise<ChainHead[]> {
+    const rows: { tenant_id: string; seq: string; hash: string }[] = await this.em.query(
+      `SELECT h.tenant_id, h.seq::text AS seq, encode(h.hash, 'hex') AS hash FROM log_chains h
+       WHERE h.seq > coalesce((SELECT max(c.seq) FROM log_checkpoints c WHERE c.tenant_id = h.tenant_id), 0)
+       ORDER BY h.tenant_id LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ tenantId: r.tenant_id, position: Number(r.seq), hash: r.hash }));
+  }
+
+  async saveCheckpoints(checkpoints: LogCheckpoint[]): Promise<number> {
+    if (checkpoints.length === 0) return 0;
+    const [row] = await this.em.query(
+      `WITH inserted AS (
+         INSERT INTO log_checkpoints (tenant_id, seq, hash, signed_at, key_id, signature)
+         SELECT t, s, decode(h, 'hex'), a, k, decode(sig, 'base64')
+         FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[]) AS v(t, s, h, a, k, sig)
+         ON CONFLICT (tenant_id, seq) DO NOTHING RETURNING 1)
+       SELECT count(*)::int AS n FROM inserted`,
+      [
+        checkpoints.map((c) => c.tenantId),
+        checkpoints.map((c) => c.position),
+        checkpoints.map((c) => c.hash),
+        checkpoints.map((c) => c.signedAt.toISOString()),
+        checkpoints.map((c) => c.keyId),
+        checkpoints.map((c) => c.signature),
+      ],
+    );
+    return (row as { n: number }).n;
+  }
+
+  async checkpointSlice(tenantId: string, afterPosition: number, upTo: number, limit: number): Promise<LogCheckpoint[]> {
+    const rows: CheckpointRow[] = await this.em.query(
+      `${SELECT_CHECKPOINTS} WHERE tenant_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+      [tenantId, afterPosition, upTo, limit],
+    );
+    return rows.map(fromCheckpointRow);
+  }
+
+  async listCheckpoints(tenantId: string, page: PageQuery): Promise<Page<LogCheckpoint>> {
+    const below = page.start === undefined ? undefined : decodePositionCursor(page.start);
+    const offset = page.start === undefined ? Math.min((page.page - 1) * page.size, Number.MAX_SAFE_INTEGER) : 0;
+    const rows: CheckpointRow[] = await this.em.query(
+      `${SELECT_CHECKPOINTS} WHERE tenant_id = $1 AND ($2::bigint IS NULL OR seq < $2) ORDER BY seq DESC OFFSET $3 LIMIT $4`,
+      [tenantId, below ?? null, offset, page.size + 1],
+    );
+    const items = rows.slice(0, page.size).map(fromCheckpointRow);
+    const last = items[items.length - 1];
+    const next = rows.length > page.size && last ? Buffer.from(String(last.position), 'utf8').toString('base64url') : undefined;
+    if (page.start !== undefined) return { items, size: page.size, next };
+    const [count] = await this.em.query(`SELECT count(*)::int AS n FROM log_checkpoints WHERE tenant_id = $1`, [tenantId]);
+    return { items, size: page.size, page: page.page, totalItems: (count as { n: number }).n, next };
+  }
+}
+
+/**
+ * Writes `logs` (unique ids, in chain order) that are not stored yet into their tenants' chains, after deleting
+ * the outbox rows `outboxIds`; inside the caller's transaction. Returns how many were new.
+ */
+async function appendChained(em: EntityManager, logs: Log[], outboxIds: string[]): Promise<number> {
+  if (logs.length === 0) return 0;
+  const tenants = [...new Set(logs.map((l) => l.tenantId))].sort(compare);
+  await em.query(DELIVER_AND_CREATE_HEADS, [[...outboxIds].sort(compare), tenants]);
+  const heads: { tenant_id: string; seq: string; hash: string }[] = await em.query(LOCK_HEADS, [tenants]);
+  // Read under the heads' locks: whoever wrote one of these ids before us has committed by now.
+  const existing = new Set(
+    ((await em.query(`SELECT id FROM logs WHERE id = ANY($1::uuid[])`, [logs.map((l) => l.id)])) as { id: string }[]).map((r) => r.id),
+  );
+  const fresh = logs.filter((l) => !existing.has(l.id)).map((l) => ({ ...l }));
+  if (fresh.length === 0) return 0;
+  const newHeads: ChainHead[] = [];
+  for (const head of heads) {
+    const chained = fresh.filter((l) => l.tenantId === head.tenant_id);
+    if (chained.length > 0) newHeads.push(extendChain({ tenantId: head.tenant_id, position: Number(head.seq), hash: head.hash }, chained));
+  }
+  const rows = JSON.stringify(
+    fresh.map((l) => ({
+      id: l.id,
+      tenant_id: l.tenantId,
+      actor_id: l.actorId,
+      actor_type: l.actorType,
+      entity_type: l.entityType,
+      entity_id: l.entityId,
+      operation: l.operation,
+      message: l.message,
+      created_at: l.createdAt.toISOString(),
+      request_id: l.requestId ?? null,
+      source_ip: l.sourceIp ?? null,
+      user_agent: l.userAgent ?? null,
+      seq: l.position,
+      hash: `\\x${l.hash}`,
+    })),
+  );
+  // One statement inserts the chained rows (the whole batch as one JSON parameter: any size fits, and PostgreSQL's
+  // JSON parser is far cheaper than the driver's per-element array encoding) and moves the heads.
+  await em.query(
+    `WITH inserted AS (
+       INSERT INTO logs (${COLUMNS}, seq, hash) SELECT ${COLUMNS}, seq, hash FROM json_populate_recordset(NULL::logs, $1::json)
+       RETURNING 1)
+     UPDATE log_chains h SET seq = v.s, hash = decode(v.h, 'hex')
+     FROM unnest($2::uuid[], $3::bigint[], $4::text[]) AS v(t, s, h)
+     WHERE h.tenant_id = v.t AND (SELECT count(*) FROM inserted) >= 0`,
+    [rows, newHeads.map((h) => h.tenantId), newHeads.map((h) => h.position), newHeads.map((h) => h.hash)],
+  );
+  return fresh.length;
+}
+
+const SELECT_CHECKPOINTS = `SELECT tenant_id, seq::text AS position, encode(hash, 'hex') AS hash, signed_at, key_id,
+  encode(signature, 'base64') AS signature FROM log_checkpoints`;
+
+interface CheckpointRow {
+  tenant_id: string;
+  position: string;
+  hash: string;
+  signed_at: Date;
+  key_id: string;
+  signature: string;
+}
+
+function fromCheckpointRow(r: CheckpointRow): LogCheckpoint {
+  return {
+    tenantId: r.tenant_id,
+    position: Number(r.position),
+    hash: r.hash,
+    signedAt: r.signed_at,
+    keyId: r.key_id,
+    // encode(…, 'base64') wraps lines every 76 characters.
+    signature: r.signature.replace(/\s+/g, ''),
+  };
+}
+
+function decodePositionCursor(value: string): number {
+  const text = Buffer.from(value, 'base64url').toString('utf8');
+  if (!/^[1-9][0-9]{0,15}$/.test(text)) throw ValidationError.single('start', 'is not a valid cursor');
+  return Number(text);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function fromRow(r: LogRow): Log {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    actorId: r.actor_id,
+    actorType: r.actor_type,
+    entityType: r.entity_type,
+    entityId: r.entity_id,
+    operation: r.operation,
+    message: r.message,
+    createdAt: r.created_at,
+    ...(r.request_id === null ? {} : { requestId: r.request_id }),
+    ...(r.source_ip === null ? {} : { sourceIp: r.source_ip }),
+    ...(r.user_agent === null ? {} : { userAgent: r.user_agent }),
+  };
+}
+
+function fromEntity(e: LogEntity): ChainedLog {
+  return {
+    id: e.id,
+    tenantId: e.tenantId,
+    actorId: e.actorId,
+    actorType: e.actorType,
+    entityType: e.entityType,
+    entityId: e.entityId,
+    operation: e.operation,
+    message: e.message,
+    createdAt: e.createdAt,
+    ...(e.requestId === null ? {} : { requestId: e.requestId }),
+    ...(e.sourceIp === null ? {} : { sourceIp: e.sourceIp }),
+    ...(e.userAgent === null ? {} : { userAgent: e.userAgent }),
+    position: e.seq,
+    hash: e.hash.toString('hex'),
+  };
+}
+
+/** The filter as SQL conditions over `logs` (each `AND …`), its values appended to `params`. */
+function filterConditions(filter: LogFilter, params: unknown[]): string {
+  const conditions: string[] = [];
+  const add = (sql: string, value: unknown) => {
+    params.push(value);
+    conditions.push(` AND ${sql.replace('?', `$${params.length}`)}`);
+  };
+  if (filter.entityType !== undefined) add('entity_type = ?', filter.entityType);
+  if (filter.entityId !== undefined) add('entity_id = ?', filter.entityId);
+  if (filter.actorId !== undefined) add('actor_id = ?', filter.actorId);
+  if (filter.requestId !== undefined) add('request_id = ?', filter.requestId);
+  if (filter.startDate !== undefined) add('created_at >= ?', filter.startDate.toISOString());
+  if (filter.endDate !== undefined) add('created_at < ?', filter.endDate.toISOString());
+  return conditions.join('');
 }
 
 function where(qb: SelectQueryBuilder<LogEntity>, tenantId: string, filter: LogFilter): SelectQueryBuilder<LogEntity> {
   qb.where('l.tenant_id = :tenantId', { tenantId });
   if (filter.entityType !== undefined) qb.andWhere('l.entity_type = :entityType', { entityType: filter.entityType });
   if (filter.entityId !== undefined) qb.andWhere('l.entity_id = :entityId', { entityId: filter.entityId });
+  if (filter.actorId !== undefined) qb.andWhere('l.actor_id = :actorId', { actorId: filter.actorId });
+  if (filter.requestId !== undefined) qb.andWhere('l.request_id = :requestId', { requestId: filter.requestId });
   if (filter.startDate !== undefined) qb.andWhere('l.created_at >= :startDate', { startDate: filter.startDate });
   if (filter.endDate !== undefined) qb.andWhere('l.created_at < :endDate', { endDate: filter.endDate });
   return qb;

@@ -3,10 +3,12 @@ import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
+import { parseSigningKey } from '@gatehouse/config';
+import { CheckpointSigner } from '@gatehouse/domain';
 import { Database, openDatabase } from '@gatehouse/persistence';
 import { BackgroundJobs, BackgroundJobsOptions, QueueName } from '@gatehouse/queue';
 import { persistenceAndJobsModules } from '@gatehouse/runtime';
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../../test/support/test-env';
+import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '../../../../test/support/test-env';
 
 /** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
 export function uniquePrefix(name: string): string {
@@ -62,9 +64,12 @@ export interface JobsHost {
 }
 
 /** The background-jobs module over its own connection pool, as the worker (or an api without Redis) runs it. */
-export async function startJobsHost(options: BackgroundJobsOptions): Promise<JobsHost> {
+export async function startJobsHost(options: Omit<BackgroundJobsOptions, 'checkpointSigner'> & Partial<BackgroundJobsOptions>): Promise<JobsHost> {
   const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 });
-  const context = await NestFactory.createApplicationContext(JobsHostModule.register(database, options), { logger: false });
+  const signer = new CheckpointSigner(() => parseSigningKey(TEST_LOG_SIGNING_KEY));
+  const context = await NestFactory.createApplicationContext(JobsHostModule.register(database, { checkpointSigner: signer, ...options }), {
+    logger: false,
+  });
   return {
     context,
     database,

@@ -1,0 +1,152 @@
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { createPublicKey, KeyObject } from 'node:crypto';
+import { loadConfig, resolveLogSigningKey } from '@gatehouse/config';
+import { ChainVerification, ChainVerifier, LogCheckpoint, parsePublicKey, VerifyLogChain } from '@gatehouse/domain';
+import { openDatabase, TypeormLogRepository } from '@gatehouse/persistence';
+import { fromCheckpointJson, fromLogJson } from './logs.dto';
+
+export const LOGS_VERIFY_USAGE = `  gatehouse logs verify --tenant ID [--public-key K] [--json]
+                                                 verify a tenant's audit trail in the database (DATABASE_URL)
+  gatehouse logs verify --file EXPORT.ndjson --checkpoints CHECKPOINTS.json --public-key K [--json]
+                                                 verify an export offline, with nothing but those files
+      K: a file or a value: the JSON of GET /logs/public-key, a PEM public key, or the raw key in base64 or hex`;
+
+/**
+ * `gatehouse logs verify`: recomputes a tenant's hash chain and checks it against its signed checkpoints.
+ * Exit status 0 when everything verifies, 1 when something does not (the first log that does not verify is
+ * named), 2 for a usage error.
+ */
+export async function logsVerifyCommand(args: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      tenant: { type: 'string' },
+      file: { type: 'string' },
+      checkpoints: { type: 'string' },
+      'public-key': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const offline = values.file !== undefined;
+  if (offline === (values.tenant !== undefined) || (offline && (values.checkpoints === undefined || values['public-key'] === undefined))) {
+    process.stderr.write(`usage:\n${LOGS_VERIFY_USAGE}\n`);
+    return 2;
+  }
+  const progress = progressLine();
+  const result = offline
+    ? await verifyFile(values.file!, readCheckpoints(values.checkpoints!), readPublicKey(values['public-key']!), progress)
+    : await verifyDatabase(values.tenant!, values['public-key'], progress);
+  progress.done();
+  out.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : describe(result));
+  return result.valid ? 0 : 1;
+}
+
+async function verifyDatabase(tenantId: string, publicKeyOption: string | undefined, progress: Progress): Promise<ChainVerification> {
+  const config = loadConfig();
+  const publicKey = publicKeyOption
+    ? readPublicKey(publicKeyOption)
+    : createPublicKey(resolveLogSigningKey(config, { generate: false }).key);
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    return await new VerifyLogChain(new TypeormLogRepository(database.dataSource.manager)).execute(tenantId, publicKey, progress.update);
+  } finally {
+    await database.close();
+  }
+}
+
+/** Streams the export line by line: memory stays flat whatever its size. */
+async function verifyFile(file: string, checkpoints: LogCheckpoint[], publicKey: KeyObject, progress: Progress): Promise<ChainVerification> {
+  let verifier: ChainVerifier | undefined;
+  let lineNumber = 0;
+  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  for await (const line of lines) {
+    lineNumber += 1;
+    if (line.trim() === '') continue;
+    let log;
+    try {
+      log = fromLogJson(JSON.parse(line));
+    } catch (error) {
+      throw new Error(`${file}:${lineNumber}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (!verifier) {
+      // The tenant is the first log's; a log of another tenant further on fails verification.
+      verifier = new ChainVerifier(log.tenantId, publicKey);
+      verifier.addCheckpoints(checkpoints);
+    }
+    if (!verifier.add(log)) break;
+    if (lineNumber % 10_000 === 0) progress.update(lineNumber);
+  }
+  lines.close();
+  if (!verifier) {
+    verifier = new ChainVerifier(checkpoints[0]?.tenantId ?? '00000000-0000-0000-0000-000000000000', publicKey);
+    verifier.addCheckpoints(checkpoints);
+  }
+  return verifier.finish();
+}
+
+/** A JSON array of checkpoints, the envelope of GET /logs/checkpoints, or one checkpoint per line. */
+function readCheckpoints(file: string): LogCheckpoint[] {
+  const text = readFileSync(file, 'utf8').trim();
+  if (text === '') return [];
+  let items: unknown[];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    items = Array.isArray(parsed) ? parsed : Array.isArray((parsed as { data?: unknown }).data) ? (parsed as { data: unknown[] }).data : [parsed];
+  } catch {
+    items = text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown);
+  }
+  return items.map(fromCheckpointJson);
+}
+
+function readPublicKey(value: string): KeyObject {
+  const text = existsSync(value) ? readFileSync(value, 'utf8') : value;
+  const trimmed = text.trim();
+  if (trimmed.startsWith('{')) {
+    const json = JSON.parse(trimmed) as { public_key?: string; public_key_pem?: string };
+    return parsePublicKey(json.public_key_pem ?? json.public_key ?? '');
+  }
+  return parsePublicKey(trimmed);
+}
+
+function describe(r: ChainVerification): string {
+  const lines = [
+    `tenant ${r.tenantId}: ${r.valid ? 'VERIFIED' : 'NOT VERIFIED'}`,
+    `  logs read: ${r.logs}; chain head: position ${r.head.position}, hash ${r.head.hash}`,
+    `  checkpoints: ${r.checkpoints}` +
+      (r.lastVerifiedCheckpoint
+        ? `; the newest that verifies covers positions 1-${r.lastVerifiedCheckpoint.position} (signed ${r.lastVerifiedCheckpoint.signedAt})`
+        : '; none verifies yet'),
+  ];
+  if (r.unsignedLogs > 0) lines.push(`  ${r.unsignedLogs} log(s) after the newest checkpoint are chained but not signed yet (the next checkpoint covers them)`);
+  if (r.firstInvalidLog) {
+    const l = r.firstInvalidLog;
+    lines.push(`  first log that does not verify: position ${l.position}${l.id ? `, id ${l.id}` : ''}: ${l.reason}`);
+  }
+  for (const c of r.invalidCheckpoints) lines.push(`  checkpoint at position ${c.position} (signed ${c.signedAt}) does not verify: ${c.reason}`);
+  return `${lines.join('\n')}\n`;
+}
+
+interface Progress {
+  update: (done: number, total?: number) => void;
+  done: () => void;
+}
+
+/** At most one progress line a second, on stderr, so stdout stays the result alone. */
+function progressLine(): Progress {
+  let last = 0;
+  let shown = false;
+  return {
+    update: (done, total) => {
+      if (Date.now() - last < 1000) return;
+      last = Date.now();
+      shown = true;
+      process.stderr.write(`\rverifying: ${done}${total ? ` / ${total}` : ''} logs   `);
+    },
+    done: () => {
+      if (shown) process.stderr.write('\n');
+    },
+  };
+}
