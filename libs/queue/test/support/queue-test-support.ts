@@ -5,9 +5,8 @@ import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { parseSigningKey } from '@gatehouse/config';
 import { CheckpointSigner } from '@gatehouse/domain';
-import { Database, openDatabase } from '@gatehouse/persistence';
-import { BackgroundJobs, BackgroundJobsOptions, QueueName } from '@gatehouse/queue';
-import { persistenceAndJobsModules } from '@gatehouse/runtime';
+import { Database, openDatabase, PersistenceModule } from '@gatehouse/persistence';
+import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule, QueueName } from '@gatehouse/queue';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '../../../../test/support/test-env';
 
 /** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
@@ -52,7 +51,10 @@ export async function countLogs(database: Database, tenantId: string): Promise<n
 @Module({})
 class JobsHostModule {
   static register(database: Database, options: BackgroundJobsOptions): DynamicModule {
-    return { module: JobsHostModule, imports: persistenceAndJobsModules(database, {}, options) };
+    // As the runtime's persistenceAndJobsModules wires them (the queue's tests may not import the runtime, which imports the queue).
+    const queue = JobQueueModule.forRoot(options);
+    const persistence = PersistenceModule.forRoot(database, { publisher: queue });
+    return { module: JobsHostModule, imports: [queue, persistence, BackgroundJobsModule.forRoot(options, { queue, persistence })] };
   }
 }
 
