@@ -1,6 +1,9 @@
 'use strict';
 // npm run bench:auth — the cost of authentication: an authenticated GET /applications/{id} beside the bare
-// /health/live of the same process, over real PostgreSQL on loopback, measured in one run.
+// /health/live of the same process, over real PostgreSQL on loopback, measured in one run; then the same
+// authenticated route on a second process configured with Redis (cache versions and rate limits there), for an
+// application without a rate limit and for one with a rate limit (one Lua script per request, never exhausted).
+const { randomUUID } = require('node:crypto');
 const { load, progress, summarize } = require('./load');
 const { createTenant, databaseUrl, fmt, recreateDatabase, startGatehouse } = require('./service');
 
@@ -8,51 +11,73 @@ const DB = 'gatehouse_bench_auth';
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
+
+async function createTarget(base, key, body) {
+  const res = await fetch(`${base}/applications`, {
+    method: 'POST',
+    headers: { 'svc-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'private', permissions: ['token:read'], ...body }),
+  });
+  if (res.status !== 201) throw new Error(`create failed: ${res.status} ${await res.text()}`);
+  return res.json();
+}
 
 async function main() {
   await recreateDatabase(DB);
   const env = { DATABASE_URL: databaseUrl(DB), LOG_LEVEL: 'warn', REDIS_URL: '' };
   const key = createTenant(env).application.key;
   const api = await startGatehouse(env);
-  const base = api.base;
-  const res = await fetch(`${base}/applications`, {
-    method: 'POST',
-    headers: { 'svc-api-key': key, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench target', type: 'private', permissions: ['token:read'] }),
+  // Its own key prefix, so the bench's counters never meet anything else on that Redis.
+  const redisApi = await startGatehouse({ ...env, REDIS_URL, QUEUE_PREFIX: `bench-${randomUUID()}` });
+  const target = await createTarget(api.base, key, { name: 'bench target' });
+  // A limit the run never reaches (1,000,000 a minute), so every request pays for the count and none is refused.
+  const limited = await createTarget(redisApi.base, key, {
+    name: 'bench limited',
+    type: 'management',
+    permissions: ['application:read'],
+    rate_limit: { limit: 1_000_000, window_seconds: 60 },
   });
-  const target = await res.json();
 
   const routes = {
-    bare: { path: '/health/live' },
-    auth: { path: `/applications/${target.id}`, headers: { 'svc-api-key': key } },
+    bare: { url: api.base, path: '/health/live' },
+    auth: { url: api.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': key } },
+    redis: { url: redisApi.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': key } },
+    limited: { url: redisApi.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': limited.key } },
   };
-  const results = { bare: [], auth: [] };
-  const steps = ROUNDS * 2;
+  const names = Object.keys(routes);
+  const results = Object.fromEntries(names.map((name) => [name, []]));
+  const steps = ROUNDS * names.length;
   let step = 0;
   progress('measuring', step, steps);
-  // Interleaved rounds, so drift of the machine affects both routes alike.
+  // Interleaved rounds, so drift of the machine affects every route alike.
   for (let round = 0; round < ROUNDS; round++) {
-    for (const name of ['bare', 'auth']) {
-      results[name].push(await load({ url: base, ...routes[name], connections: CONNECTIONS, durationMs: DURATION_MS }));
+    for (const name of names) {
+      results[name].push(await load({ ...routes[name], connections: CONNECTIONS, durationMs: DURATION_MS }));
       progress('measuring', ++step, steps);
     }
   }
   api.child.kill('SIGTERM');
+  redisApi.child.kill('SIGTERM');
 
-  const bare = summarize(results.bare);
-  const auth = summarize(results.auth);
-  const ratio = auth.rps / bare.rps;
-  const added = auth.p50 - bare.p50;
-  console.log(`\nbench:auth  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, loopback, PostgreSQL ${DB}`);
-  console.log('| route | req/s | p50 ms | p99 ms | errors |');
-  console.log('|---|---:|---:|---:|---:|');
-  console.log(`| GET /health/live (reference, no auth) | ${fmt(bare.rps, 0)} | ${fmt(bare.p50, 3)} | ${fmt(bare.p99, 3)} | ${bare.errors} |`);
-  console.log(`| GET /applications/{id} (SVC-API-KEY) | ${fmt(auth.rps, 0)} | ${fmt(auth.p50, 3)} | ${fmt(auth.p99, 3)} | ${auth.errors} |`);
+  const s = Object.fromEntries(names.map((name) => [name, summarize(results[name])]));
+  const ratio = s.auth.rps / s.bare.rps;
+  const limitedRatio = s.limited.rps / s.bare.rps;
+  const added = s.auth.p50 - s.bare.p50;
+  const row = (label, r) => `| ${label} | ${fmt(r.rps, 0)} | ${fmt((r.rps / s.bare.rps) * 100, 1)}% | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} |`;
+  console.log(`\nbench:auth  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, loopback, PostgreSQL ${DB}, Redis ${REDIS_URL}`);
+  console.log('| route | req/s | of bare | p50 ms | p99 ms | errors |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log(row('GET /health/live (reference, no auth)', s.bare));
+  console.log(row('GET /applications/{id} (SVC-API-KEY), no Redis', s.auth));
+  console.log(row('GET /applications/{id}, Redis configured, no rate limit', s.redis));
+  console.log(row('GET /applications/{id}, Redis configured, rate limit on', s.limited));
   console.log('');
   console.log(`| target | measured | met |`);
   console.log('|---|---:|:-:|');
   console.log(`| authenticated throughput >= 60% of bare | ${fmt(ratio * 100, 1)}% | ${ratio >= 0.6 ? 'yes' : 'NO'} |`);
   console.log(`| authentication adds <= 0.5 ms to p50 | ${fmt(added, 3)} ms | ${added <= 0.5 ? 'yes' : 'NO'} |`);
+  console.log(`| with rate limits on (Redis) >= 60% of bare | ${fmt(limitedRatio * 100, 1)}% | ${limitedRatio >= 0.6 ? 'yes' : 'NO'} |`);
 }
 
 main().catch((error) => {

@@ -6,10 +6,12 @@ import { createApiApp } from './app';
 import { toApplicationResponse } from './applications/applications.dto';
 import { loadConfigOrExit, openMigratedDatabase } from './bootstrap';
 import { buildOpenApiDocument } from './openapi';
+import { TENANT_RATE_LIMIT_USAGE, tenantRateLimitCommand } from './cli/tenant-rate-limit.command';
 import { logsVerifyCommand, LOGS_VERIFY_USAGE } from './logs/logs-verify.command';
 
 const USAGE = `usage:
   gatehouse tenant create --name NAME [--json]   create a tenant and its first management key
+${TENANT_RATE_LIMIT_USAGE}
   gatehouse migrate                              apply pending database migrations
   gatehouse openapi                              print the OpenAPI document
 ${LOGS_VERIFY_USAGE}`;
@@ -21,6 +23,7 @@ function option(args: string[], name: string): string | undefined {
 
 async function main(args: string[]): Promise<number> {
   const [command, sub] = args;
+  if (command === 'tenant' && sub === 'rate-limit') return tenantRateLimitCommand(args.slice(2));
   if (command === 'tenant' && sub === 'create') {
     const name = option(args, '--name');
     if (!name) {

@@ -51,6 +51,7 @@ describe('metrics', () => {
       PROXY_ALLOW_HTTP: 'true',
       PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
       REACTOR_POOL_SIZE: '1',
+      AUTH_THROTTLE_LIMIT: '1',
     });
     try {
       const metricsPort = metricsPortOf(api);
@@ -73,6 +74,8 @@ describe('metrics', () => {
 
       const proxyKey = await createPassThroughProxy(api, key, upstream.origin);
       for (let i = 0; i < 2; i++) expect((await fetch(`${api.baseUrl}/proxy/x`, { headers: { 'svc-proxy-key': proxyKey } })).status).toBe(200);
+      // Past AUTH_THROTTLE_LIMIT the address is throttled (for every key, so last).
+      expect((await fetch(`${api.baseUrl}/applications`, { headers: { 'svc-api-key': `key_${'1'.repeat(40)}` } })).status).toBe(429);
 
       const after = await scrape(metricsPort);
       expect(sample(after, 'gatehouse_http_request_duration_seconds_count', route)).toBe(countBefore + 3);
@@ -86,6 +89,8 @@ describe('metrics', () => {
       // Authentication looked the key up in the cache: after the first, the lookups hit.
       expect(sample(after, 'gatehouse_cache_lookups_total', { cache: 'key', result: 'hit' })).toBeGreaterThanOrEqual(2);
       expect(sample(after, 'gatehouse_cache_lookups_total', { cache: 'proxy', result: 'hit' })).toBeGreaterThanOrEqual(1);
+      expect(sample(after, 'gatehouse_auth_throttle_requests_total', { outcome: 'throttled' })).toBe(1);
+      expect(sample(after, 'gatehouse_rate_limit_requests_total', { outcome: 'failed_open' })).toBe(0);
       // The proxy's creation was an audited change: its log job ran in this process.
       for (let i = 0; i < 50 && !sample(await scrape(metricsPort), 'gatehouse_job_duration_seconds_count', { outcome: 'completed' }); i++) {
         await new Promise((resolve) => setTimeout(resolve, 100));

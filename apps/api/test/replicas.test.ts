@@ -20,6 +20,8 @@ describe('two API replicas', () => {
     QUEUE_PREFIX: `replicas-${randomUUID()}`,
     TRUSTED_PROXIES: '127.0.0.0/8',
     AUTH_THROTTLE_LIMIT: String(THROTTLE_LIMIT),
+    // One more attempt per 180 s: a slow run cannot earn one back between the failures.
+    AUTH_THROTTLE_WINDOW_SECONDS: '3600',
   };
 
   beforeAll(async () => {
@@ -90,5 +92,30 @@ describe('two API replicas', () => {
     }
     const other = await fetch(`${b.baseUrl}/applications`, { headers: { 'svc-api-key': admin, 'x-forwarded-for': '192.0.2.78' } });
     expect(other.status).toBe(200);
+  });
+
+  it("shares an application's rate limit between the replicas", async () => {
+    const { key: admin } = await t.tenant();
+    const created = await call(a, 'POST', '/applications', admin, {
+      name: 'limited',
+      type: 'management',
+      permissions: ['application:read'],
+      rate_limit: { limit: 4, window_seconds: 600 },
+    });
+    expect(created.status).toBe(201);
+    const { key } = (await created.json()) as { key: string };
+    const remaining: string[] = [];
+    for (const replica of [a, b, a, b]) {
+      const res = await call(replica, 'GET', '/applications/key', key);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-policy')).toBe('"application";q=4;w=600');
+      remaining.push(res.headers.get('ratelimit')!.split(';')[1]!);
+    }
+    expect(remaining).toEqual(['r=3', 'r=2', 'r=1', 'r=0']);
+    for (const replica of [a, b]) {
+      const res = await call(replica, 'GET', '/applications/key', key);
+      expect(res.status).toBe(429);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(100);
+    }
   });
 });

@@ -31,4 +31,5 @@ export * from './logs/log-queries';
 export * from './logs/log-commands';
 export * from './rate-limits/rate-counter';
 export * from './rate-limits/authentication-throttle';
+export * from './rate-limits/rate-limiter';
 export * from './logs/log-chain';

@@ -6,9 +6,16 @@ import { AuditLogs1763700000300 } from './migrations/1763700000300-audit-logs';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema';
 import { ProxyEntity } from './entities/proxy.entity';
 import { Proxies1763730000000 } from './migrations/1763730000000-proxies';
+import { RateLimits1764000100000 } from './migrations/1764000100000-rate-limits';
 import { LogChain1764000200000 } from './migrations/1764000200000-log-chain';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
 export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity, ProxyEntity, LogEntity];
 
-export const MIGRATIONS = [InitialSchema1763700000000, Proxies1763730000000, AuditLogs1763700000300, LogChain1764000200000];
+export const MIGRATIONS = [
+  InitialSchema1763700000000,
+  Proxies1763730000000,
+  AuditLogs1763700000300,
+  RateLimits1764000100000,
+  LogChain1764000200000,
+];

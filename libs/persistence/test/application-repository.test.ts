@@ -46,6 +46,7 @@ function anApplication(tenantId: string, over: Partial<Application> = {}): Appli
     modifiedAt: null,
     expiresAt: null,
     canCreateExpiringApplications: true,
+    rateLimit: null,
     ...over,
   };
 }

@@ -39,6 +39,7 @@ function aProxy(tenantId: string, over: Partial<Proxy> = {}): Proxy {
     configuration: null,
     applicationId: null,
     requireAuth: true,
+    rateLimit: null,
     createdBy: randomUUID(),
     createdAt: new Date(T0),
     modifiedBy: null,
@@ -202,8 +203,8 @@ describe('CachedProxyRepository over PostgreSQL', () => {
   it('goes to the database every time while versions cannot be read', async () => {
     const inner = new TypeormProxyRepository(opened.dataSource.manager);
     const unreachable = new (class extends InMemoryVersionStore {
-      override async read(): Promise<number> {
-        return null as unknown as number;
+      override async read(): Promise<string> {
+        return null as unknown as string;
       }
     })();
     const cached = new CachedProxyRepository(inner, unreachable);

@@ -32,6 +32,7 @@ function anApplication(tenantId: string, over: Partial<Application> = {}): Appli
     modifiedAt: null,
     expiresAt: null,
     canCreateExpiringApplications: null,
+    rateLimit: null,
     ...over,
   };
 }

@@ -14,6 +14,7 @@ import {
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
 import { UuidParamPipe } from '../http/validation';
+import { toRateLimit } from '../rate-limits/rate-limit.dto';
 import {
   ApplicationResponse,
   CreateApplicationDto,
@@ -52,6 +53,7 @@ export class ApplicationsController {
       // An explicit null asks for the default, as an omitted field does (new Date(null) would be 1970).
       expiresAt: dto.expires_at == null ? undefined : parseInstant(dto.expires_at),
       canCreateExpiringApplications: dto.can_create_expiring_applications,
+      rateLimit: toRateLimit(dto.rate_limit),
     });
     res.location(`/applications/${application.id}`);
     return toApplicationResponse(application, key);
@@ -95,6 +97,7 @@ export class ApplicationsController {
       permissions: dto.permissions,
       rules: dto.rules?.map(toRule),
       canCreateExpiringApplications: dto.can_create_expiring_applications,
+      rateLimit: toRateLimit(dto.rate_limit),
     });
     return toApplicationResponse(app);
   }

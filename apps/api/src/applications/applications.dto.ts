@@ -27,6 +27,7 @@ import {
   RULE_TRANSFORMS,
 } from '@gatehouse/domain';
 import { AsArray, IdFilteredPagingQueryDto } from '../http/paging.dto';
+import { RateLimitDto, rateLimitResponse } from '../rate-limits/rate-limit.dto';
 
 export class AccessRuleConditionDto {
   @ApiProperty({ enum: CONDITION_ATTRIBUTES })
@@ -110,6 +111,17 @@ class ApplicationGrantDto {
   @IsOptional()
   @IsBoolean()
   can_create_expiring_applications?: boolean;
+
+  @ApiPropertyOptional({
+    type: RateLimitDto,
+    nullable: true,
+    description: "Requests this key may make; absent or null: the tenant's default, if the operator set one, else unlimited",
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RateLimitDto)
+  rate_limit?: RateLimitDto | null;
 }
 
 export class CreateApplicationDto extends ApplicationGrantDto {
@@ -157,6 +169,7 @@ export class ApplicationResponse {
   @ApiPropertyOptional({ format: 'date-time' }) modified_at?: string;
   @ApiPropertyOptional({ format: 'date-time' }) expires_at?: string;
   @ApiPropertyOptional() can_create_expiring_applications?: boolean;
+  @ApiPropertyOptional({ type: RateLimitDto, description: "The application's own limit; absent: the tenant's default, if any" }) rate_limit?: RateLimitDto;
 }
 
 export function toRule(dto: AccessRuleDto): AccessRule {
@@ -186,6 +199,8 @@ export function toApplicationResponse(app: Application, key?: string): Applicati
   if (app.modifiedAt) body.modified_at = app.modifiedAt.toISOString();
   if (app.expiresAt) body.expires_at = app.expiresAt.toISOString();
   if (app.canCreateExpiringApplications != null) body.can_create_expiring_applications = app.canCreateExpiringApplications;
+  const rateLimit = rateLimitResponse(app.rateLimit);
+  if (rateLimit) body.rate_limit = rateLimit;
   return body;
 }
 

@@ -1,19 +1,24 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
-import { AuthenticateApiKey, requirePermission } from '@gatehouse/domain';
+import type { Request, Response } from 'express';
+import { applicationLimits, AuthenticateApiKey, RateLimiter, requirePermission } from '@gatehouse/domain';
 import { clientAddressOf } from '../http/client-address';
 import { requestOriginOf } from '../http/request-origin';
 import { accessRecord } from '../http/access-log';
+import { enforceRateLimits } from '../rate-limits/rate-limit-headers';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 import { PrincipalResolvers } from './principal-resolver';
 
-/** Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then 403. */
+/**
+ * Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then the application's rate limit
+ * (429; every authenticated request counts, svc calls included), then 403.
+ */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticate: AuthenticateApiKey,
+    private readonly rateLimiter: RateLimiter,
     // E.g. transform `svc` calls, which arrive on the bridge's internal listener and act as the proxy's application.
     private readonly resolvers: PrincipalResolvers,
   ) {}
@@ -30,6 +35,7 @@ export class ApiKeyGuard implements CanActivate {
     record.tenantId = principal.tenantId;
     record.applicationId = principal.applicationId;
     if (viaSvc) record.svc = true;
+    await enforceRateLimits(this.rateLimiter, context.switchToHttp().getResponse<Response>(), applicationLimits(principal));
     const permission = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets);
     if (permission) requirePermission(principal, permission);
     return true;

@@ -6,6 +6,7 @@ import { Reactor } from '@gatehouse/reactor';
 import { BackgroundJobs } from '@gatehouse/queue';
 import { registerBackgroundMetrics, registerCacheMetrics, registerReactorMetrics } from '@gatehouse/runtime';
 import type { FinishedRequest } from '../http/access-log';
+import { registerRateLimitMetrics } from '../rate-limits/rate-limit-metrics';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -55,5 +56,6 @@ function destinationFailure(error: string | undefined): string {
 export function registerApiMetrics(registry: Registry, app: INestApplicationContext, runJobs: boolean): void {
   registerReactorMetrics(registry, app.get(Reactor));
   registerCacheMetrics(registry, app.get(ApplicationRepository), app.get(ProxyRepository));
+  registerRateLimitMetrics(registry, app);
   if (runJobs) registerBackgroundMetrics(registry, app.get(BackgroundJobs), app.get(DataSource));
 }

@@ -13,6 +13,7 @@ import {
   stringMap,
 } from '@gatehouse/domain';
 import { IdFilteredPagingQueryDto } from '../http/paging.dto';
+import { RateLimitDto, RateLimitPatchDto, rateLimitResponse, toRateLimit } from '../rate-limits/rate-limit.dto';
 
 // The DTOs check shapes and types; the rules (lengths, URL policy, compilation) live in the domain, so that
 // a merge patch is held to exactly the rules of a PUT body.
@@ -84,6 +85,13 @@ export class ProxyBodyDto {
   @IsOptional()
   @IsBoolean()
   require_auth?: boolean | null;
+
+  @ApiPropertyOptional({ type: RateLimitDto, nullable: true, description: 'Invocations of this proxy, counted across all its callers; absent: unlimited' })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RateLimitDto)
+  rate_limit?: RateLimitDto | null;
 }
 
 export class ProxyTransformPatchDto {
@@ -147,6 +155,13 @@ export class PatchProxyDto {
   @IsOptional()
   @IsBoolean()
   require_auth?: boolean | null;
+
+  @ApiPropertyOptional({ type: RateLimitPatchDto, nullable: true, description: 'Merged member by member; null removes the limit' })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RateLimitPatchDto)
+  rate_limit?: RateLimitPatchDto | null;
 }
 
 export class ListProxiesQueryDto extends IdFilteredPagingQueryDto {
@@ -168,6 +183,7 @@ export class ProxyResponse {
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) configuration?: Record<string, string>;
   @ApiPropertyOptional({ format: 'uuid' }) application_id?: string;
   @ApiProperty() require_auth: boolean;
+  @ApiPropertyOptional({ type: RateLimitDto, description: 'Absent: unlimited' }) rate_limit?: RateLimitDto;
   @ApiPropertyOptional({ format: 'uuid' }) created_by?: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiPropertyOptional({ format: 'uuid' }) modified_by?: string;
@@ -183,6 +199,7 @@ export function toProxyInput(dto: ProxyBodyDto): ProxyInput {
     applicationId: dto.application?.id ?? null,
     configuration: dto.configuration ? stringMap(Object.entries(dto.configuration)) : null,
     requireAuth: dto.require_auth ?? null,
+    rateLimit: toRateLimit(dto.rate_limit),
   };
 }
 
@@ -197,6 +214,7 @@ export function toProxyPatch(dto: PatchProxyDto): ProxyPatch {
   else if (dto.application && dto.application.id !== undefined) patch.applicationId = dto.application.id;
   if (dto.configuration !== undefined) patch.configuration = dto.configuration && stringMap(Object.entries(dto.configuration));
   if (dto.require_auth !== undefined) patch.requireAuth = dto.require_auth;
+  if (dto.rate_limit !== undefined) patch.rateLimit = dto.rate_limit && { limit: dto.rate_limit.limit, windowSeconds: dto.rate_limit.window_seconds };
   return patch;
 }
 
@@ -214,6 +232,8 @@ export function toProxyResponse(proxy: Proxy, options: { created?: boolean } = {
   if (proxy.configuration) body.configuration = proxy.configuration;
   if (proxy.applicationId) body.application_id = proxy.applicationId;
   body.require_auth = proxy.requireAuth;
+  const rateLimit = rateLimitResponse(proxy.rateLimit);
+  if (rateLimit) body.rate_limit = rateLimit;
   if (proxy.createdBy) body.created_by = proxy.createdBy;
   body.created_at = proxy.createdAt.toISOString();
   if (proxy.modifiedBy) body.modified_by = proxy.modifiedBy;

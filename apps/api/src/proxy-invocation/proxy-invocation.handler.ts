@@ -3,12 +3,13 @@ import { Readable, Transform, TransformCallback } from 'node:stream';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Dispatcher } from 'undici';
-import { Proxy, requireContainedPath, ResolveProxyForInvocation } from '@gatehouse/domain';
+import { Proxy, RateLimiter, requireContainedPath, ResolveProxyForInvocation } from '@gatehouse/domain';
 import { Reactor, TransformInput, TransformResult } from '@gatehouse/reactor';
 import { inSpan } from '@gatehouse/runtime/tracing';
 import { AccessRecord, accessRecord, noteFailure } from '../http/access-log';
 import { clientAddressOf } from '../http/client-address';
 import { hasBody } from '../http/json-body';
+import { enforceRateLimits, RATE_LIMIT_FIELDS } from '../rate-limits/rate-limit-headers';
 import { problem, ProblemDetailsFilter, sendProblem } from '../http/problem-details';
 import { DestinationRefusedError } from './destination-agent';
 import { DESTINATION_STATUS_HEADER, forwardableHeaders, HeaderMap, InvalidTransformResultError, transformHeaders } from './forwarded-headers';
@@ -66,6 +67,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
     private readonly resolveProxy: ResolveProxyForInvocation,
     private readonly reactor: Reactor,
     private readonly svc: SvcLoopback,
+    private readonly rateLimiter: RateLimiter,
     @Inject(DESTINATION_DISPATCHER) private readonly dispatcher: Dispatcher,
     @Inject(PROXY_INVOCATION_SETTINGS) private readonly settings: ProxyInvocationSettings,
   ) {
@@ -97,11 +99,12 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const headerKey = req.headers[PROXY_KEY_PARAMETER];
     const proxyKey = typeof headerKey === 'string' ? headerKey : (target.params.get(PROXY_KEY_PARAMETER) ?? undefined);
     const apiKey = req.headers['svc-api-key'];
-    const proxy = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined, clientAddressOf(req));
+    const { proxy, limits } = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined, clientAddressOf(req));
     const record = accessRecord(req);
     record.proxyId = proxy.id;
     record.tenantId = proxy.tenantId;
     if (proxy.applicationId) record.applicationId = proxy.applicationId;
+    await enforceRateLimits(this.rateLimiter, res, limits);
 
     const destination = destinationOf(proxy);
     const path = `${destination.basePath}${target.path}`;
@@ -393,8 +396,12 @@ function destinationOf(proxy: Proxy): { origin: string; basePath: string } {
   return destination;
 }
 
+/** The destination's (or transform's) headers; RateLimit fields of its own are listed after Gatehouse's policies. */
 function setHeaders(res: Response, headers: HeaderMap): void {
-  for (const name in headers) res.setHeader(name, headers[name]!);
+  for (const name in headers) {
+    const ours = RATE_LIMIT_FIELDS.has(name.toLowerCase()) ? res.getHeader(name) : undefined;
+    res.setHeader(name, ours === undefined ? headers[name]! : `${String(ours)}, ${String(headers[name])}`);
+  }
 }
 
 /** A transform's error result, sent as it is: its status, its headers, its body (JSON unless a string). */

@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import { AuthenticationThrottle, Clock, InMemoryRateCounter, RateCounter } from '@gatehouse/domain';
+import { AuthenticationThrottle, Clock, InMemoryRateCounter, RateCounter, RateLimiter } from '@gatehouse/domain';
 import { RedisRateCounter } from '@gatehouse/persistence';
 import { AppConfig } from '@gatehouse/config';
 
@@ -17,7 +17,8 @@ class RateCounterShutdown implements OnApplicationShutdown {
 
 /**
  * The one counting mechanism (RateCounter: Redis with REDIS_URL, else in memory) and what counts with it: the
- * failed-authentication throttle. Global, because the guard and the /proxy data plane both authenticate.
+ * failed-authentication throttle and the rate limits of applications and proxies. Global, because the guard and the
+ * /proxy data plane both authenticate and both enforce limits.
  */
 @Global()
 @Module({})
@@ -37,9 +38,10 @@ export class RateLimitsModule {
           useFactory: (counter: RateCounter, clock: Clock) =>
             new AuthenticationThrottle(counter, config.authThrottleLimit > 0 ? { limit: config.authThrottleLimit, windowSeconds: config.authThrottleWindowSeconds } : null, clock),
         },
+        { provide: RateLimiter, inject: [RateCounter], useFactory: (counter: RateCounter) => new RateLimiter(counter) },
         RateCounterShutdown,
       ],
-      exports: [RateCounter, AuthenticationThrottle],
+      exports: [RateCounter, AuthenticationThrottle, RateLimiter],
     };
   }
 }

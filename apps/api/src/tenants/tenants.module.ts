@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { Clock, CreateTenant, UnitOfWork } from '@gatehouse/domain';
+import { Clock, CreateTenant, SetTenantRateLimit, UnitOfWork } from '@gatehouse/domain';
 import { useCase } from '../use-case.provider';
 
-/** Tenants have no HTTP endpoint yet: CreateTenant serves the first start (ensureFirstTenant) and the CLI. */
+/** Tenants have no HTTP endpoint yet: their use cases serve the first start (ensureFirstTenant) and the CLI. */
 @Module({
-  providers: [useCase(CreateTenant, [UnitOfWork, Clock])],
-  exports: [CreateTenant],
+  providers: [useCase(CreateTenant, [UnitOfWork, Clock]), useCase(SetTenantRateLimit, [UnitOfWork])],
+  exports: [CreateTenant, SetTenantRateLimit],
 })
 export class TenantsModule {}

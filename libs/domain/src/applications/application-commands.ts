@@ -3,6 +3,7 @@ import { Clock } from '../shared/clock';
 import { FieldErrorCollector, NotFoundError, PermissionDeniedError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
 import { UnitOfWork } from '../shared/unit-of-work';
+import { describeRateLimit, RateLimit, sameRateLimit, validateRateLimit } from '../rate-limits/rate-counter';
 import { generateApiKey, hashApiKey } from './api-key';
 import {
   AccessRule,
@@ -25,6 +26,7 @@ export interface CreateApplicationInput {
   rules?: AccessRule[];
   expiresAt?: Date;
   canCreateExpiringApplications?: boolean | null;
+  rateLimit?: RateLimit | null;
 }
 
 export interface UpdateApplicationInput {
@@ -32,6 +34,8 @@ export interface UpdateApplicationInput {
   permissions?: string[];
   rules?: AccessRule[];
   canCreateExpiringApplications?: boolean | null;
+  /** PUT replaces: absent clears it (the tenant's default applies again). */
+  rateLimit?: RateLimit | null;
 }
 
 /** An application together with the plaintext key, which exists only in this response. */
@@ -85,15 +89,17 @@ export class CreateApplication {
   }
 }
 
-/** The grant a create or update body asks for, its name and grant checked into `errors`. */
+/** The grant a create or update body asks for (and its rate limit), its name and grant checked into `errors`. */
 function checkedGrant(type: ApplicationType, input: UpdateApplicationInput, errors: FieldErrorCollector) {
   const grant = {
     permissions: dedupe(input.permissions ?? []),
     rules: input.rules ?? [],
     canCreateExpiringApplications: input.canCreateExpiringApplications ?? null,
+    rateLimit: input.rateLimit ?? null,
   };
   validateName(input.name, errors);
   validateGrant(type, grant, errors);
+  validateRateLimit(grant.rateLimit, 'rate_limit', errors);
   return grant;
 }
 
@@ -107,7 +113,7 @@ export async function insertApplication(uow: UnitOfWork, application: Applicatio
       entityType: 'application',
       entityId: application.id,
       operation: 'create',
-      message: `Application '${application.name}' (${application.type}) created`,
+      message: `Application '${application.name}' (${application.type}) created${application.rateLimit ? ` with a rate limit of ${describeRateLimit(application.rateLimit)}` : ''}`,
     });
   });
 }
@@ -143,7 +149,7 @@ export class UpdateApplication {
         entityType: 'application',
         entityId: id,
         operation: 'update',
-        message: `Application '${updated.name}' updated`,
+        message: `Application '${updated.name}' updated${rateLimitChange(current.rateLimit, updated.rateLimit)}`,
       });
       return updated;
     });
@@ -221,6 +227,12 @@ export async function deleteApplication(
     });
     return true;
   });
+}
+
+/** The audit message's account of a rate-limit change, '' when it did not change. */
+export function rateLimitChange(before: RateLimit | null | undefined, after: RateLimit | null | undefined): string {
+  if (sameRateLimit(before, after)) return '';
+  return after ? `; rate limit set to ${describeRateLimit(after)}` : '; rate limit removed';
 }
 
 export function assertMayCreate(principal: Principal): void {

@@ -1,5 +1,6 @@
 import { FieldErrorCollector } from '../shared/domain-error';
 import { ApplicationType, isKnownPermission, permissionAllowedFor } from './permissions';
+import type { RateLimit } from '../rate-limits/rate-counter';
 
 export const RULE_TRANSFORMS = ['redact', 'mask', 'reveal'] as const;
 export type RuleTransform = (typeof RULE_TRANSFORMS)[number];
@@ -35,6 +36,10 @@ export interface Application {
   modifiedAt: Date | null;
   expiresAt: Date | null;
   canCreateExpiringApplications: boolean | null;
+  /** Requests this key may make; null: the tenant's default, if any. */
+  rateLimit: RateLimit | null;
+  /** Read-only, filled by the repository's reads when the tenant has a default rate limit (absent otherwise). */
+  tenantRateLimit?: RateLimit;
 }
 
 /** The fields a create or a full update (PUT) may set. */

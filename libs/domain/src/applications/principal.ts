@@ -2,6 +2,7 @@ import { RequestOrigin } from '../audit/audit-event';
 import { PermissionDeniedError } from '../shared/domain-error';
 import { Application } from './application';
 import { ApplicationType } from './permissions';
+import type { RateLimit } from '../rate-limits/rate-counter';
 
 /** The authenticated caller: the application that owns the presented key. */
 export interface Principal {
@@ -10,6 +11,8 @@ export interface Principal {
   type: ApplicationType;
   permissions: ReadonlySet<string>;
   canCreateExpiringApplications: boolean;
+  /** The limit its requests count against: the application's own, else its tenant's default; absent: unlimited. */
+  rateLimit?: RateLimit | null;
   /** The request this principal made, for the audit logs it causes (absent outside HTTP). */
   origin?: RequestOrigin;
 }
@@ -21,6 +24,7 @@ export function principalOf(app: Application): Principal {
     type: app.type,
     permissions: new Set(app.permissions),
     canCreateExpiringApplications: app.type === 'private' && app.canCreateExpiringApplications === true,
+    rateLimit: app.rateLimit ?? app.tenantRateLimit ?? null,
   };
 }
 

@@ -91,6 +91,7 @@ async function anApplication(
     modifiedAt: null,
     expiresAt: null,
     canCreateExpiringApplications,
+    rateLimit: null,
   };
   await repo.insert(app);
   return { app, key };
@@ -123,6 +124,7 @@ describe('CreateProxy', () => {
       configuration: null,
       applicationId: null,
       requireAuth: true,
+      rateLimit: null,
       createdBy: caller.applicationId,
       createdAt: s.clock.now(),
       modifiedBy: caller.applicationId,
@@ -393,7 +395,7 @@ describe('ResolveProxyForInvocation', () => {
   it('admits anyone with the key when require_auth is false', async () => {
     const s = setup();
     const proxy = await s.create.execute(principal(), input({ requireAuth: false }));
-    expect(await s.resolve.execute(proxy.key, undefined)).toEqual(proxy);
+    expect((await s.resolve.execute(proxy.key, undefined)).proxy).toEqual(proxy);
   });
 
   it('with require_auth: 401 without a valid key, 403 from another tenant or without proxy:invoke', async () => {
@@ -407,7 +409,7 @@ describe('ResolveProxyForInvocation', () => {
     await expect(s.resolve.execute(proxy.key, generateApiKey())).rejects.toMatchObject({ code: 'unauthenticated' });
     await expect(s.resolve.execute(proxy.key, reader.key)).rejects.toMatchObject({ code: 'forbidden' });
     await expect(s.resolve.execute(proxy.key, foreign.key)).rejects.toMatchObject({ code: 'forbidden' });
-    expect(await s.resolve.execute(proxy.key, invoker.key)).toEqual(proxy);
+    expect((await s.resolve.execute(proxy.key, invoker.key)).proxy).toEqual(proxy);
   });
 
   it('throttles guessed proxy keys and API keys of one address together, then refuses it without lookups', async () => {
@@ -423,6 +425,6 @@ describe('ResolveProxyForInvocation', () => {
     const before = lookups.mock.calls.length;
     await expect(resolve.execute(open.key, undefined, '203.0.113.7')).rejects.toMatchObject({ code: 'rate_limited' });
     expect(lookups.mock.calls.length).toBe(before);
-    expect(await resolve.execute(open.key, undefined, '198.51.100.1')).toEqual(open);
+    expect((await resolve.execute(open.key, undefined, '198.51.100.1')).proxy).toEqual(open);
   });
 });

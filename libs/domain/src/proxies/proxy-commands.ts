@@ -1,5 +1,6 @@
-import { actorOf } from '../applications/application-commands';
+import { actorOf, rateLimitChange } from '../applications/application-commands';
 import { Application } from '../applications/application';
+import { describeRateLimit } from '../rate-limits/rate-counter';
 import { ApplicationRepository } from '../applications/application.repository';
 import { requireAuthorityOver } from '../applications/authority';
 import { Principal } from '../applications/principal';
@@ -80,7 +81,7 @@ class ProxyValidator {
 
 function proxyFields(input: ProxyInput): Pick<
   Proxy,
-  'name' | 'destinationUrl' | 'requestTransform' | 'responseTransform' | 'applicationId' | 'configuration' | 'requireAuth'
+  'name' | 'destinationUrl' | 'requestTransform' | 'responseTransform' | 'applicationId' | 'configuration' | 'requireAuth' | 'rateLimit'
 > {
   return {
     name: input.name,
@@ -90,6 +91,7 @@ function proxyFields(input: ProxyInput): Pick<
     applicationId: input.applicationId ? input.applicationId.toLowerCase() : null,
     configuration: input.configuration ?? null,
     requireAuth: input.requireAuth ?? true,
+    rateLimit: input.rateLimit ? { limit: input.rateLimit.limit, windowSeconds: input.rateLimit.windowSeconds } : null,
   };
 }
 
@@ -116,7 +118,7 @@ abstract class ProxyCommand {
       await this.validator.check(tx, principal, input, previous);
       const updated: Proxy = { ...current, ...proxyFields(input), modifiedBy: principal.applicationId, modifiedAt: this.clock.now() };
       if (!(await tx.get(ProxyRepository).update(updated))) throw new NotFoundError('Proxy');
-      recordProxyChange(tx, principal, updated, 'update');
+      recordProxyChange(tx, principal, updated, 'update', rateLimitChange(current.rateLimit, updated.rateLimit));
       return updated;
     });
   }
@@ -125,14 +127,14 @@ abstract class ProxyCommand {
 const PAST_TENSE = { create: 'created', update: 'updated', delete: 'deleted' } as const;
 
 /** The audit event of a committed change to a proxy. */
-function recordProxyChange(tx: TransactionScope, principal: Principal, proxy: Proxy, operation: keyof typeof PAST_TENSE): void {
+function recordProxyChange(tx: TransactionScope, principal: Principal, proxy: Proxy, operation: keyof typeof PAST_TENSE, detail = ''): void {
   tx.record({
     tenantId: proxy.tenantId,
     actor: actorOf(principal),
     entityType: 'proxy',
     entityId: proxy.id,
     operation,
-    message: `Proxy '${proxy.name}' ${PAST_TENSE[operation]}`,
+    message: `Proxy '${proxy.name}' ${PAST_TENSE[operation]}${detail}`,
   });
 }
 
@@ -152,7 +154,7 @@ export class CreateProxy extends ProxyCommand {
         modifiedAt: now,
       };
       await tx.get(ProxyRepository).insert(proxy);
-      recordProxyChange(tx, principal, proxy, 'create');
+      recordProxyChange(tx, principal, proxy, 'create', proxy.rateLimit ? ` with a rate limit of ${describeRateLimit(proxy.rateLimit)}` : '');
       return proxy;
     });
   }

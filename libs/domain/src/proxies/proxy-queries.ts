@@ -4,6 +4,7 @@ import { DomainError, NotFoundError } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
 import { looksLikeProxyKey, Proxy } from './proxy';
 import { ProxyFilter, ProxyRepository } from './proxy.repository';
+import { AppliedLimit, applicationLimits, proxyLimits } from '../rate-limits/rate-limiter';
 
 export class GetProxy {
   constructor(private readonly proxies: ProxyRepository) {}
@@ -33,19 +34,21 @@ export class ResolveProxyForInvocation {
     private readonly authenticate: AuthenticateApiKey,
   ) {}
 
-  /** `client`: the caller's address, whose failed keys (proxy or API) are throttled. */
-  async execute(proxyKey: string | undefined, apiKey: string | undefined, client?: string): Promise<Proxy> {
+  /**
+   * The proxy and the rate limits this invocation counts against: the proxy's, and the calling application's when
+   * the proxy requires one. `client`: the caller's address, whose failed keys (proxy or API) are throttled.
+   */
+  async execute(proxyKey: string | undefined, apiKey: string | undefined, client?: string): Promise<{ proxy: Proxy; limits: AppliedLimit[] }> {
     if (!proxyKey) throw new NotFoundError('Proxy');
     this.authenticate.checkClient(client);
     const proxy = looksLikeProxyKey(proxyKey) ? await this.proxies.findByKey(proxyKey) : null;
     if (!proxy) return this.authenticate.refuseProxyKey(client, new NotFoundError('Proxy'));
-    if (proxy.requireAuth) {
-      const { principal } = await this.authenticate.execute(apiKey, client);
-      if (principal.tenantId !== proxy.tenantId) {
-        throw new DomainError('forbidden', "The SVC-API-KEY belongs to another tenant than the proxy's");
-      }
-      requirePermission(principal, 'proxy:invoke');
+    if (!proxy.requireAuth) return { proxy, limits: proxyLimits(proxy) };
+    const { principal } = await this.authenticate.execute(apiKey, client);
+    if (principal.tenantId !== proxy.tenantId) {
+      throw new DomainError('forbidden', "The SVC-API-KEY belongs to another tenant than the proxy's");
     }
-    return proxy;
+    requirePermission(principal, 'proxy:invoke');
+    return { proxy, limits: [...proxyLimits(proxy), ...applicationLimits(principal)] };
   }
 }

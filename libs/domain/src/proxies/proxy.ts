@@ -2,6 +2,7 @@ import { FieldErrorCollector } from '../shared/domain-error';
 import { MAX_NAME_LENGTH, validateName } from '../applications/application';
 import { randomBase62 } from '../applications/api-key';
 import { DestinationPolicy } from './destination-policy';
+import { RateLimit, validateRateLimit } from '../rate-limits/rate-counter';
 
 export interface ProxyTransform {
   code: string;
@@ -21,6 +22,8 @@ export interface Proxy {
   /** The application the transform's `svc` client acts as. */
   applicationId: string | null;
   requireAuth: boolean;
+  /** Invocations of this proxy, counted across all its callers; null: unlimited. */
+  rateLimit: RateLimit | null;
   createdBy: string | null;
   createdAt: Date;
   modifiedBy: string | null;
@@ -36,6 +39,7 @@ export interface ProxyInput {
   applicationId?: string | null;
   configuration?: Record<string, string> | null;
   requireAuth?: boolean | null;
+  rateLimit?: RateLimit | null;
 }
 
 /**
@@ -50,6 +54,7 @@ export interface ProxyPatch {
   applicationId?: string | null;
   configuration?: Record<string, string | null> | null;
   requireAuth?: boolean | null;
+  rateLimit?: { limit?: number | null; windowSeconds?: number | null } | null;
 }
 
 /**
@@ -93,6 +98,7 @@ export function validateProxyInput(input: ProxyInput, policy: DestinationPolicy,
   validateTransform(input.responseTransform, 'response_transform', errors);
   validateConfiguration(input.configuration, errors);
   if (input.requireAuth != null && typeof input.requireAuth !== 'boolean') errors.add('require_auth', 'must be a boolean');
+  validateRateLimit(input.rateLimit, 'rate_limit', errors);
 }
 
 export function validateDestinationUrl(value: unknown, policy: DestinationPolicy, errors: FieldErrorCollector): void {
@@ -170,6 +176,7 @@ export function inputOf(proxy: Proxy): ProxyInput {
     applicationId: proxy.applicationId,
     configuration: proxy.configuration,
     requireAuth: proxy.requireAuth,
+    rateLimit: proxy.rateLimit ?? null,
   };
 }
 
@@ -183,7 +190,17 @@ export function applyProxyPatch(current: ProxyInput, patch: ProxyPatch): ProxyIn
   if (patch.applicationId !== undefined) merged.applicationId = patch.applicationId;
   if (patch.configuration !== undefined) merged.configuration = mergeConfiguration(current.configuration, patch.configuration);
   if (patch.requireAuth !== undefined) merged.requireAuth = patch.requireAuth;
+  if (patch.rateLimit !== undefined) merged.rateLimit = mergeRateLimit(current.rateLimit, patch.rateLimit);
   return merged;
+}
+
+/** Member by member, like any object of a merge patch; a result missing a member fails validation. */
+function mergeRateLimit(current: RateLimit | null | undefined, patch: NonNullable<ProxyPatch['rateLimit']> | null): RateLimit | null {
+  if (patch === null) return null;
+  const merged: Partial<RateLimit> = { ...(current ?? {}) };
+  if (patch.limit !== undefined) merged.limit = patch.limit ?? undefined;
+  if (patch.windowSeconds !== undefined) merged.windowSeconds = patch.windowSeconds ?? undefined;
+  return merged as RateLimit;
 }
 
 function mergeTransform(current: ProxyTransform | null | undefined, patch: { code?: string | null } | null): ProxyTransform | null {

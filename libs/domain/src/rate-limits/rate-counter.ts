@@ -1,9 +1,37 @@
 import { Clock } from '../shared/clock';
+import { FieldErrorCollector } from '../shared/domain-error';
 
 /** At most `limit` requests in any `windowSeconds`, as a burst or spread out. */
 export interface RateLimit {
   limit: number;
   windowSeconds: number;
+}
+
+export const MAX_RATE_LIMIT = 1_000_000;
+export const MAX_RATE_LIMIT_WINDOW_SECONDS = 86_400;
+
+/** `rate_limit` of an application, a proxy or a tenant's default: positive integers within sane maxima. */
+export function validateRateLimit(value: RateLimit | null | undefined, field: string, errors: FieldErrorCollector): void {
+  if (value == null) return;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    errors.add(field, 'must be an object with limit and window_seconds');
+    return;
+  }
+  if (!Number.isInteger(value.limit) || value.limit < 1 || value.limit > MAX_RATE_LIMIT) {
+    errors.add(`${field}.limit`, `must be an integer from 1 to ${MAX_RATE_LIMIT}`);
+  }
+  if (!Number.isInteger(value.windowSeconds) || value.windowSeconds < 1 || value.windowSeconds > MAX_RATE_LIMIT_WINDOW_SECONDS) {
+    errors.add(`${field}.window_seconds`, `must be an integer from 1 to ${MAX_RATE_LIMIT_WINDOW_SECONDS}`);
+  }
+}
+
+/** "100 requests per 60 s", for audit messages and 429 details. */
+export function describeRateLimit(limit: RateLimit | null | undefined): string {
+  return limit ? `${limit.limit} request${limit.limit === 1 ? '' : 's'} per ${limit.windowSeconds} s` : 'none';
+}
+
+export function sameRateLimit(a: RateLimit | null | undefined, b: RateLimit | null | undefined): boolean {
+  return (a ?? null) === (b ?? null) || (!!a && !!b && a.limit === b.limit && a.windowSeconds === b.windowSeconds);
 }
 
 /** One counter: its name (an application, a proxy, a client address) and the limit it is counted against. */

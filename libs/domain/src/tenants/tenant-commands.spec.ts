@@ -9,7 +9,7 @@ describe('CreateTenant', () => {
   it('creates the tenant and a management application holding every management permission', async () => {
     const s = inMemoryPorts();
     const created = await new CreateTenant(s.uow, s.clock).execute('acme');
-    expect(s.tenants.all()).toEqual([{ id: created.tenant.id, name: 'acme', createdAt: s.clock.now() }]);
+    expect(s.tenants.all()).toEqual([{ id: created.tenant.id, name: 'acme', createdAt: s.clock.now(), defaultRateLimit: null }]);
     expect(s.applications.all()).toEqual([created.application]);
     expect(created.application).toMatchObject({ tenantId: created.tenant.id, type: 'management', rules: [], expiresAt: null, createdBy: null });
     expect([...created.application.permissions].sort()).toEqual(permissionsFor('management').map((p) => p.type).sort());

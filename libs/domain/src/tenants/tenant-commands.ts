@@ -1,6 +1,7 @@
 import { SYSTEM_ACTOR } from '../audit/audit-event';
 import { Clock } from '../shared/clock';
-import { FieldErrorCollector } from '../shared/domain-error';
+import { FieldErrorCollector, NotFoundError } from '../shared/domain-error';
+import { describeRateLimit, RateLimit, validateRateLimit } from '../rate-limits/rate-counter';
 import { newId } from '../shared/ids';
 import { UnitOfWork } from '../shared/unit-of-work';
 import { generateApiKey, hashApiKey } from '../applications/api-key';
@@ -28,7 +29,7 @@ export class CreateTenant {
     validateName(name, errors);
     errors.throwIfAny();
     const now = this.clock.now();
-    const tenant: Tenant = { id: newId(), name, createdAt: now };
+    const tenant: Tenant = { id: newId(), name, createdAt: now, defaultRateLimit: null };
     const key = generateApiKey();
     const application: Application = {
       id: newId(),
@@ -44,6 +45,7 @@ export class CreateTenant {
       modifiedAt: null,
       expiresAt: null,
       canCreateExpiringApplications: null,
+      rateLimit: null,
     };
     await this.uow.run(async (tx) => {
       await tx.get(TenantRepository).insert(tenant);
@@ -58,5 +60,33 @@ export class CreateTenant {
       });
     });
     return { tenant, application, key };
+  }
+}
+
+/**
+ * The operator's tenant-wide default rate limit (CLI `tenant rate-limit`): it applies to every application of the
+ * tenant without a rate limit of its own, on every replica from the next request (the change invalidates the
+ * application cache like any application change). null removes it.
+ */
+export class SetTenantRateLimit {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  async execute(tenantId: string, limit: RateLimit | null): Promise<void> {
+    const errors = new FieldErrorCollector();
+    validateRateLimit(limit, 'rate_limit', errors);
+    errors.throwIfAny();
+    await this.uow.run(async (tx) => {
+      const tenants = tx.get(TenantRepository);
+      const tenant = await tenants.findById(tenantId);
+      if (!tenant || !(await tenants.setDefaultRateLimit(tenantId, limit))) throw new NotFoundError('Tenant');
+      tx.record({
+        tenantId,
+        actor: SYSTEM_ACTOR,
+        entityType: 'tenant',
+        entityId: tenantId,
+        operation: 'update',
+        message: `Tenant '${tenant.name}' default rate limit ${limit ? `set to ${describeRateLimit(limit)}` : 'removed'} (was ${describeRateLimit(tenant.defaultRateLimit)})`,
+      });
+    });
   }
 }

@@ -1,5 +1,9 @@
+import type { RateLimit } from '../rate-limits/rate-counter';
+
 export interface Tenant {
   id: string;
   name: string;
   createdAt: Date;
+  /** The rate limit of every application of the tenant that has none of its own; set by the operator (CLI). */
+  defaultRateLimit?: RateLimit | null;
 }

@@ -7,6 +7,7 @@ import { ConflictError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
 import { decodeCursor, Page, PageQuery, pageFromRows } from '../shared/page';
 import { PortToken, TransactionScope, UnitOfWork } from '../shared/unit-of-work';
+import type { RateLimit } from '../rate-limits/rate-counter';
 import { Tenant } from '../tenants/tenant';
 import { TenantRepository } from '../tenants/tenant.repository';
 import { ChainedLog, Log } from '../logs/log';
@@ -264,6 +265,18 @@ export class InMemoryTenantRepository extends TenantRepository implements Snapsh
 
   async count(): Promise<number> {
     return this.table.rows.size;
+  }
+
+  async findById(id: string): Promise<Tenant | null> {
+    const tenant = this.table.rows.get(id);
+    return tenant ? copy(tenant) : null;
+  }
+
+  async setDefaultRateLimit(id: string, limit: RateLimit | null): Promise<boolean> {
+    const tenant = this.table.rows.get(id);
+    if (!tenant) return false;
+    tenant.defaultRateLimit = limit ? { ...limit } : null;
+    return true;
   }
 }
 

@@ -67,7 +67,8 @@ export class VersionBumpingCommitObserver extends CommitObserver {
   }
 
   async committed(events: AuditEvent[]): Promise<void> {
-    const touched = new Set(events.map((e) => (e.entityType === 'application' ? VERSION : e.entityType)));
+    // A tenant's default rate limit is read along with its applications: a tenant change invalidates them too.
+    const touched = new Set(events.map((e) => (e.entityType === 'application' || e.entityType === 'tenant' ? VERSION : e.entityType)));
     await Promise.all([...touched].map((name) => this.versions.bump(name)));
   }
 }

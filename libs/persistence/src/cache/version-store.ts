@@ -1,13 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 
 /**
- * Version counters that tell a replica whether what it cached is still current: a writer bumps a counter after its
- * transaction commits and before it answers; a reader reads the counter before reading the database and trusts a
- * cached entry only while the counter is unchanged. `read` answers null when it cannot tell (Redis unreachable),
- * and callers then go to the database.
+ * Versions that tell a replica whether what it cached is still current: a writer bumps a version after its transaction
+ * commits and before it answers; a reader reads the version before reading the database and trusts a cached entry only
+ * while the version is unchanged. `read` answers null when it cannot tell (Redis unreachable, or its identity not yet
+ * known), and callers then go to the database and keep nothing.
  */
 export abstract class VersionStore {
-  abstract read(name: string): Promise<number | null>;
+  abstract read(name: string): Promise<string | null>;
   abstract bump(name: string): Promise<void>;
   abstract close(): Promise<void>;
 }
@@ -16,8 +17,8 @@ export abstract class VersionStore {
 export class InMemoryVersionStore extends VersionStore {
   private readonly versions = new Map<string, number>();
 
-  async read(name: string): Promise<number> {
-    return this.versions.get(name) ?? 0;
+  async read(name: string): Promise<string> {
+    return String(this.versions.get(name) ?? 0);
   }
 
   async bump(name: string): Promise<void> {
@@ -27,11 +28,31 @@ export class InMemoryVersionStore extends VersionStore {
   async close(): Promise<void> {}
 }
 
-const PREFIX = 'gatehouse:version:';
+// A hash per entity type: {epoch, count}. (Not the `gatehouse:version:*` strings of earlier releases, which a replica
+// of an earlier release may still INCR: a hash under that name would break both.)
+const PREFIX = 'gatehouse:cache-version:';
+const RUN_ID = /^run_id:([0-9a-f]+)\s*$/m;
 
-/** Replicas share counters in Redis; commands fail fast instead of queueing while Redis is away. */
+/**
+ * Replicas share versions in Redis. A plain counter is not enough: after a restart without persistence, a FLUSHALL, an
+ * eviction, or a failover to a replica that missed the last writes, it starts again from values that entries cached
+ * before still carry, and a key deleted since (or a proxy) would authenticate (or forward) again. So a version names
+ * the Redis instance and its data as well as the count, `<run_id>/<epoch>/<count>`:
+ * - `run_id` is the instance's own (INFO server), read each time the connection is (re)established: a restart or a
+ *   failover always breaks the connection and lands on a process with another run_id, so every entry cached before
+ *   stops matching; between the break and the new run_id nothing is trusted;
+ * - `epoch` is random, kept in the same hash as the count, so whatever removes the count (a flush, an eviction, data
+ *   not persisted) removes the epoch with it; the first reader that finds no epoch writes a new one (HSETNX) and
+ *   trusts nothing until it is there;
+ * - `count` moves on every committed change (HINCRBY).
+ * Reading stays one round trip (HMGET). Commands fail fast instead of queueing while Redis is away.
+ */
 export class RedisVersionStore extends VersionStore {
   private readonly redis: Redis;
+  /** The run_id of the instance the current connection reached; undefined until known, and from a disconnect on. */
+  private runId: string | undefined;
+  /** Moves on every disconnect, so an answer that arrives on a later connection than its question is not used. */
+  private connection = 0;
 
   constructor(
     url: string,
@@ -45,12 +66,35 @@ export class RedisVersionStore extends VersionStore {
       commandTimeout: 1000,
     });
     this.redis.on('error', () => undefined);
+    this.redis.on('close', () => {
+      this.runId = undefined;
+      this.connection++;
+    });
+    this.redis.on('ready', () => void this.identify());
   }
 
-  async read(name: string): Promise<number | null> {
+  private async identify(): Promise<void> {
+    const connection = this.connection;
     try {
-      const value = await this.redis.get(PREFIX + name);
-      return value === null ? 0 : Number(value);
+      const runId = RUN_ID.exec(await this.redis.info('server'))?.[1];
+      if (connection === this.connection) this.runId = runId;
+    } catch {
+      // Left unknown: reads answer null until the next connection identifies itself.
+    }
+  }
+
+  async read(name: string): Promise<string | null> {
+    const runId = this.runId;
+    const connection = this.connection;
+    if (runId === undefined) return null;
+    try {
+      const [epoch, count] = await this.redis.hmget(PREFIX + name, 'epoch', 'count');
+      if (connection !== this.connection) return null;
+      if (epoch === null) {
+        await this.redis.hsetnx(PREFIX + name, 'epoch', randomBytes(16).toString('hex'));
+        return null;
+      }
+      return `${runId}/${epoch}/${count ?? 0}`;
     } catch {
       return null;
     }
@@ -58,11 +102,12 @@ export class RedisVersionStore extends VersionStore {
 
   async bump(name: string): Promise<void> {
     // A lost bump lets other replicas serve a stale entry until it ages out: retry briefly, then say so loudly.
-    // While this replica cannot reach Redis at all, readers that cannot reach it either bypass their caches.
+    // While this replica cannot reach Redis at all, readers that cannot reach it either bypass their caches, and a
+    // Redis that comes back after a restart has another run_id, which no cached entry carries.
     for (const delay of [0, 100, 300]) {
       if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
       try {
-        await this.redis.incr(PREFIX + name);
+        await this.redis.hincrby(PREFIX + name, 'count', 1);
         return;
       } catch (error) {
         if (delay === 300) this.onError(error);

@@ -9,7 +9,7 @@ const MAX_ENTRIES = 10_000;
  * kept; without a readable version nothing is.
  */
 export class VersionedCache<T> {
-  private readonly entries = new Map<string, { value: T; version: number; at: number }>();
+  private readonly entries = new Map<string, { value: T; version: string; at: number }>();
   /** Lookups served from memory and lookups that went to the database, since start (for the metrics). */
   readonly counts = { hits: 0, misses: 0 };
 

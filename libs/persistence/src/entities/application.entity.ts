@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { AccessRule, ApplicationType } from '@gatehouse/domain';
+import type { AccessRule, ApplicationType, RateLimit } from '@gatehouse/domain';
 
 @Entity({ name: 'applications' })
 @Index('applications_tenant_created_idx', ['tenantId', 'createdAt', 'id'])
@@ -43,4 +43,7 @@ export class ApplicationEntity {
 
   @Column({ name: 'can_create_expiring_applications', type: 'boolean', nullable: true })
   canCreateExpiringApplications: boolean | null;
+
+  @Column({ name: 'rate_limit', type: 'jsonb', nullable: true })
+  rateLimit: RateLimit | null;
 }

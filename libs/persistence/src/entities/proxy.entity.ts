@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { RateLimit } from '@gatehouse/domain';
 
 @Entity({ name: 'proxies' })
 @Index('proxies_tenant_created_idx', ['tenantId', 'createdAt', 'id'])
@@ -45,4 +46,7 @@ export class ProxyEntity {
 
   @Column({ name: 'modified_at', type: 'timestamptz', nullable: true })
   modifiedAt: Date | null;
+
+  @Column({ name: 'rate_limit', type: 'jsonb', nullable: true })
+  rateLimit: RateLimit | null;
 }

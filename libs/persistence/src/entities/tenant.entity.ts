@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { RateLimit } from '@gatehouse/domain';
 
 @Entity({ name: 'tenants' })
 export class TenantEntity {
@@ -10,4 +11,7 @@ export class TenantEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  @Column({ name: 'default_rate_limit', type: 'jsonb', nullable: true })
+  defaultRateLimit: RateLimit | null;
 }

@@ -6,8 +6,10 @@ import {
   Page,
   PageQuery,
   pageFromRows,
+  RateLimit,
 } from '@gatehouse/domain';
 import { ApplicationEntity } from '../entities/application.entity';
+import { TenantEntity } from '../entities/tenant.entity';
 import { applyKeysetPage } from './keyset-page';
 
 export class TypeormApplicationRepository extends ApplicationRepository {
@@ -35,7 +37,7 @@ export class TypeormApplicationRepository extends ApplicationRepository {
   }
 
   async findById(tenantId: string, id: string): Promise<Application | null> {
-    return this.repo.findOneBy({ id, tenantId });
+    return this.findOneWithTenantLimit('a.id = :id AND a.tenant_id = :tenantId', { id, tenantId });
   }
 
   async findByIdForChange(tenantId: string, id: string): Promise<Application | null> {
@@ -43,7 +45,20 @@ export class TypeormApplicationRepository extends ApplicationRepository {
   }
 
   async findByKeyHash(keyHash: string): Promise<Application | null> {
-    return this.repo.findOneBy({ keyHash });
+    return this.findOneWithTenantLimit('a.key_hash = :keyHash', { keyHash });
+  }
+
+  /** The reads authentication uses carry the tenant's default rate limit, so a request needs no second lookup. */
+  private async findOneWithTenantLimit(where: string, parameters: Record<string, string>): Promise<Application | null> {
+    const { entities, raw } = await this.repo
+      .createQueryBuilder('a')
+      .leftJoin(TenantEntity, 't', 't.id = a.tenant_id')
+      .addSelect('t.default_rate_limit', 'tenant_rate_limit')
+      .where(where, parameters)
+      .getRawAndEntities<{ tenant_rate_limit: RateLimit | null }>();
+    const row = entities[0];
+    const tenantRateLimit = raw[0]?.tenant_rate_limit;
+    return row && tenantRateLimit ? { ...row, tenantRateLimit } : (row ?? null);
   }
 
   async findExpired(now: Date, limit: number): Promise<Application[]> {
@@ -65,5 +80,7 @@ export class TypeormApplicationRepository extends ApplicationRepository {
 }
 
 function toRow(app: Application): ApplicationEntity {
-  return Object.assign(new ApplicationEntity(), app);
+  // tenantRateLimit is the tenant's, read along: not a column of the application.
+  const { tenantRateLimit: _tenants, ...own } = app;
+  return Object.assign(new ApplicationEntity(), own);
 }

@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { Page, PageQuery, pageFromRows, Proxy, ProxyFilter, ProxyRepository } from '@gatehouse/domain';
+import { Page, PageQuery, pageFromRows, Proxy, ProxyFilter, ProxyRepository, RateLimit } from '@gatehouse/domain';
 import { ProxyEntity } from '../entities/proxy.entity';
 import { applyKeysetPage } from './keyset-page';
 
@@ -55,7 +55,7 @@ function namePattern(filter: string): string {
 }
 
 const BY_KEY = `SELECT "id", "tenant_id", "name", "key", "destination_url", "request_transform_code", "response_transform_code",
-  "configuration", "application_id", "require_auth", "created_by", "created_at", "modified_by", "modified_at"
+  "configuration", "application_id", "require_auth", "rate_limit", "created_by", "created_at", "modified_by", "modified_at"
   FROM "proxies" WHERE "key" = $1`;
 
 interface RawProxyRow {
@@ -69,6 +69,7 @@ interface RawProxyRow {
   configuration: Record<string, string> | null;
   application_id: string | null;
   require_auth: boolean;
+  rate_limit: RateLimit | null;
   created_by: string | null;
   created_at: Date;
   modified_by: string | null;
@@ -87,6 +88,7 @@ function fromRaw(raw: RawProxyRow): ProxyEntity {
     configuration: raw.configuration,
     applicationId: raw.application_id,
     requireAuth: raw.require_auth,
+    rateLimit: raw.rate_limit,
     createdBy: raw.created_by,
     createdAt: raw.created_at,
     modifiedBy: raw.modified_by,
@@ -115,6 +117,7 @@ function toProxy(row: ProxyEntity): Proxy {
     configuration: row.configuration,
     applicationId: row.applicationId,
     requireAuth: row.requireAuth,
+    rateLimit: row.rateLimit ?? null,
     createdBy: row.createdBy,
     createdAt: row.createdAt,
     modifiedBy: row.modifiedBy,

@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { Tenant, TenantRepository } from '@gatehouse/domain';
+import { RateLimit, Tenant, TenantRepository } from '@gatehouse/domain';
 import { TenantEntity } from '../entities/tenant.entity';
 
 export class TypeormTenantRepository extends TenantRepository {
@@ -13,5 +13,14 @@ export class TypeormTenantRepository extends TenantRepository {
 
   count(): Promise<number> {
     return this.em.getRepository(TenantEntity).count();
+  }
+
+  findById(id: string): Promise<Tenant | null> {
+    return this.em.getRepository(TenantEntity).findOneBy({ id });
+  }
+
+  async setDefaultRateLimit(id: string, limit: RateLimit | null): Promise<boolean> {
+    const result = await this.em.getRepository(TenantEntity).update({ id }, { defaultRateLimit: limit });
+    return (result.affected ?? 0) > 0;
   }
 }

@@ -1,0 +1,25 @@
+import type { ServerResponse } from 'node:http';
+import { AppliedLimit, RateLimiter, RateLimitOutcome } from '@gatehouse/domain';
+
+export const RATE_LIMIT_FIELDS = new Set(['ratelimit-policy', 'ratelimit']);
+
+/**
+ * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers): one policy per limit that applied, named
+ * after what it counts (`"application"`, `"proxy"`), with its quota `q` and window `w`; and the live state, the
+ * requests `r` remaining and the seconds `t` until the quota is whole again. On successful and refused responses alike.
+ */
+export function setRateLimitHeaders(res: ServerResponse, outcome: RateLimitOutcome): void {
+  const { limits, decision } = outcome;
+  res.setHeader('ratelimit-policy', limits.map((applied) => `"${applied.entity}";q=${applied.limit.limit};w=${applied.limit.windowSeconds}`).join(', '));
+  res.setHeader('ratelimit', limits.map((applied, i) => `"${applied.entity}";r=${decision.buckets[i]!.remaining};t=${decision.buckets[i]!.resetSeconds}`).join(', '));
+}
+
+/** Counts the request against its limits and sets the headers; throws the 429 (Retry-After) when one is exhausted. */
+export async function enforceRateLimits(limiter: RateLimiter, res: ServerResponse, limits: AppliedLimit[]): Promise<void> {
+  if (limits.length === 0) return;
+  const outcome = await limiter.admit(limits);
+  if (!outcome) return;
+  setRateLimitHeaders(res, outcome);
+  const refusal = RateLimiter.refusal(outcome);
+  if (refusal) throw refusal;
+}

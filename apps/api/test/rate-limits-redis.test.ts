@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import { RateLimiter } from '../../../libs/domain/src';
+import { TcpForwarder } from '../../../libs/queue/test/support/queue-test-support';
+import { captureLog } from '../../../test/support/log-capture';
+import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { TEST_REDIS_URL } from '../../../test/support/test-env';
+import { as, Caller, createApplication, expectProblem, newTenant } from './application-fixtures';
+
+/** With REDIS_URL the limits live in Redis; when it cannot be reached, requests go through (fail open) and it is said. */
+describe('rate limits over Redis', () => {
+  let t: TestApp;
+  let admin: Caller;
+  const forwarder = new TcpForwarder('127.0.0.1', Number(new URL(TEST_REDIS_URL).port || 6379));
+  const log = captureLog('warn');
+
+  beforeAll(async () => {
+    await forwarder.start();
+    t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${forwarder.port}/15`, QUEUE_PREFIX: `rl-${randomUUID()}` }, { logger: log.nest });
+    admin = await newTenant(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await forwarder.stop();
+  });
+
+  it('fails open while Redis is unreachable, with a warning and a count, and enforces again once it is back', async () => {
+    const app = await createApplication(t, admin.key, { name: 'limited', type: 'management', permissions: ['application:read'], rate_limit: { limit: 2, window_seconds: 600 } });
+    await as(t, app.key).get('/applications/key').expect(200);
+    await as(t, app.key).get('/applications/key').expect(200);
+    expectProblem(await as(t, app.key).get('/applications/key'), 429);
+
+    await forwarder.stop();
+    const stats = t.app.get(RateLimiter).stats;
+    const before = stats.failedOpen;
+    for (let i = 0; i < 5; i++) {
+      const res = await as(t, app.key).get('/applications/key').expect(200);
+      expect(res.headers['ratelimit']).toBeUndefined();
+    }
+    expect(stats.failedOpen - before).toBe(5);
+    const warnings = log.lines().filter((line) => /Redis is unreachable: rate limits .*\(fail open\)/.test(String(line.msg)));
+    // One warning for the outage, not one per request.
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.level).toBe('warn');
+
+    await forwarder.start();
+    // ioredis reconnects on its own; until then requests still fail open.
+    let status = 200;
+    for (let i = 0; i < 100 && status === 200; i++) {
+      status = (await as(t, app.key).get('/applications/key')).status;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(status).toBe(429);
+  });
+});

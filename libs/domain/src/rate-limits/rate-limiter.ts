@@ -1,0 +1,65 @@
+import { Principal } from '../applications/principal';
+import { TooManyRequestsError } from '../shared/domain-error';
+import { Proxy } from '../proxies/proxy';
+import { describeRateLimit, RateCounter, RateDecision, RateLimit } from './rate-counter';
+
+/** What a limit is counted per: each application (its key) or each proxy (across its callers). */
+export type LimitedEntity = 'application' | 'proxy';
+
+export interface AppliedLimit {
+  entity: LimitedEntity;
+  id: string;
+  limit: RateLimit;
+}
+
+export interface RateLimitOutcome {
+  limits: AppliedLimit[];
+  decision: RateDecision;
+}
+
+/** For metrics: requests refused by a limit, and requests let through uncounted because the counter was unreachable. */
+export interface RateLimiterStats {
+  limited: number;
+  failedOpen: number;
+}
+
+/** The limit of the calling application: its own, else its tenant's default (Principal.rateLimit). */
+export function applicationLimits(principal: Principal | undefined): AppliedLimit[] {
+  return principal?.rateLimit ? [{ entity: 'application', id: principal.applicationId, limit: principal.rateLimit }] : [];
+}
+
+export function proxyLimits(proxy: Proxy): AppliedLimit[] {
+  return proxy.rateLimit ? [{ entity: 'proxy', id: proxy.id, limit: proxy.rateLimit }] : [];
+}
+
+/**
+ * Rate limits of applications and proxies, counted in the shared RateCounter: one request takes one unit from every
+ * limit that applies to it, or none when one of them is exhausted. When the counter cannot be reached the request is
+ * let through (fail open): limits protect destinations and fairness, and an outage of Redis must not become an outage
+ * of the API. The counter's adapter warns; `stats.failedOpen` counts.
+ */
+export class RateLimiter {
+  readonly stats: RateLimiterStats = { limited: 0, failedOpen: 0 };
+
+  constructor(private readonly counter: RateCounter) {}
+
+  /** undefined when no limit applies or the counter is unreachable; else the states, for the response's headers. */
+  async admit(limits: AppliedLimit[]): Promise<RateLimitOutcome | undefined> {
+    if (limits.length === 0) return undefined;
+    const decision = await this.counter.take(limits.map((applied) => ({ key: `${applied.entity}:${applied.id}`, limit: applied.limit })));
+    if (decision === null) {
+      this.stats.failedOpen++;
+      return undefined;
+    }
+    if (!decision.allowed) this.stats.limited++;
+    return { limits, decision };
+  }
+
+  /** The 429 of a refused outcome, naming the exhausted limits; undefined when the request may go on. */
+  static refusal(outcome: RateLimitOutcome | undefined): TooManyRequestsError | undefined {
+    if (!outcome || outcome.decision.allowed) return undefined;
+    const exhausted = outcome.limits.filter((_, i) => outcome.decision.buckets[i]!.remaining === 0);
+    const names = (exhausted.length > 0 ? exhausted : outcome.limits).map((applied) => `the ${applied.entity}'s (${describeRateLimit(applied.limit)})`);
+    return new TooManyRequestsError(`Rate limit exceeded: ${names.join(' and ')}`, outcome.decision.retryAfterSeconds);
+  }
+}
