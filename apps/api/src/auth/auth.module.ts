@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ApplicationRepository, AuthenticateApiKey, AuthenticationThrottle, Clock } from '@gatehouse/domain';
+import { ApplicationRepository, AuthenticateApiKey, AuthenticationThrottle, Clock, LastUseRecorder } from '@gatehouse/domain';
 import { useCase } from '../use-case.provider';
 import { ApiKeyGuard } from './api-key.guard';
 import { PrincipalResolvers } from './principal-resolver';
@@ -12,7 +12,7 @@ import { PrincipalResolvers } from './principal-resolver';
 @Global()
 @Module({
   providers: [
-    useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle]),
+    useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle, LastUseRecorder]),
     PrincipalResolvers,
     { provide: APP_GUARD, useClass: ApiKeyGuard },
   ],

@@ -127,6 +127,10 @@ export class InMemoryLogRepository extends LogRepository {
     return this.heads.get(tenantId) ?? { tenantId, position: 0, hash: GENESIS_HASH };
   }
 
+  async highestPosition(tenantId: string): Promise<number> {
+    return Math.max(0, ...this.logs.filter((l) => l.tenantId === tenantId).map((l) => l.position));
+  }
+
   async headsToCheckpoint(limit: number): Promise<ChainHead[]> {
     const signed = (tenantId: string) => Math.max(0, ...this.checkpoints.filter((c) => c.tenantId === tenantId).map((c) => c.position));
     return [...this.heads.values()].filter((h) => h.position > signed(h.tenantId)).slice(0, limit);
@@ -215,7 +219,7 @@ export class InMemoryApplicationRepository extends ApplicationRepository impleme
   }
 
   async findByKeyHash(keyHash: string): Promise<Application | null> {
-    const row = [...this.rows.values()].find((a) => a.keyHash === keyHash);
+    const row = [...this.rows.values()].find((a) => a.keyHash === keyHash || a.previousKeyHash === keyHash);
     return row ? copy(row) : null;
   }
 
@@ -223,7 +227,11 @@ export class InMemoryApplicationRepository extends ApplicationRepository impleme
     const ids = filter.ids?.length ? new Set(filter.ids.map((id) => id.toLowerCase())) : undefined;
     const types = filter.types?.length ? new Set<string>(filter.types) : undefined;
     const rows = [...this.rows.values()].filter(
-      (a) => a.tenantId === tenantId && (!ids || ids.has(a.id)) && (!types || types.has(a.type)),
+      (a) =>
+        a.tenantId === tenantId &&
+        (!ids || ids.has(a.id)) &&
+        (!types || types.has(a.type)) &&
+        (!filter.unusedSince || a.lastUsedAt === null || a.lastUsedAt < filter.unusedSince),
     );
     return pageInMemory(rows.map(copy), page);
   }
