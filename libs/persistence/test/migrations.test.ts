@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { openDatabase, Database } from '../src';
-import { UniqueTenantNames1764000400000 } from '../src/migrations/1764000400000-unique-tenant-names';
+import { openDatabase, Database, MIGRATIONS } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '../../../test/support/test-env';
 
 /** CI fails on a pending migration: the entities must describe exactly the schema the migrations build. */
+const UniqueTenantNames1764000400000 = MIGRATIONS.find((m) => m.name === 'UniqueTenantNames1764000400000')!;
+
 describe('migrations', () => {
   let database: Database;
   beforeAll(async () => (database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '' })));

@@ -1,9 +1,6 @@
 import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import {
-  ApplicationRepository,
   AuthenticateApiKey,
-  AuthenticationThrottle,
-  LastUseRecorder,
   Clock,
   CreateProxy,
   DeleteProxy,
@@ -32,7 +29,7 @@ import { SvcLoopback } from '../proxy-invocation/svc-bridge';
 import { ProxiesController } from './proxies.controller';
 import { ReactorTransformCompiler } from './reactor-transform-compiler';
 
-/** Closes the process's one reactor (its isolates) when the app stops. */
+/** Closes the process's one reactor (its sandbox processes) when the app stops. */
 @Injectable()
 class ReactorShutdown implements OnApplicationShutdown {
   constructor(@Inject(Reactor) private readonly reactor: Reactor) {}
@@ -70,9 +67,10 @@ export class ProxiesModule {
               poolSize: config.reactorPoolSize,
               timeoutMs: config.reactorTimeoutMs,
               memoryLimitMb: config.reactorMemoryMb,
-              syncBudgetMs: config.reactorSyncBudgetMs,
-              // isolated-vm's advice after such an error is to drain and restart the process: say so loudly.
-              onCatastrophicError: (message) => logger.error(`V8 lost control of a sandbox isolate (replaced); restart this process soon: ${message}`),
+              tenantMaxConcurrency: config.reactorTenantMaxConcurrency,
+              tenantMaxQueue: config.reactorTenantMaxQueue,
+              // Contained to its sandbox process, which is replaced; worth knowing about all the same.
+              onCatastrophicError: (message) => logger.error(`V8 lost control of a sandbox isolate; its sandbox process was replaced: ${message}`),
             });
           },
         },
@@ -84,12 +82,11 @@ export class ProxiesModule {
         useCase(DeleteProxy, [UnitOfWork]),
         useCase(GetProxy, [ProxyRepository]),
         useCase(ListProxies, [ProxyRepository]),
-        useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle, LastUseRecorder]),
         useCase(ResolveProxyForInvocation, [ProxyRepository, AuthenticateApiKey]),
         SvcLoopback,
         ProxyInvocation,
       ],
-      exports: [SvcLoopback, ProxyInvocation],
+      exports: [ProxyInvocation],
     };
   }
 }
