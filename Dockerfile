@@ -12,7 +12,8 @@ COPY libs/config/package.json libs/config/index.js libs/config/
 COPY libs/runtime/package.json libs/runtime/index.js libs/runtime/tracing.js libs/runtime/
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# .data: DATA_DIR, where a log signing key is generated when none is configured (a volume in docker-compose.yml).
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund && mkdir -p .data
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production

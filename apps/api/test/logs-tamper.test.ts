@@ -193,6 +193,19 @@ describe('tamper evidence of the audit trail', () => {
     expect(result.firstInvalidLog!.position).toBe(23);
   });
 
+  it('detects a removed chain head (which would otherwise hide the whole chain)', async () => {
+    const tenantId = await signedTenant();
+    await asSuperuser(async (q) => {
+      await q(`DELETE FROM log_checkpoints WHERE tenant_id = $1`, [tenantId]);
+      await q(`DELETE FROM log_chains WHERE tenant_id = $1`, [tenantId]);
+    });
+    const result = await verify(tenantId);
+    expect(result.valid).toBe(false);
+    expect(result.logs).toBe(25);
+    expect(result.firstInvalidLog).toMatchObject({ position: 1 });
+    expect(result.firstInvalidLog!.reason).toMatch(/head was rolled back or removed/);
+  });
+
   it('detects a forged checkpoint and an altered one', async () => {
     const tenantId = await signedTenant();
     const otherKey = generateKeyPairSync('ed25519').privateKey;

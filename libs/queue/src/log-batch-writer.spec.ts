@@ -48,6 +48,15 @@ describe('LogBatchWriter', () => {
     expect(ingest.batches).toEqual([['a', 'b', 'c'], ['d']]);
   });
 
+  it("splits the logs into lanes by tenant: a job spanning lanes completes once each lane committed its part", async () => {
+    const ingest = new FakeIngest();
+    const writer = new LogBatchWriter(ingest, { maxRows: 100, maxWaitMs: 5, maxParallelFlushes: 2 });
+    // Tenants whose first 8 hex digits are even and odd: lanes 0 and 1.
+    const inLane = (lane: number, id: string): Log => ({ ...log(id), tenantId: `0000000${lane}-3b7a-4a43-9f55-0a4b7e1d2c10` });
+    await Promise.all([writer.write([inLane(0, 'a'), inLane(1, 'b')]), writer.write([inLane(1, 'c')]), writer.write([inLane(0, 'd')])]);
+    expect(ingest.batches.map((b) => b.join('')).sort()).toEqual(['ad', 'bc']);
+  });
+
   it('retries the jobs of a failed batch one by one, so only the bad one fails', async () => {
     const ingest = new FakeIngest();
     const writer = new LogBatchWriter(ingest, { maxRows: 100, maxWaitMs: 5, maxParallelFlushes: 1 });

@@ -5,7 +5,10 @@ export interface LogBatchOptions {
   maxRows: number;
   /** ...or this long after the first of them arrived. */
   maxWaitMs: number;
-  /** Transactions in flight at once. */
+  /**
+   * Transactions in flight at once: one per lane. Each tenant's logs always take the same lane, so two flushes of
+   * one writer never wait for each other's chain heads (a tenant's chain is extended by one transaction at a time).
+   */
   maxParallelFlushes: number;
 }
 
@@ -22,8 +25,37 @@ interface Waiting {
  * Micro-batching for the log jobs: each job's `write` waits while jobs running alongside add theirs,
  * then one multi-row INSERT commits them all and every `write` resolves (its job completes) only after
  * that commit. BullMQ has no batch consumer; this is one built from its per-job concurrency.
+ * The logs are split into lanes by tenant (see `maxParallelFlushes`); a job whose logs span lanes completes
+ * when every lane has committed its part (a retry rewrites nothing: the ids are already there).
  */
 export class LogBatchWriter {
+  private readonly lanes: LogLane[];
+
+  constructor(ingest: IngestLogs, options: LogBatchOptions = DEFAULT_LOG_BATCH) {
+    const lanes = Math.max(1, options.maxParallelFlushes);
+    this.lanes = Array.from({ length: lanes }, () => new LogLane(ingest, { ...options, maxParallelFlushes: 1 }));
+  }
+
+  write(logs: Log[]): Promise<void> {
+    if (this.lanes.length === 1) return this.lanes[0]!.write(logs);
+    const byLane = new Map<number, Log[]>();
+    for (const log of logs) {
+      const lane = parseInt(log.tenantId.slice(0, 8), 16) % this.lanes.length;
+      const list = byLane.get(lane);
+      if (list) list.push(log);
+      else byLane.set(lane, [log]);
+    }
+    return Promise.all([...byLane].map(([lane, part]) => this.lanes[lane]!.write(part))).then(() => undefined);
+  }
+
+  /** Commits whatever waits and resolves when every flush has finished (shutdown). */
+  async close(): Promise<void> {
+    await Promise.all(this.lanes.map((lane) => lane.close()));
+  }
+}
+
+/** One lane of the writer: the batching itself. */
+class LogLane {
   private waiting: Waiting[] = [];
   private waitingRows = 0;
   private timer?: NodeJS.Timeout;

@@ -81,6 +81,15 @@ describe('parseLogEntry', () => {
     expect(Object.keys(fieldErrorsOf(() => parseLogEntry(valid({ tenant_id: 1 }), defaults, 'logs[3]')))).toEqual(['logs[3].tenant_id']);
   });
 
+  it('takes the optional request fields, and refuses a source_ip that is not an address', () => {
+    const log = parseLogEntry(valid({ request_id: 'req-1', source_ip: '2001:db8::7', user_agent: 'svc/1.0' }), defaults);
+    expect(log).toMatchObject({ requestId: 'req-1', sourceIp: '2001:db8::7', userAgent: 'svc/1.0' });
+    expect(parseLogEntry(toLogEntryPayload(log), { id: 'unused', createdAt: new Date(0) })).toEqual(log);
+    expect(parseLogEntry(valid({ request_id: null }), defaults)).not.toHaveProperty('requestId');
+    const errors = fieldErrorsOf(() => parseLogEntry(valid({ source_ip: 'localhost', user_agent: '', request_id: 'r'.repeat(129) }), defaults));
+    expect(Object.keys(errors).sort()).toEqual(['request_id', 'source_ip', 'user_agent']);
+  });
+
   it('refuses a payload that is not an object', () => {
     expect(fieldErrorsOf(() => parseLogEntry([1], defaults))).toEqual({ payload: ['must be a JSON object'] });
   });

@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, KeyObject, sign, verify } from 'node:crypto';
+import { createHash, createPublicKey, hash, KeyObject, sign, verify } from 'node:crypto';
 import { ChainedLog, Log } from './log';
 
 /**
@@ -15,16 +15,6 @@ import { ChainedLog, Log } from './log';
 export const LOG_HASH_TAG = 'gatehouse.log.v1';
 export const CHECKPOINT_TAG = 'gatehouse.checkpoint.v1';
 export const GENESIS_HASH = '0'.repeat(64);
-
-const ABSENT = Buffer.from([0xff, 0xff, 0xff, 0xff]);
-
-function field(value: string | null | undefined): Buffer[] {
-  if (value === null || value === undefined) return [ABSENT];
-  const bytes = Buffer.from(value, 'utf8');
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(bytes.length);
-  return [length, bytes];
-}
 
 /** The fields a log's hash covers, in their order, as text (absent: null). */
 export function hashedFields(log: Log, position: number): (string | null)[] {
@@ -48,9 +38,27 @@ export function hashedFields(log: Log, position: number): (string | null)[] {
 
 /** hash(n) from hash(n-1) (hex) and the log at position n; hex. */
 export function chainHash(previousHash: string, log: Log, position: number): string {
-  const hash = createHash('sha256').update(Buffer.from(previousHash, 'hex'));
-  for (const value of hashedFields(log, position)) for (const part of field(value)) hash.update(part);
-  return hash.digest('hex');
+  return chainHashBytes(Buffer.from(previousHash, 'hex'), log, position).toString('hex');
+}
+
+/**
+ * The same over raw bytes. The whole input is laid out in one buffer and hashed in one call: the writer hashes
+ * every ingested log, and a buffer and an update per field cost more than the hash itself.
+ */
+export function chainHashBytes(previous: Buffer, log: Log, position: number): Buffer {
+  const values = hashedFields(log, position);
+  const lengths = values.map((v) => (v === null ? -1 : Buffer.byteLength(v, 'utf8')));
+  const size = lengths.reduce((sum, length) => sum + 4 + Math.max(length, 0), previous.length);
+  const input = Buffer.allocUnsafe(size);
+  let at = previous.copy(input, 0);
+  values.forEach((value, i) => {
+    const length = lengths[i]!;
+    // An absent field is FF FF FF FF, a length no UTF-8 field can have.
+    at = input.writeUInt32BE(length < 0 ? 0xffffffff : length, at);
+    if (value !== null) at += input.write(value, at, 'utf8');
+  });
+  // The one-shot hash: several times cheaper than a Hash object per log.
+  return hash('sha256', input, 'buffer') as Buffer;
 }
 
 /** The head of a tenant's chain: its last position (0 before the first log) and that log's hash. */
@@ -62,14 +70,15 @@ export interface ChainHead {
 
 /** Gives each log its position and hash after `head`, in the order given; returns the new head. */
 export function extendChain(head: ChainHead, logs: Log[]): ChainHead {
-  let { position, hash } = head;
+  let position = head.position;
+  let previous: Buffer = Buffer.from(head.hash, 'hex');
   for (const log of logs) {
     position += 1;
-    hash = chainHash(hash, log, position);
+    previous = chainHashBytes(previous, log, position);
     log.position = position;
-    log.hash = hash;
+    log.hash = previous.toString('hex');
   }
-  return { tenantId: head.tenantId, position, hash };
+  return { tenantId: head.tenantId, position, hash: previous.toString('hex') };
 }
 
 /** A signed statement that a tenant's chain had `hash` at `position` at `signedAt`. */

@@ -52,11 +52,13 @@ export class VerifyLogChain {
 
   async execute(tenantId: string, publicKey: KeyObject, onProgress?: (verified: number, total: number) => void, sliceSize = 5000): Promise<ChainVerification> {
     const verifier = new ChainVerifier(tenantId, publicKey);
+    // The highest stored position first, then the head: a writer moves the head in the transaction that adds its
+    // logs, so an honest head is never behind logs read before it. Up to the furthest of the head, those logs and
+    // the newest checkpoint (only ever signed over committed logs); what is appended meanwhile is for next time.
+    const highest = await this.logs.highestPosition(tenantId);
     const head = await this.logs.chainHead(tenantId);
-    // Up to the head read now (what is appended meanwhile is for the next verification), or to the newest
-    // checkpoint if that is further: a checkpoint is only ever signed over logs that committed.
     const [newest] = (await this.logs.listCheckpoints(tenantId, { page: 1, size: 1 })).items;
-    const end = Math.max(head.position, newest?.position ?? 0);
+    const end = Math.max(head.position, highest, newest?.position ?? 0);
     let after = 0;
     for (;;) {
       const slice = await this.logs.chainSlice(tenantId, {}, after, end, sliceSize);
@@ -73,6 +75,16 @@ export class VerifyLogChain {
       after = upTo;
     }
     const result = verifier.finish();
+    if (!result.firstInvalidLog && head.position < highest) {
+      return {
+        ...result,
+        valid: false,
+        firstInvalidLog: {
+          position: head.position + 1,
+          reason: `the recorded head is position ${head.position} but logs up to position ${highest} are stored: the head was rolled back or removed`,
+        },
+      };
+    }
     const behind = result.head.position < head.position || (result.head.position === head.position && result.head.hash !== head.hash);
     if (!result.firstInvalidLog && behind) {
       return {

@@ -33,6 +33,8 @@ export abstract class LogRepository {
   abstract chainSlice(tenantId: string, filter: LogFilter, afterPosition: number, upTo: number, limit: number): Promise<ChainedLog[]>;
   /** The tenant's chain head (position 0 and the genesis hash before its first log). */
   abstract chainHead(tenantId: string): Promise<ChainHead>;
+  /** The highest position among the tenant's stored logs (0 without any), whatever the head says. */
+  abstract highestPosition(tenantId: string): Promise<number>;
   /** The heads of every chain that has grown since its last checkpoint. */
   abstract headsToCheckpoint(limit: number): Promise<ChainHead[]>;
   /** Stores checkpoints; one already stored at the same (tenant, position) is kept. Returns how many were new. */

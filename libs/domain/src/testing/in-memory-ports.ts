@@ -127,6 +127,10 @@ export class InMemoryLogRepository extends LogRepository {
     return this.heads.get(tenantId) ?? { tenantId, position: 0, hash: GENESIS_HASH };
   }
 
+  async highestPosition(tenantId: string): Promise<number> {
+    return Math.max(0, ...this.logs.filter((l) => l.tenantId === tenantId).map((l) => l.position));
+  }
+
   async headsToCheckpoint(limit: number): Promise<ChainHead[]> {
     const signed = (tenantId: string) => Math.max(0, ...this.checkpoints.filter((c) => c.tenantId === tenantId).map((c) => c.position));
     return [...this.heads.values()].filter((h) => h.position > signed(h.tenantId)).slice(0, limit);

@@ -105,6 +105,11 @@ export class TypeormLogRepository extends LogRepository {
     return row ? { tenantId, position: Number(row.seq), hash: row.hash } : { tenantId, position: 0, hash: GENESIS_HASH };
   }
 
+  async highestPosition(tenantId: string): Promise<number> {
+    const [row] = await this.em.query(`SELECT coalesce(max(seq), 0)::text AS n FROM logs WHERE tenant_id = $1`, [tenantId]);
+    return Number((row as { n: string }).n);
+  }
+
   async headsToCheckpoint(limit: number): Promise<ChainHead[]> {
     const rows: { tenant_id: string; seq: string; hash: string }[] = await this.em.query(
       `SELECT h.tenant_id, h.seq::text AS seq, encode(h.hash, 'hex') AS hash FROM log_chains h
@@ -169,19 +174,39 @@ async function appendChained(em: EntityManager, logs: Log[], outboxIds: string[]
   const tenants = [...new Set(logs.map((l) => l.tenantId))].sort(compare);
   await em.query(DELIVER_AND_CREATE_HEADS, [[...outboxIds].sort(compare), tenants]);
   const heads: { tenant_id: string; seq: string; hash: string }[] = await em.query(LOCK_HEADS, [tenants]);
-  // Read under the heads' locks: whoever wrote one of these ids before us has committed by now.
+  // Optimistic: a log already stored is rare (a retried job, the relay racing a job), so the batch is chained and
+  // inserted as it is, behind a savepoint; if any id turns out to be stored, the insert is undone and the batch
+  // chained again without those ids (read under the heads' locks: whoever wrote them has committed).
+  await em.query('SAVEPOINT chain_append');
+  if ((await insertChained(em, heads, logs)) === logs.length) return logs.length;
+  await em.query('ROLLBACK TO SAVEPOINT chain_append');
   const existing = new Set(
     ((await em.query(`SELECT id FROM logs WHERE id = ANY($1::uuid[])`, [logs.map((l) => l.id)])) as { id: string }[]).map((r) => r.id),
   );
-  const fresh = logs.filter((l) => !existing.has(l.id)).map((l) => ({ ...l }));
+  const fresh = logs.filter((l) => !existing.has(l.id));
   if (fresh.length === 0) return 0;
+  const inserted = await insertChained(em, heads, fresh);
+  // Only a concurrent writer of the same id in another tenant gets here; failing makes the job retry.
+  if (inserted !== fresh.length) throw new Error('a log id was written concurrently in another tenant; the batch will be retried');
+  return inserted;
+}
+
+/** Numbers and hashes `logs` after `heads`, inserts them (skipping ids already stored) and moves the heads; returns how many were inserted. */
+async function insertChained(em: EntityManager, heads: { tenant_id: string; seq: string; hash: string }[], logs: Log[]): Promise<number> {
+  const copies = logs.map((l) => ({ ...l }));
+  const byTenant = new Map<string, Log[]>();
+  for (const log of copies) {
+    const list = byTenant.get(log.tenantId);
+    if (list) list.push(log);
+    else byTenant.set(log.tenantId, [log]);
+  }
   const newHeads: ChainHead[] = [];
   for (const head of heads) {
-    const chained = fresh.filter((l) => l.tenantId === head.tenant_id);
-    if (chained.length > 0) newHeads.push(extendChain({ tenantId: head.tenant_id, position: Number(head.seq), hash: head.hash }, chained));
+    const chained = byTenant.get(head.tenant_id);
+    if (chained) newHeads.push(extendChain({ tenantId: head.tenant_id, position: Number(head.seq), hash: head.hash }, chained));
   }
   const rows = JSON.stringify(
-    fresh.map((l) => ({
+    copies.map((l) => ({
       id: l.id,
       tenant_id: l.tenantId,
       actor_id: l.actorId,
@@ -200,16 +225,20 @@ async function appendChained(em: EntityManager, logs: Log[], outboxIds: string[]
   );
   // One statement inserts the chained rows (the whole batch as one JSON parameter: any size fits, and PostgreSQL's
   // JSON parser is far cheaper than the driver's per-element array encoding) and moves the heads.
-  await em.query(
+  const [row] = await em.query(
     `WITH inserted AS (
        INSERT INTO logs (${COLUMNS}, seq, hash) SELECT ${COLUMNS}, seq, hash FROM json_populate_recordset(NULL::logs, $1::json)
+       ON CONFLICT (id) DO NOTHING
+       RETURNING 1),
+     moved AS (
+       UPDATE log_chains h SET seq = v.s, hash = decode(v.h, 'hex')
+       FROM unnest($2::uuid[], $3::bigint[], $4::text[]) AS v(t, s, h)
+       WHERE h.tenant_id = v.t
        RETURNING 1)
-     UPDATE log_chains h SET seq = v.s, hash = decode(v.h, 'hex')
-     FROM unnest($2::uuid[], $3::bigint[], $4::text[]) AS v(t, s, h)
-     WHERE h.tenant_id = v.t AND (SELECT count(*) FROM inserted) >= 0`,
+     SELECT (SELECT count(*) FROM inserted)::int AS n, (SELECT count(*) FROM moved)::int AS heads`,
     [rows, newHeads.map((h) => h.tenantId), newHeads.map((h) => h.position), newHeads.map((h) => h.hash)],
   );
-  return fresh.length;
+  return (row as { n: number }).n;
 }
 
 const SELECT_CHECKPOINTS = `SELECT tenant_id, seq::text AS position, encode(hash, 'hex') AS hash, signed_at, key_id,

@@ -1,0 +1,87 @@
+import { generateKeyPairSync, KeyObject } from 'node:crypto';
+import { FixedClock, InMemoryLogRepository } from '../testing/in-memory-ports';
+import { ChainVerifier, chainHash, CheckpointSigner, GENESIS_HASH, keyIdOf, parsePublicKey, rawPublicKey } from './log-chain';
+import { Log } from './log';
+import { SignLogCheckpoints } from './log-commands';
+import { VerifyLogChain } from './log-queries';
+
+const TENANT = '6f1c1e0e-3b7a-4a43-9f55-0a4b7e1d2c10';
+
+function logs(count: number, from = 0): Log[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: `00000000-0000-4000-8000-${String(from + i).padStart(12, '0')}`,
+    tenantId: TENANT,
+    actorId: null,
+    actorType: 'system' as const,
+    entityType: 'token',
+    entityId: `tok_${from + i}`,
+    operation: 'read' as const,
+    message: `read ${from + i}`,
+    createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, from + i)),
+  }));
+}
+
+describe('the log chain', () => {
+  let privateKey: KeyObject;
+  let signer: CheckpointSigner;
+  beforeEach(() => {
+    privateKey = generateKeyPairSync('ed25519').privateKey;
+    signer = new CheckpointSigner(() => privateKey);
+  });
+
+  async function signedChain(): Promise<InMemoryLogRepository> {
+    const repo = new InMemoryLogRepository();
+    const sign = new SignLogCheckpoints(repo, signer, new FixedClock());
+    await repo.append(logs(5));
+    await sign.execute();
+    await repo.append(logs(5, 5));
+    return repo;
+  }
+
+  it('hashes every field: changing any one changes the hash, and absent differs from empty', () => {
+    const [log] = logs(1);
+    const base = chainHash(GENESIS_HASH, log!, 1);
+    expect(chainHash(GENESIS_HASH, log!, 2)).not.toBe(base);
+    expect(chainHash(GENESIS_HASH, { ...log!, message: 'other' }, 1)).not.toBe(base);
+    expect(chainHash(GENESIS_HASH, { ...log!, requestId: '' }, 1)).not.toBe(base);
+    // Moving bytes from one field to the next is not the same log (the length prefixes).
+    expect(chainHash(GENESIS_HASH, { ...log!, entityId: 'tok_0r', message: 'ead 0' }, 1)).not.toBe(base);
+  });
+
+  it('verifies a clean chain, and counts the logs after the newest checkpoint as unsigned', async () => {
+    const result = await new VerifyLogChain(await signedChain()).execute(TENANT, signer.publicKey);
+    expect(result).toMatchObject({ valid: true, logs: 10, unsignedLogs: 5, lastVerifiedCheckpoint: { position: 5 } });
+  });
+
+  it('names the first log whose content no longer matches its hash', async () => {
+    const repo = await signedChain();
+    repo.logs[6]!.message = 'changed';
+    const result = await new VerifyLogChain(repo).execute(TENANT, signer.publicKey);
+    expect(result.firstInvalidLog).toMatchObject({ position: 7, id: repo.logs[6]!.id });
+  });
+
+  it('refuses checkpoints of another key and names where the signed range begins after a rewrite', async () => {
+    const repo = await signedChain();
+    const verifier = new ChainVerifier(TENANT, generateKeyPairSync('ed25519').publicKey);
+    verifier.addCheckpoints(repo.checkpoints);
+    for (const log of repo.logs) verifier.add(log);
+    expect(verifier.finish().invalidCheckpoints[0]!.reason).toMatch(/not by the given key/);
+
+    // A rewrite of log 3 with every later hash recomputed: only the checkpoint at 5 can tell.
+    const rewritten = new InMemoryLogRepository();
+    await rewritten.append(repo.logs.map((l, i) => ({ ...l, message: i === 2 ? 'rewritten' : l.message })));
+    rewritten.checkpoints.push(...repo.checkpoints);
+    const result = await new VerifyLogChain(rewritten).execute(TENANT, signer.publicKey);
+    expect(result.firstInvalidLog).toMatchObject({ position: 1, id: repo.logs[0]!.id });
+    expect(result.firstInvalidLog!.reason).toMatch(/from position 1 to 5 do not match/);
+  });
+
+  it('reads public keys as PEM, raw base64 or hex, with one key id', () => {
+    const publicKey = signer.publicKey;
+    const raw = rawPublicKey(publicKey);
+    for (const text of [publicKey.export({ format: 'pem', type: 'spki' }) as string, raw.toString('base64'), raw.toString('hex')]) {
+      expect(keyIdOf(parsePublicKey(text))).toBe(signer.keyId);
+    }
+    expect(() => parsePublicKey('abc')).toThrow(/32 bytes/);
+  });
+});
