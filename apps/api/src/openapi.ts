@@ -1,14 +1,54 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { OperationObject, PathItemObject, ResponseObject, SchemaObject, SecurityRequirementObject } from '@nestjs/swagger';
 
+export const API_KEY_SCHEME = 'api-key';
+const PROXY_KEY_SCHEME = 'proxy-key';
+const PROXY_KEY_QUERY_SCHEME = 'proxy-key-query';
+const PROBLEM = 'application/problem+json';
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * The document clients generate from (openapi-typescript, openapi-generator...): the controllers' decorators give the
+ * operations and their bodies; what every operation shares is added here once, so no operation can lack it: the
+ * ProblemDetails responses of CONTRACT.md section 2 (by what the operation takes: a key, a body, a path id), an
+ * explicit empty `security` on public operations, and the `/proxy` data plane, which is not a Nest route.
+ */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Gatehouse')
-    .setDescription('Applications and API keys, proxies with sandboxed transforms, and audit logs.')
+    .setDescription(
+      'Applications and API keys, proxies with sandboxed transforms, and audit logs. Every error is an RFC 7807 ' +
+        '`application/problem+json` body (`ProblemDetails`); validation errors name each field in `errors`. Lists take ' +
+        '`page` and `size`, or the opaque `start` cursor from `pagination.next`.',
+    )
     .setVersion('1')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'SVC-API-KEY' }, 'api-key')
+    .setLicense('UNLICENSED', 'https://gatehouse.dev/license')
+    .addServer('/', 'The service that serves this document (`npm start`: http://localhost:3000)')
+    .addTag('applications', 'The identities behind API keys: permissions, access rules, key regeneration')
+    .addTag('proxies', 'Pre-configured routes to a destination, with optional transform code')
+    .addTag('proxy', 'The data plane: invoking a proxy by its key')
+    .addTag('logs', 'The audit trail of every change')
+    .addTag('permissions', 'The permission catalogue')
+    .addTag('health', 'Liveness and readiness probes')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'SVC-API-KEY', description: 'An application key (`key_...`)' }, API_KEY_SCHEME)
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'SVC-PROXY-KEY', description: 'The key of the proxy to invoke' }, PROXY_KEY_SCHEME)
+    .addApiKey({ type: 'apiKey', in: 'query', name: 'svc-proxy-key', description: 'The proxy key, as a query parameter' }, PROXY_KEY_QUERY_SCHEME)
     .build();
-  return SwaggerModule.createDocument(app, config);
+  const document = SwaggerModule.createDocument(app, config);
+  // OpenAPI 3.1 (JSON Schema 2020-12): 3.0's `nullable` cannot make a `$ref` nullable, so a PATCH's
+  // `request_transform: null` would be invalid against its own document.
+  document.openapi = '3.1.0';
+  toJsonSchemaNullability(document);
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...SHARED_SCHEMAS } };
+  document.paths = { ...document.paths, ...proxyDataPlane() };
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = (item as PathItemObject)[method];
+      if (operation) completeOperation(path, operation);
+    }
+  }
+  return document;
 }
 
 /** `/openapi.json` and the browsable `/docs`, both without authentication. */
@@ -17,4 +57,157 @@ export function mountOpenApi(app: INestApplication): void {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',
   });
+}
+
+/** Every `nullable: true` (what @nestjs/swagger emits) in its OpenAPI 3.1 form: `null` among the types, or `anyOf`. */
+function toJsonSchemaNullability(node: unknown): void {
+  if (node === null || typeof node !== 'object') return;
+  if (Array.isArray(node)) return node.forEach(toJsonSchemaNullability);
+  const record = node as Record<string, unknown>;
+  for (const value of Object.values(record)) toJsonSchemaNullability(value);
+  if (typeof record.nullable !== 'boolean') return;
+  const nullable = record.nullable;
+  delete record.nullable;
+  if (!nullable) return;
+  if (typeof record.type === 'string' && !record.allOf && !record.$ref) {
+    record.type = [record.type, 'null'];
+    return;
+  }
+  // A reference (or a composition): the schema itself, or null. Annotations stay outside.
+  const { description, default: fallback, ...schema } = record;
+  delete schema.type;
+  for (const key of Object.keys(record)) delete record[key];
+  Object.assign(record, {
+    ...(description === undefined ? {} : { description }),
+    ...(fallback === undefined ? {} : { default: fallback }),
+    anyOf: [schema.allOf && Object.keys(schema).length === 1 && (schema.allOf as unknown[]).length === 1 ? (schema.allOf as unknown[])[0] : schema, { type: 'null' }],
+  });
+}
+
+const SHARED_SCHEMAS: Record<string, SchemaObject> = {
+  ProblemDetails: {
+    type: 'object',
+    description: 'RFC 7807 problem details (CONTRACT.md section 2)',
+    required: ['type', 'title', 'status'],
+    properties: {
+      type: { type: 'string', example: 'https://gatehouse.dev/problems/400' },
+      title: { type: 'string', example: 'One or more validation errors occurred.' },
+      status: { type: 'integer', example: 400 },
+      detail: { type: 'string' },
+      instance: { type: 'string', description: 'The request id (also the `x-request-id` header): quote it when reporting a fault' },
+      errors: {
+        type: 'object',
+        description: 'Validation errors only: each offending field, by its snake_case path (`rules[0].priority`), with its messages',
+        additionalProperties: { type: 'array', items: { type: 'string' } },
+      },
+    },
+  },
+  ProxyError: {
+    type: 'object',
+    description: 'An error a transform threw (BadRequestError, AuthenticationError, ReactorRuntimeError...)',
+    required: ['proxy_error'],
+    properties: {
+      proxy_error: {
+        type: 'object',
+        required: ['title', 'status'],
+        properties: {
+          title: { type: 'string', example: 'ReactorRuntimeError' },
+          status: { type: 'integer', example: 500 },
+          detail: { type: 'string' },
+          errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+        },
+      },
+    },
+  },
+};
+
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } };
+
+function problemResponse(description: string, headers?: ResponseObject['headers']): ResponseObject {
+  return { description, ...(headers ? { headers } : {}), content: { [PROBLEM]: { schema: { $ref: '#/components/schemas/ProblemDetails' } } } };
+}
+
+const ERRORS = {
+  400: problemResponse('Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field'),
+  401: problemResponse('`SVC-API-KEY` missing, unknown, regenerated away, or of an expired application'),
+  403: problemResponse('The key is valid but lacks the permission the operation needs'),
+  404: problemResponse('No such resource in the caller\'s tenant'),
+  413: problemResponse('The body exceeds the size limit (1 MiB by default)'),
+  415: problemResponse('An unsupported Content-Type or charset (PATCH takes application/merge-patch+json)'),
+  429: problemResponse('Too many failed authentications from this client, or the application\'s rate limit; retry after `Retry-After`', RETRY_AFTER),
+  500: problemResponse('An unexpected fault, logged with the request id that `instance` carries'),
+  503: problemResponse('A dependency (the database) is unavailable; retry after `Retry-After`', RETRY_AFTER),
+} satisfies Record<number, ResponseObject>;
+
+/** The error responses an operation can give, by what it takes; a summary and `security: []` where missing. */
+function completeOperation(path: string, operation: OperationObject): void {
+  const secured = (operation.security ?? []).length > 0;
+  if (!operation.security) operation.security = [];
+  const statuses: (keyof typeof ERRORS)[] = [400, 500, 503];
+  if (secured) statuses.push(401, 403, 429);
+  if (path.includes('{')) statuses.push(404);
+  if (operation.requestBody) statuses.push(413, 415);
+  for (const status of statuses.sort()) operation.responses[status] ??= ERRORS[status];
+}
+
+/** `/proxy` and `/proxy/{path}`: any of five methods, the proxy named by its key, the destination's answer passed on. */
+function proxyDataPlane(): Record<string, PathItemObject> {
+  const security: SecurityRequirementObject[] = [
+    { [PROXY_KEY_SCHEME]: [] },
+    { [PROXY_KEY_QUERY_SCHEME]: [] },
+    { [PROXY_KEY_SCHEME]: [], [API_KEY_SCHEME]: [] },
+    { [PROXY_KEY_QUERY_SCHEME]: [], [API_KEY_SCHEME]: [] },
+  ];
+  const transformErrors = (description: string): ResponseObject => ({
+    description,
+    content: {
+      [PROBLEM]: { schema: { $ref: '#/components/schemas/ProblemDetails' } },
+      'application/json': { schema: { $ref: '#/components/schemas/ProxyError' } },
+    },
+  });
+  const operation = (method: string, withPath: boolean): OperationObject => ({
+    tags: ['proxy'],
+    operationId: `invokeProxy${withPath ? 'Path' : ''}${method[0]!.toUpperCase()}${method.slice(1)}`,
+    summary: `Invoke a proxy (${method.toUpperCase()}${withPath ? ', with more path' : ''})`,
+    description:
+      'Forwards the request to the proxy\'s `destination_url` (then the more path, then the query string without ' +
+      '`svc-proxy-key`), through its request and response transforms. The proxy is named by `SVC-PROXY-KEY` or ' +
+      '`?svc-proxy-key=`; with `require_auth` (the default) `SVC-API-KEY` of an application of the proxy\'s tenant ' +
+      'holding `proxy:invoke` is needed too. Any other query parameter is the destination\'s.',
+    security,
+    parameters: withPath
+      ? [
+          {
+            name: 'path',
+            in: 'path',
+            required: true,
+            description: 'The more path appended to the destination; segments are separated by `/` (no `.`, `..`, backslash or encoded slash)',
+            schema: { type: 'string' },
+          },
+        ]
+      : [],
+    ...(method === 'get' || method === 'delete'
+      ? {}
+      : { requestBody: { required: false, description: 'Any body: forwarded, or given to the request transform', content: { '*/*': { schema: {} } } } }),
+    responses: {
+      default: {
+        description: "The destination's response (or the response transform's)",
+        headers: { 'svc-proxy-destination-status': { description: 'The status the destination answered with', schema: { type: 'integer' } } },
+        content: { '*/*': { schema: {} } },
+      },
+      400: transformErrors('A path that escapes the destination\'s, a body that ended early, or a transform\'s BadRequestError'),
+      401: transformErrors('No proxy key, or (with `require_auth`) no valid `SVC-API-KEY`; or a transform\'s AuthenticationError'),
+      403: transformErrors('The key lacks `proxy:invoke` or belongs to another tenant; or a transform\'s AuthorizationError'),
+      404: problemResponse('No proxy has this key'),
+      413: problemResponse('The body exceeds the size limit'),
+      429: transformErrors('Throttled or rate limited (`Retry-After`); or a transform\'s RateLimitError'),
+      500: transformErrors('A transform threw, timed out or ran out of memory (`proxy_error.title` ReactorRuntimeError)'),
+      502: problemResponse('The destination could not be reached, resolves to a refused address, or answered too large'),
+      503: transformErrors('A dependency is unavailable, the sandbox pool is saturated (`Retry-After`), or a transform\'s ServiceUnavailableError'),
+      504: problemResponse('The destination did not answer in time'),
+    },
+  });
+  const item = (withPath: boolean): PathItemObject =>
+    Object.fromEntries(['get', 'post', 'put', 'patch', 'delete'].map((method) => [method, operation(method, withPath)]));
+  return { '/proxy': item(false), '/proxy/{path}': item(true) };
 }

@@ -118,4 +118,28 @@ describe('two API replicas', () => {
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(100);
     }
   });
+
+  it('honours a rotation overlap on the other replica, and ends it there at once', async () => {
+    const { key: admin } = await t.tenant();
+    const app = await createManagementApp(admin, ['application:read']);
+    const overlap = await call(a, 'POST', `/applications/${app.id}/regenerate?previous_key_expires_in_seconds=600`, admin);
+    expect(overlap.status).toBe(200);
+    const second = (await overlap.json()) as { key: string; previous_key_expires_at: string };
+    expect(Date.parse(second.previous_key_expires_at)).toBeGreaterThan(Date.now() + 590_000);
+    expect((await call(b, 'GET', '/applications/key', app.key)).status).toBe(200);
+    expect((await call(b, 'GET', '/applications/key', second.key)).status).toBe(200);
+    const again = await call(a, 'POST', `/applications/${app.id}/regenerate`, admin, { previous_key_expires_in_seconds: 0 });
+    expect(again.status).toBe(200);
+    const third = (await again.json()) as { key: string };
+    expect((await call(b, 'GET', '/applications/key', app.key)).status).toBe(401);
+    expect((await call(b, 'GET', '/applications/key', second.key)).status).toBe(401);
+    expect((await call(b, 'GET', '/applications/key', third.key)).status).toBe(200);
+
+    const last = await call(a, 'POST', `/applications/${app.id}/regenerate?previous_key_expires_in_seconds=600`, admin);
+    const fourth = (await last.json()) as { key: string };
+    expect((await call(b, 'GET', '/applications/key', third.key)).status).toBe(200);
+    expect((await call(a, 'DELETE', `/applications/${app.id}`, admin)).status).toBe(204);
+    expect((await call(b, 'GET', '/applications/key', third.key)).status).toBe(401);
+    expect((await call(b, 'GET', '/applications/key', fourth.key)).status).toBe(401);
+  });
 });

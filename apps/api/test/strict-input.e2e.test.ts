@@ -273,7 +273,7 @@ describe('strict input', () => {
       ['true', 'true'],
       ['false', 'false'],
     ];
-    const PROXY_OBJECT_FIELDS = ['request_transform', 'response_transform', 'application', 'configuration'];
+    const PROXY_OBJECT_FIELDS = ['request_transform', 'response_transform', 'application', 'configuration', 'rate_limit'];
     const proxyCases = (['POST', 'PUT', 'PATCH'] as const).flatMap((method) =>
       PROXY_OBJECT_FIELDS.flatMap((field) => NOT_OBJECTS.map(([what, json]) => [`${method} proxies`, field, what, method, field, json] as const)),
     );
@@ -291,6 +291,8 @@ describe('strict input', () => {
       ['a rule', what, `{"name":"n","type":"private","rules":[${json}]}`, 'rules[0]'],
       ['a rule (PUT)', what, `{"name":"n","rules":[${json}]}`, 'rules[0]'],
       ['a condition', what, `{"name":"n","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[${json}]}]}`, 'rules[0].conditions[0]'],
+      ['rate_limit', what, `{"name":"n","type":"private","permissions":["token:read"],"rate_limit":${json}}`, 'rate_limit'],
+      ['rate_limit (PUT)', what, `{"name":"n","permissions":["token:read"],"rate_limit":${json}}`, 'rate_limit'],
     ] as [string, string, string, string][]).map(([field, what, body, path]) => [field, what, body, path]);
 
     it.each(applicationCases)('%s as %s is a 400', async (field, _what, body, path) => {
@@ -328,6 +330,31 @@ describe('strict input', () => {
         const reply = await expectRefused(400, () => send(method, path(), { body }));
         expect(reply.body.detail).toBe('The request body must be a JSON object');
       }
+    });
+  });
+
+  describe('a member name given twice in one object is a 400 naming it (JSON.parse would keep the last silently)', () => {
+    const url = () => `${upstream.origin}/`;
+    it.each([
+      ['at the top level', 'POST', () => '/applications', () => '{"name":"a","type":"private","permissions":["token:read"],"name":"b"}', 'name'],
+      ['spelt with an escape', 'POST', () => '/applications', () => '{"name":"a","type":"private","permissions":["token:read"],"n\\u0061me":"b"}', 'name'],
+      ['inside a rule', 'PUT', () => `/applications/${app.id}`, () => '{"name":"a","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"]},{"priority":2,"priority":3,"container":"/b/","transform":"mask","permissions":["token:read"]}]}', 'rules[1].priority'],
+      ['inside a condition', 'POST', () => '/applications', () => '{"name":"a","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[{"attribute":"id","operator":"equals","value":"x","value":"y"}]}]}', 'rules[0].conditions[0].value'],
+      ['inside a configuration', 'POST', () => '/proxies', () => `{"name":"p","destination_url":"${url()}","configuration":{"k":"1","k":"2"}}`, 'configuration.k'],
+      ['__proto__ twice in a configuration', 'PUT', () => `/proxies/${proxy.id}`, () => `{"name":"p","destination_url":"${url()}","configuration":{"__proto__":"1","__proto__":"2"}}`, 'configuration.__proto__'],
+      ['in a merge patch', 'PATCH', () => `/proxies/${proxy.id}`, () => '{"request_transform":{"code":"a","code":null}}', 'request_transform.code'],
+    ])('%s', async (_, method, path, body, field) => {
+      const reply = await expectRefused(400, () => send(method, path(), { body: body() }), [field]);
+      expect(reply.body.errors![field]).toEqual(['appears more than once in its object']);
+    });
+
+    it('the same name in sibling objects, or as a value, is no duplicate', async () => {
+      // A value holding quotes, colons and braces that look like members must not confuse the scan.
+      const tricky = JSON.stringify('"name": 1, {"priority": [2]} \\');
+      const body = `{"name":"name","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"description":${tricky}},{"priority":2,"container":"/b/","transform":"mask","permissions":["token:read"]}]}`;
+      const created = await send('POST', '/applications', { body });
+      expect(created.status).toBe(201);
+      expect((created.body.rules as { description?: string }[])[0]!.description).toBe(JSON.parse(tricky));
     });
   });
 

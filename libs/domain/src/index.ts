@@ -32,4 +32,5 @@ export * from './logs/log-commands';
 export * from './rate-limits/rate-counter';
 export * from './rate-limits/authentication-throttle';
 export * from './rate-limits/rate-limiter';
+export * from './applications/last-use';
 export * from './logs/log-chain';

@@ -17,3 +17,4 @@ export * from './cache/cached-application.repository';
 export * from './cache/cached-proxy.repository';
 export * from './operational-stats';
 export * from './rate-limits/redis-rate-counter';
+export * from './repositories/typeorm-last-use.store';

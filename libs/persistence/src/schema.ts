@@ -7,6 +7,7 @@ import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-s
 import { ProxyEntity } from './entities/proxy.entity';
 import { Proxies1763730000000 } from './migrations/1763730000000-proxies';
 import { RateLimits1764000100000 } from './migrations/1764000100000-rate-limits';
+import { KeyRotationLastUse1764000110000 } from './migrations/1764000110000-key-rotation-last-use';
 import { LogChain1764000200000 } from './migrations/1764000200000-log-chain';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
@@ -17,5 +18,6 @@ export const MIGRATIONS = [
   Proxies1763730000000,
   AuditLogs1763700000300,
   RateLimits1764000100000,
+  KeyRotationLastUse1764000110000,
   LogChain1764000200000,
 ];

@@ -47,6 +47,9 @@ function anApplication(tenantId: string, over: Partial<Application> = {}): Appli
     expiresAt: null,
     canCreateExpiringApplications: true,
     rateLimit: null,
+    previousKeyHash: null,
+    previousKeyExpiresAt: null,
+    lastUsedAt: null,
     ...over,
   };
 }

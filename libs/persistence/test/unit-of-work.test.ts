@@ -35,6 +35,9 @@ function anApplication(tenantId: string, over: Partial<Application> = {}): Appli
     expiresAt: null,
     canCreateExpiringApplications: null,
     rateLimit: null,
+    previousKeyHash: null,
+    previousKeyExpiresAt: null,
+    lastUsedAt: null,
     ...over,
   };
 }

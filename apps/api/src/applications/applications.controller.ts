@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import {
   CreateApplication,
@@ -16,11 +16,16 @@ import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
 import { UuidParamPipe } from '../http/validation';
 import { toRateLimit } from '../rate-limits/rate-limit.dto';
 import {
+  ApplicationListResponse,
   ApplicationResponse,
+  CREATE_APPLICATION_EXAMPLES,
   CreateApplicationDto,
   ListApplicationsQueryDto,
+  RegenerateKeyDto,
+  RegenerateKeyQueryDto,
   toApplicationResponse,
   toRule,
+  UPDATE_APPLICATION_EXAMPLES,
   UpdateApplicationDto,
 } from './applications.dto';
 
@@ -38,7 +43,9 @@ export class ApplicationsController {
   ) {}
 
   @Post()
+  @ApiOperation({ operationId: 'createApplication', summary: 'Create an application and its key' })
   @RequirePermission('application:create')
+  @ApiBody({ type: CreateApplicationDto, examples: CREATE_APPLICATION_EXAMPLES })
   @ApiCreatedResponse({ type: ApplicationResponse })
   async create(
     @CurrentPrincipal() principal: Principal,
@@ -60,17 +67,21 @@ export class ApplicationsController {
   }
 
   @Get()
+  @ApiOperation({ operationId: 'listApplications', summary: 'List applications' })
   @RequirePermission('application:read')
+  @ApiOkResponse({ type: ApplicationListResponse })
   async list(
     @CurrentPrincipal() principal: Principal,
     @Query() query: ListApplicationsQueryDto,
   ): Promise<PaginatedEnvelope<ApplicationResponse>> {
-    const page = await this.listApplications.execute(principal, { ids: query.id, types: query.type }, toPageQuery(query));
+    const filter = { ids: query.id, types: query.type, unusedSince: query.unused_since === undefined ? undefined : new Date(query.unused_since) };
+    const page = await this.listApplications.execute(principal, filter, toPageQuery(query));
     return envelope(page, (app) => toApplicationResponse(app));
   }
 
   // Declared before :id so that "key" is never taken for an id.
   @Get('key')
+  @ApiOperation({ operationId: 'getApplicationOfKey', summary: 'Get the application of the calling key' })
   @RequirePermission('application:read')
   @ApiOkResponse({ type: ApplicationResponse })
   async byKey(@CurrentPrincipal() principal: Principal): Promise<ApplicationResponse> {
@@ -78,6 +89,7 @@ export class ApplicationsController {
   }
 
   @Get(':id')
+  @ApiOperation({ operationId: 'getApplication', summary: 'Get an application' })
   @RequirePermission('application:read')
   @ApiOkResponse({ type: ApplicationResponse })
   async get(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string): Promise<ApplicationResponse> {
@@ -85,7 +97,9 @@ export class ApplicationsController {
   }
 
   @Put(':id')
+  @ApiOperation({ operationId: 'updateApplication', summary: 'Replace the name, permissions and rules of an application' })
   @RequirePermission('application:update')
+  @ApiBody({ type: UpdateApplicationDto, examples: UPDATE_APPLICATION_EXAMPLES })
   @ApiOkResponse({ type: ApplicationResponse })
   async update(
     @CurrentPrincipal() principal: Principal,
@@ -103,15 +117,29 @@ export class ApplicationsController {
   }
 
   @Post(':id/regenerate')
+  @ApiOperation({ operationId: 'regenerateApplicationKey', summary: 'Regenerate the key of an application' })
   @HttpCode(200)
   @RequirePermission('application:update')
   @ApiOkResponse({ type: ApplicationResponse })
-  async regenerate(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string): Promise<ApplicationResponse> {
-    const { application, key } = await this.regenerateKey.execute(principal, id);
+  // The body is optional: the overlap may come in the query instead, or not at all.
+  @ApiBody({ type: RegenerateKeyDto, required: false })
+  async regenerate(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', UuidParamPipe) id: string,
+    @Query() query: RegenerateKeyQueryDto,
+    @Body() body: RegenerateKeyDto,
+  ): Promise<ApplicationResponse> {
+    const inQuery = query.previous_key_expires_in_seconds;
+    const inBody = body?.previous_key_expires_in_seconds;
+    if (inQuery !== undefined && inBody !== undefined && inQuery !== inBody) {
+      throw ValidationError.single('previous_key_expires_in_seconds', 'is given in the query and in the body with different values');
+    }
+    const { application, key } = await this.regenerateKey.execute(principal, id, { previousKeyExpiresInSeconds: inQuery ?? inBody });
     return toApplicationResponse(application, key);
   }
 
   @Delete(':id')
+  @ApiOperation({ operationId: 'deleteApplication', summary: 'Delete an application' })
   @HttpCode(204)
   @RequirePermission('application:delete')
   @ApiNoContentResponse()

@@ -10,7 +10,9 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
+  Min,
   MinLength,
   ValidateNested,
 } from 'class-validator';
@@ -22,11 +24,12 @@ import {
   CONDITION_ATTRIBUTES,
   CONDITION_OPERATORS,
   MAX_NAME_LENGTH,
+  MAX_KEY_OVERLAP_SECONDS,
   MAX_PERMISSIONS,
   PERMISSIONS,
   RULE_TRANSFORMS,
 } from '@gatehouse/domain';
-import { AsArray, IdFilteredPagingQueryDto } from '../http/paging.dto';
+import { AsArray, IdFilteredPagingQueryDto, PaginationResponse, QueryInt } from '../http/paging.dto';
 import { RateLimitDto, rateLimitResponse } from '../rate-limits/rate-limit.dto';
 
 export class AccessRuleConditionDto {
@@ -52,7 +55,7 @@ export class AccessRuleDto {
   @MaxLength(500)
   description?: string;
 
-  @ApiProperty({ minimum: 1, description: 'Starts at 1; a higher value means lower precedence' })
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'Starts at 1; a higher value means lower precedence' })
   @IsInt()
   priority: number;
 
@@ -118,7 +121,8 @@ class ApplicationGrantDto {
     description: "Requests this key may make; absent or null: the tenant's default, if the operator set one, else unlimited",
   })
   @IsOptional()
-  @IsObject()
+  // An array (or any other JSON type) is refused, never read as an absent limit.
+  @IsObject({ message: 'must be an object' })
   @ValidateNested()
   @Type(() => RateLimitDto)
   rate_limit?: RateLimitDto | null;
@@ -129,13 +133,40 @@ export class CreateApplicationDto extends ApplicationGrantDto {
   @IsIn(APPLICATION_TYPES)
   type: ApplicationType;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'Only for expiring applications; default now + 1 minute, at most 24 hours ahead' })
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Only for expiring applications; default (also for null) now + 1 minute, at most 24 hours ahead' })
   @IsOptional()
   @IsISO8601({ strict: true, strictSeparator: true })
   expires_at?: string;
 }
 
 export class UpdateApplicationDto extends ApplicationGrantDto {}
+
+/** Request examples of the OpenAPI document; a test sends each to the API and expects it accepted. */
+export const CREATE_APPLICATION_EXAMPLES = {
+  private: {
+    summary: 'A private application with an access rule',
+    value: {
+      name: 'payments backend',
+      type: 'private',
+      permissions: ['token:create', 'token:read'],
+      rules: [{ description: 'Reveal high-value cards', priority: 1, container: '/pci/high/', transform: 'reveal', permissions: ['token:read'] }],
+    },
+  },
+  expiring: {
+    summary: 'An expiring application with a condition',
+    value: {
+      name: 'one-off reveal',
+      type: 'expiring',
+      permissions: ['token:read'],
+      rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'equals', value: 'tok_123' }], transform: 'reveal', permissions: ['token:read'] }],
+    },
+  },
+  management: { summary: 'A management application', value: { name: 'auditor', type: 'management', permissions: ['log:read', 'application:read'] } },
+};
+
+export const UPDATE_APPLICATION_EXAMPLES = {
+  rename: { summary: 'Rename and narrow the permissions', value: { name: 'payments backend (read only)', permissions: ['token:read'] } },
+};
 
 export class ListApplicationsQueryDto extends IdFilteredPagingQueryDto {
   @ApiPropertyOptional({ type: [String], enum: APPLICATION_TYPES })
@@ -144,11 +175,19 @@ export class ListApplicationsQueryDto extends IdFilteredPagingQueryDto {
   @IsArray()
   @IsIn(APPLICATION_TYPES, { each: true })
   type?: ApplicationType[];
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Only applications whose key has not been used since this instant, never-used ones included: keys to retire',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true }, { message: 'must be an ISO 8601 date or date-time' })
+  unused_since?: string;
 }
 
 export class AccessRuleResponse {
   @ApiPropertyOptional() description?: string;
-  @ApiProperty() priority: number;
+  @ApiProperty({ type: 'integer' }) priority: number;
   @ApiPropertyOptional() container?: string;
   @ApiPropertyOptional({ type: [AccessRuleConditionDto] }) conditions?: AccessRuleConditionDto[];
   @ApiProperty({ enum: RULE_TRANSFORMS }) transform: string;
@@ -170,6 +209,41 @@ export class ApplicationResponse {
   @ApiPropertyOptional({ format: 'date-time' }) expires_at?: string;
   @ApiPropertyOptional() can_create_expiring_applications?: boolean;
   @ApiPropertyOptional({ type: RateLimitDto, description: "The application's own limit; absent: the tenant's default, if any" }) rate_limit?: RateLimitDto;
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Set by a regenerate with previous_key_expires_in_seconds: until when the key it replaced keeps working',
+  })
+  previous_key_expires_at?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'When the key last authenticated, to the minute (updated within about a minute); absent: never' })
+  last_used_at?: string;
+}
+
+const OVERLAP_DOC = `Seconds the key being replaced keeps working (0 to ${MAX_KEY_OVERLAP_SECONDS}); 0 or absent: it stops at once`;
+
+/** `POST /applications/{id}/regenerate` may name the overlap in its query... */
+export class RegenerateKeyQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_KEY_OVERLAP_SECONDS, description: OVERLAP_DOC })
+  @IsOptional()
+  @QueryInt()
+  @IsInt({ message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  @Min(0, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  @Max(MAX_KEY_OVERLAP_SECONDS, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  previous_key_expires_in_seconds?: number;
+}
+
+/** ...or in its (optional) body. */
+export class RegenerateKeyDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_KEY_OVERLAP_SECONDS, description: OVERLAP_DOC })
+  @IsOptional()
+  @IsInt({ message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  @Min(0, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  @Max(MAX_KEY_OVERLAP_SECONDS, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  previous_key_expires_in_seconds?: number;
+}
+
+export class ApplicationListResponse {
+  @ApiProperty({ type: PaginationResponse }) pagination: PaginationResponse;
+  @ApiProperty({ type: [ApplicationResponse] }) data: ApplicationResponse[];
 }
 
 export function toRule(dto: AccessRuleDto): AccessRule {
@@ -201,6 +275,8 @@ export function toApplicationResponse(app: Application, key?: string): Applicati
   if (app.canCreateExpiringApplications != null) body.can_create_expiring_applications = app.canCreateExpiringApplications;
   const rateLimit = rateLimitResponse(app.rateLimit);
   if (rateLimit) body.rate_limit = rateLimit;
+  if (app.previousKeyExpiresAt) body.previous_key_expires_at = app.previousKeyExpiresAt.toISOString();
+  if (app.lastUsedAt) body.last_used_at = app.lastUsedAt.toISOString();
   return body;
 }
 

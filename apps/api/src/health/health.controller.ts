@@ -1,10 +1,18 @@
 import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { RedisHealth } from '@gatehouse/queue';
 import { PublicRoute } from '../auth/auth.decorators';
 
+
+// `{"status": "ok", "database": "up", "redis": "up"}`: a status and one member per dependency checked.
+const HEALTH_SCHEMA = {
+  type: 'object',
+  required: ['status'],
+  properties: { status: { type: 'string', example: 'ok' } },
+  additionalProperties: { type: 'string', example: 'up' },
+};
 
 @ApiTags('health')
 @PublicRoute()
@@ -16,12 +24,17 @@ export class HealthController {
   ) {}
 
   @Get('live')
+  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness: the process runs' })
+  @ApiOkResponse({ schema: HEALTH_SCHEMA })
   @HttpCode(200)
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   @Get('ready')
+  @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness: the database (and Redis) answer' })
+  @ApiOkResponse({ schema: HEALTH_SCHEMA })
+  @ApiServiceUnavailableResponse({ description: 'A dependency is down, or the process is draining', schema: HEALTH_SCHEMA })
   async ready(@Res({ passthrough: true }) res: Response): Promise<Record<string, string>> {
     const [database, redis] = await Promise.all([
       withTimeout(this.dataSource.query('SELECT 1').then(() => true)),

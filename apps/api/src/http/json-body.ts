@@ -57,8 +57,51 @@ export function parseJsonObject(bytes: Buffer): { value: Record<string, unknown>
     return { problem: problem(400, 'The request body is not valid JSON') };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { problem: problem(400, NOT_AN_OBJECT) };
+  const duplicate = duplicateMember(text);
+  if (duplicate !== undefined) return { problem: problem(400, undefined, { __proto__: null, [duplicate]: ['appears more than once in its object'] } as FieldErrors) };
   const refusal = unsafeStructure(value);
   return refusal ? { problem: refusal } : { value: value as Record<string, unknown> };
+}
+
+/**
+ * The first member name that appears twice in one object of `text` (valid JSON), with its path, or undefined.
+ * JSON.parse keeps the last of duplicates silently; another reader of the same bytes (a gateway, a WAF, a log
+ * pipeline) may keep the first, so a body with duplicates means two things and is refused.
+ */
+export function duplicateMember(text: string): string | undefined {
+  const stack: ({ names: Set<string>; path: string; index: number } | { names: null; path: string; index: number })[] = [];
+  let pendingKey: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      const parent = stack[stack.length - 1];
+      const path = parent === undefined ? '' : parent.names ? join(parent.path, pendingKey!) : `${parent.path}[${parent.index}]`;
+      stack.push(c === '{' ? { names: new Set(), path, index: 0 } : { names: null, path, index: 0 });
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+    } else if (c === ',') {
+      const top = stack[stack.length - 1];
+      if (top && !top.names) top.index++;
+    } else if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const top = stack[stack.length - 1];
+      let next = end + 1;
+      while (next < text.length && ' \t\r\n'.includes(text[next]!)) next++;
+      if (top?.names && text[next] === ':') {
+        const name = JSON.parse(text.slice(i, end + 1)) as string;
+        if (top.names.has(name)) return join(top.path, name);
+        top.names.add(name);
+        pendingKey = name;
+      }
+      i = end;
+    }
+  }
+  return undefined;
+}
+
+function join(path: string, name: string): string {
+  return path ? `${path}.${fieldName(name)}` : fieldName(name);
 }
 
 function readFailure(error: unknown, limitBytes: number): ProblemDetails {

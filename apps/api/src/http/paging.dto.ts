@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { Page, PageQuery } from '@gatehouse/domain';
@@ -17,14 +17,14 @@ export const AsArray = () => Transform(({ value }) => (value === undefined ? und
 
 /** `page`, `size` and the `start` cursor of CONTRACT.md section 1, shared by every list. */
 export class PagingQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 })
   @IsOptional()
   @QueryInt()
   @IsInt(PAGE_MESSAGE)
   @Min(1, PAGE_MESSAGE)
   page?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
   @QueryInt()
   @IsInt({ message: 'must be an integer from 1 to 100' })
@@ -52,6 +52,15 @@ export class IdFilteredPagingQueryDto extends PagingQueryDto {
 
 export function toPageQuery(dto: PagingQueryDto): PageQuery {
   return { page: dto.page ?? 1, size: dto.size ?? 20, start: dto.start };
+}
+
+/** The `pagination` member of every list (CONTRACT.md section 1). */
+export class PaginationResponse {
+  @ApiPropertyOptional({ type: 'integer', description: 'Absent with `start` (keyset paging)' }) total_items?: number;
+  @ApiPropertyOptional({ type: 'integer', description: 'Absent with `start`' }) page_number?: number;
+  @ApiProperty({ type: 'integer' }) page_size: number;
+  @ApiPropertyOptional({ type: 'integer', description: 'Absent with `start`' }) total_pages?: number;
+  @ApiPropertyOptional({ description: 'Present while a further page exists: pass it as `start` for the page after' }) next?: string;
 }
 
 export interface PaginatedEnvelope<T> {

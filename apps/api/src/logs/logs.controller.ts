@@ -1,6 +1,6 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiSecurity, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CheckpointSigner, ENTITY_TYPES, ExportLogs, ListLogCheckpoints, ListLogs, Principal, rawPublicKey } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, PagingQueryDto, toPageQuery } from '../http/paging.dto';
@@ -8,7 +8,9 @@ import {
   EntityTypeResponse,
   ExportLogsQueryDto,
   ListLogsQueryDto,
+  LogCheckpointListResponse,
   LogCheckpointResponse,
+  LogListResponse,
   LogPublicKeyResponse,
   LogResponse,
   toCheckpointResponse,
@@ -20,7 +22,6 @@ import { streamLogExport } from './log-export.stream';
 
 @ApiTags('logs')
 @ApiSecurity('api-key')
-@ApiExtraModels(LogResponse, LogCheckpointResponse)
 @Controller('logs')
 export class LogsController {
   constructor(
@@ -31,17 +32,16 @@ export class LogsController {
   ) {}
 
   @Get()
+  @ApiOperation({ operationId: 'listLogs', summary: 'List audit logs, newest first' })
   @RequirePermission('log:read')
-  @ApiOkResponse({
-    description: 'Newest first; with `start` (keyset paging) the pagination carries `next` and `page_size` only',
-    schema: { properties: { pagination: { type: 'object' }, data: { type: 'array', items: { $ref: getSchemaPath(LogResponse) } } } },
-  })
+  @ApiOkResponse({ type: LogListResponse, description: 'Newest first; with `start` (keyset paging) the pagination carries `next` and `page_size` only' })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListLogsQueryDto): Promise<PaginatedEnvelope<LogResponse>> {
     const page = await this.listLogs.execute(principal, toLogFilter(query), toPageQuery(query));
     return envelope(page, toLogResponse);
   }
 
   @Get('export')
+  @ApiOperation({ operationId: 'exportLogs', summary: 'Export audit logs (NDJSON or CSV), streamed' })
   @RequirePermission('log:read')
   @ApiProduces('application/x-ndjson', 'text/csv')
   @ApiOkResponse({
@@ -56,17 +56,16 @@ export class LogsController {
   }
 
   @Get('checkpoints')
+  @ApiOperation({ operationId: 'listLogCheckpoints', summary: 'List the signed checkpoints of the log chain' })
   @RequirePermission('log:read')
-  @ApiOkResponse({
-    description: "The tenant's signed chain heads, newest (highest position) first",
-    schema: { properties: { pagination: { type: 'object' }, data: { type: 'array', items: { $ref: getSchemaPath(LogCheckpointResponse) } } } },
-  })
+  @ApiOkResponse({ type: LogCheckpointListResponse, description: "The tenant's signed chain heads, newest (highest position) first" })
   async checkpoints(@CurrentPrincipal() principal: Principal, @Query() query: PagingQueryDto): Promise<PaginatedEnvelope<LogCheckpointResponse>> {
     return envelope(await this.listCheckpoints.execute(principal, toPageQuery(query)), toCheckpointResponse);
   }
 
   /** Any valid key: a verifier needs nothing else. */
   @Get('public-key')
+  @ApiOperation({ operationId: 'getLogPublicKey', summary: 'Get the public key that verifies checkpoints' })
   @ApiOkResponse({ type: LogPublicKeyResponse })
   publicKey(): LogPublicKeyResponse {
     const key = this.signer.publicKey;
@@ -79,6 +78,7 @@ export class LogsController {
   }
 
   @Get('entity-types')
+  @ApiOperation({ operationId: 'listLogEntityTypes', summary: 'List the entity types of audit logs' })
   @RequirePermission('log:read')
   @ApiOkResponse({ type: [EntityTypeResponse] })
   entityTypes(): EntityTypeResponse[] {

@@ -12,7 +12,7 @@ import {
   MAX_ENTITY_ID_LENGTH,
   MAX_REQUEST_ID_LENGTH,
 } from '@gatehouse/domain';
-import { PagingQueryDto } from '../http/paging.dto';
+import { PaginationResponse, PagingQueryDto } from '../http/paging.dto';
 
 const DATE_TIME = { strict: true, strictSeparator: true };
 
@@ -117,6 +117,16 @@ export function toCheckpointResponse(checkpoint: LogCheckpoint): LogCheckpointRe
     key_id: checkpoint.keyId,
     signature: checkpoint.signature,
   };
+}
+
+export class LogListResponse {
+  @ApiProperty({ type: PaginationResponse }) pagination: PaginationResponse;
+  @ApiProperty({ type: [LogResponse] }) data: LogResponse[];
+}
+
+export class LogCheckpointListResponse {
+  @ApiProperty({ type: PaginationResponse }) pagination: PaginationResponse;
+  @ApiProperty({ type: [LogCheckpointResponse] }) data: LogCheckpointResponse[];
 }
 
 export class EntityTypeResponse {

@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { APPLICATION_TYPES, ApplicationType, PERMISSIONS } from '@gatehouse/domain';
 
@@ -22,6 +22,8 @@ export class PermissionResponse {
 @Controller('permissions')
 export class PermissionsController {
   @Get()
+  @ApiOperation({ operationId: 'listPermissions', summary: 'List the permission catalogue' })
+  @ApiOkResponse({ type: [PermissionResponse] })
   list(@Query() query: PermissionsQueryDto): PermissionResponse[] {
     return PERMISSIONS.filter((p) => !query.application_type || p.applicationTypes.includes(query.application_type)).map((p) => ({
       type: p.type,

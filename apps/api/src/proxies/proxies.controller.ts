@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CreateProxy, DeleteProxy, GetProxy, ListProxies, PatchProxy, Principal, ReplaceProxy } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
@@ -7,8 +7,11 @@ import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
 import { UuidParamPipe } from '../http/validation';
 import {
   ListProxiesQueryDto,
+  PATCH_PROXY_EXAMPLES,
   PatchProxyDto,
+  PROXY_BODY_EXAMPLES,
   ProxyBodyDto,
+  ProxyListResponse,
   ProxyResponse,
   toProxyInput,
   toProxyPatch,
@@ -29,7 +32,9 @@ export class ProxiesController {
   ) {}
 
   @Post()
+  @ApiOperation({ operationId: 'createProxy', summary: 'Create a proxy' })
   @RequirePermission('proxy:create')
+  @ApiBody({ type: ProxyBodyDto, examples: PROXY_BODY_EXAMPLES })
   @ApiCreatedResponse({ type: ProxyResponse })
   async create(
     @CurrentPrincipal() principal: Principal,
@@ -42,13 +47,16 @@ export class ProxiesController {
   }
 
   @Get()
+  @ApiOperation({ operationId: 'listProxies', summary: 'List proxies' })
   @RequirePermission('proxy:read')
+  @ApiOkResponse({ type: ProxyListResponse })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListProxiesQueryDto): Promise<PaginatedEnvelope<ProxyResponse>> {
     const page = await this.listProxies.execute(principal, { ids: query.id, name: query.name }, toPageQuery(query));
     return envelope(page, (proxy) => toProxyResponse(proxy));
   }
 
   @Get(':id')
+  @ApiOperation({ operationId: 'getProxy', summary: 'Get a proxy' })
   @RequirePermission('proxy:read')
   @ApiOkResponse({ type: ProxyResponse })
   async get(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string): Promise<ProxyResponse> {
@@ -56,7 +64,9 @@ export class ProxiesController {
   }
 
   @Put(':id')
+  @ApiOperation({ operationId: 'replaceProxy', summary: 'Replace a proxy' })
   @RequirePermission('proxy:update')
+  @ApiBody({ type: ProxyBodyDto, examples: PROXY_BODY_EXAMPLES })
   @ApiOkResponse({ type: ProxyResponse })
   async replace(
     @CurrentPrincipal() principal: Principal,
@@ -67,8 +77,10 @@ export class ProxiesController {
   }
 
   @Patch(':id')
+  @ApiOperation({ operationId: 'patchProxy', summary: 'Change some fields of a proxy (JSON merge patch, RFC 7396)' })
   @RequirePermission('proxy:update')
   @ApiConsumes('application/merge-patch+json')
+  @ApiBody({ type: PatchProxyDto, examples: PATCH_PROXY_EXAMPLES })
   @ApiOkResponse({ type: ProxyResponse })
   async patch(
     @CurrentPrincipal() principal: Principal,
@@ -79,6 +91,7 @@ export class ProxiesController {
   }
 
   @Delete(':id')
+  @ApiOperation({ operationId: 'deleteProxy', summary: 'Delete a proxy' })
   @HttpCode(204)
   @RequirePermission('proxy:delete')
   @ApiNoContentResponse()

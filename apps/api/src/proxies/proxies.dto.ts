@@ -12,7 +12,7 @@ import {
   ProxyPatch,
   stringMap,
 } from '@gatehouse/domain';
-import { IdFilteredPagingQueryDto } from '../http/paging.dto';
+import { IdFilteredPagingQueryDto, PaginationResponse } from '../http/paging.dto';
 import { RateLimitDto, RateLimitPatchDto, rateLimitResponse, toRateLimit } from '../rate-limits/rate-limit.dto';
 
 // The DTOs check shapes and types; the rules (lengths, URL policy, compilation) live in the domain, so that
@@ -50,21 +50,21 @@ export class ProxyBodyDto {
   @IsString()
   destination_url: string;
 
-  @ApiPropertyOptional({ type: ProxyTransformDto })
+  @ApiPropertyOptional({ type: ProxyTransformDto, nullable: true })
   @IsOptional()
   @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => ProxyTransformDto)
   request_transform?: ProxyTransformDto | null;
 
-  @ApiPropertyOptional({ type: ProxyTransformDto })
+  @ApiPropertyOptional({ type: ProxyTransformDto, nullable: true })
   @IsOptional()
   @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => ProxyTransformDto)
   response_transform?: ProxyTransformDto | null;
 
-  @ApiPropertyOptional({ type: ApplicationRefDto, description: 'The application the transform `svc` client acts as' })
+  @ApiPropertyOptional({ type: ApplicationRefDto, nullable: true, description: 'The application the transform `svc` client acts as' })
   @IsOptional()
   @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
@@ -75,34 +75,35 @@ export class ProxyBodyDto {
     type: 'object',
     additionalProperties: { type: 'string', maxLength: MAX_CONFIGURATION_VALUE_LENGTH },
     maxProperties: MAX_CONFIGURATION_ENTRIES,
-    description: 'Named string values handed to transform code',
+    nullable: true,
+    description: 'Named string values handed to transform code (`req.configuration`); any key, `toString` and `__proto__` included',
   })
   @IsOptional()
   @IsObject(MUST_BE_OBJECT)
   configuration?: Record<string, string> | null;
 
-  @ApiPropertyOptional({ default: true })
+  @ApiPropertyOptional({ type: Boolean, nullable: true, default: true, description: 'Whether invoking needs SVC-API-KEY too; null means the default' })
   @IsOptional()
   @IsBoolean()
   require_auth?: boolean | null;
 
   @ApiPropertyOptional({ type: RateLimitDto, nullable: true, description: 'Invocations of this proxy, counted across all its callers; absent: unlimited' })
   @IsOptional()
-  @IsObject()
+  @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => RateLimitDto)
   rate_limit?: RateLimitDto | null;
 }
 
 export class ProxyTransformPatchDto {
-  @ApiPropertyOptional({ nullable: true, description: TRANSFORM_CODE_DOC })
+  @ApiPropertyOptional({ type: String, nullable: true, description: `${TRANSFORM_CODE_DOC}; null removes the transform` })
   @IsOptional()
   @IsString()
   code?: string | null;
 }
 
 export class ApplicationRefPatchDto {
-  @ApiPropertyOptional({ format: 'uuid', nullable: true })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'null detaches the application' })
   @IsOptional()
   @IsUUID('all')
   id?: string | null;
@@ -110,12 +111,12 @@ export class ApplicationRefPatchDto {
 
 /** PATCH /proxies/{id}, an RFC 7396 merge patch: a member set to null is cleared. */
 export class PatchProxyDto {
-  @ApiPropertyOptional({ maxLength: MAX_PROXY_NAME_LENGTH })
+  @ApiPropertyOptional({ type: String, maxLength: MAX_PROXY_NAME_LENGTH })
   @IsOptional()
   @IsString()
   name?: string | null;
 
-  @ApiPropertyOptional({ maxLength: MAX_DESTINATION_URL_LENGTH })
+  @ApiPropertyOptional({ type: String, maxLength: MAX_DESTINATION_URL_LENGTH })
   @IsOptional()
   @IsString()
   destination_url?: string | null;
@@ -151,14 +152,14 @@ export class PatchProxyDto {
   @IsObject(MUST_BE_OBJECT)
   configuration?: Record<string, string | null> | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'null returns it to the default, true' })
+  @ApiPropertyOptional({ type: Boolean, nullable: true, description: 'null returns it to the default, true' })
   @IsOptional()
   @IsBoolean()
   require_auth?: boolean | null;
 
   @ApiPropertyOptional({ type: RateLimitPatchDto, nullable: true, description: 'Merged member by member; null removes the limit' })
   @IsOptional()
-  @IsObject()
+  @IsObject(MUST_BE_OBJECT)
   @ValidateNested()
   @Type(() => RateLimitPatchDto)
   rate_limit?: RateLimitPatchDto | null;
@@ -188,6 +189,33 @@ export class ProxyResponse {
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiPropertyOptional({ format: 'uuid' }) modified_by?: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Absent from the create response' }) modified_at?: string;
+}
+
+/** Request examples of the OpenAPI document; a test sends each to the API and expects it accepted. */
+export const PROXY_BODY_EXAMPLES = {
+  plain: { summary: 'A proxy without transforms', value: { name: 'payments', destination_url: 'https://api.example.com/v1/' } },
+  transforms: {
+    summary: 'A proxy with a request transform and configuration',
+    value: {
+      name: 'signed payments',
+      destination_url: 'https://api.example.com/v1/',
+      request_transform: {
+        code: "module.exports = async function (req) {\n  return { body: req.args.body, headers: { ...req.args.headers, 'x-api-key': req.configuration.API_KEY } };\n};",
+      },
+      configuration: { API_KEY: 'secret' },
+      require_auth: true,
+    },
+  },
+};
+
+export const PATCH_PROXY_EXAMPLES = {
+  rename: { summary: 'Rename, drop one configuration member, let anyone with the key invoke it', value: { name: 'payments v2', configuration: { API_KEY: null }, require_auth: false } },
+  removeTransform: { summary: 'Remove the request transform', value: { request_transform: null } },
+};
+
+export class ProxyListResponse {
+  @ApiProperty({ type: PaginationResponse }) pagination: PaginationResponse;
+  @ApiProperty({ type: [ProxyResponse] }) data: ProxyResponse[];
 }
 
 export function toProxyInput(dto: ProxyBodyDto): ProxyInput {

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import { AuthenticationThrottle, Clock, InMemoryRateCounter, RateCounter, RateLimiter } from '@gatehouse/domain';
-import { RedisRateCounter } from '@gatehouse/persistence';
+import { AuthenticationThrottle, Clock, InMemoryRateCounter, LastUseRecorder, RateCounter, RateLimiter } from '@gatehouse/domain';
+import { DATABASE, Database, RedisRateCounter, TypeormLastUseStore } from '@gatehouse/persistence';
+import { LastUseFlusher } from '../applications/last-use.flusher';
 import { AppConfig } from '@gatehouse/config';
 
 const WARNING_INTERVAL_MS = 10_000;
@@ -16,9 +17,9 @@ class RateCounterShutdown implements OnApplicationShutdown {
 }
 
 /**
- * The one counting mechanism (RateCounter: Redis with REDIS_URL, else in memory) and what counts with it: the
- * failed-authentication throttle and the rate limits of applications and proxies. Global, because the guard and the
- * /proxy data plane both authenticate and both enforce limits.
+ * What authentication keeps count of: the one counting mechanism (RateCounter: Redis with REDIS_URL, else in memory)
+ * with the failed-authentication throttle and the rate limits of applications and proxies, and the keys' last use.
+ * Global, because the guard and the /proxy data plane both authenticate and both enforce limits.
  */
 @Global()
 @Module({})
@@ -40,8 +41,14 @@ export class RateLimitsModule {
         },
         { provide: RateLimiter, inject: [RateCounter], useFactory: (counter: RateCounter) => new RateLimiter(counter) },
         RateCounterShutdown,
+        {
+          provide: LastUseRecorder,
+          inject: [DATABASE, Clock],
+          useFactory: (database: Database, clock: Clock) => new LastUseRecorder(new TypeormLastUseStore(database.dataSource), clock),
+        },
+        LastUseFlusher,
       ],
-      exports: [RateCounter, AuthenticationThrottle, RateLimiter],
+      exports: [RateCounter, AuthenticationThrottle, RateLimiter, LastUseRecorder],
     };
   }
 }

@@ -1,6 +1,6 @@
 import { Actor } from '../audit/audit-event';
 import { Clock } from '../shared/clock';
-import { FieldErrorCollector, NotFoundError, PermissionDeniedError } from '../shared/domain-error';
+import { FieldErrorCollector, NotFoundError, PermissionDeniedError, ValidationError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
 import { UnitOfWork } from '../shared/unit-of-work';
 import { describeRateLimit, RateLimit, sameRateLimit, validateRateLimit } from '../rate-limits/rate-counter';
@@ -77,6 +77,9 @@ export class CreateApplication {
       type: input.type,
       ...grant,
       keyHash: hashApiKey(key),
+      previousKeyHash: null,
+      previousKeyExpiresAt: null,
+      lastUsedAt: null,
       createdBy: principal.applicationId,
       createdAt: now,
       modifiedBy: null,
@@ -156,24 +159,45 @@ export class UpdateApplication {
   }
 }
 
+/** The longest a regenerated key's predecessor may keep working (`previous_key_expires_in_seconds`). */
+export const MAX_KEY_OVERLAP_SECONDS = 86_400;
+
+export interface RegenerateOptions {
+  /** 0 or absent: the previous key stops working at once (the spec's behaviour). */
+  previousKeyExpiresInSeconds?: number;
+}
+
+/**
+ * A new key for the application. With an overlap the key it replaces keeps working until then, so a fleet can roll
+ * the new one out; only one previous key is ever kept, so a regenerate during an overlap ends that overlap at once.
+ * The previous key never outlives its application: it is refused once the application expires or is deleted.
+ */
 export class RegenerateApplicationKey {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly clock: Clock,
   ) {}
 
-  async execute(principal: Principal, id: string): Promise<ApplicationWithKey> {
+  async execute(principal: Principal, id: string, options: RegenerateOptions = {}): Promise<ApplicationWithKey> {
+    const overlap = options.previousKeyExpiresInSeconds ?? 0;
+    if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_KEY_OVERLAP_SECONDS) {
+      throw ValidationError.single('previous_key_expires_in_seconds', `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}`);
+    }
     return this.uow.run(async (tx) => {
       const repo = tx.get(ApplicationRepository);
       const current = await repo.findByIdForChange(principal.tenantId, id);
       if (!current) throw new NotFoundError('Application');
       requireAuthorityOver(principal, current, 'regenerate the key of');
+      const now = this.clock.now();
       const key = generateApiKey();
+      const previousKeyExpiresAt = overlap > 0 ? new Date(Math.min(now.getTime() + overlap * 1000, current.expiresAt?.getTime() ?? Infinity)) : null;
       const application: Application = {
         ...current,
         keyHash: hashApiKey(key),
+        previousKeyHash: previousKeyExpiresAt ? current.keyHash : null,
+        previousKeyExpiresAt,
         modifiedBy: principal.applicationId,
-        modifiedAt: this.clock.now(),
+        modifiedAt: now,
       };
       if (!(await repo.update(application))) throw new NotFoundError('Application');
       tx.record({
@@ -182,7 +206,9 @@ export class RegenerateApplicationKey {
         entityType: 'application',
         entityId: id,
         operation: 'update',
-        message: 'Application key regenerated',
+        message: previousKeyExpiresAt
+          ? `Application key regenerated; the previous key works until ${previousKeyExpiresAt.toISOString()}`
+          : 'Application key regenerated',
       });
       return { application, key };
     });

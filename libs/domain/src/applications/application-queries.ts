@@ -1,6 +1,7 @@
 import { Clock } from '../shared/clock';
 import { AuthenticationError, NotFoundError } from '../shared/domain-error';
 import { AuthenticationThrottle } from '../rate-limits/authentication-throttle';
+import { LastUseRecorder } from './last-use';
 import { Page, PageQuery } from '../shared/page';
 import { looksLikeApiKey, hashApiKey } from './api-key';
 import { Application } from './application';
@@ -36,15 +37,22 @@ export class AuthenticateApiKey {
     private readonly applications: ApplicationRepository,
     private readonly clock: Clock,
     private readonly throttle?: AuthenticationThrottle,
+    private readonly lastUse?: LastUseRecorder,
   ) {}
 
   async execute(key: string | undefined, client?: string): Promise<{ principal: Principal; application: Application }> {
     if (!key) throw new AuthenticationError('The SVC-API-KEY header is required');
     this.throttle?.check(client);
     if (!looksLikeApiKey(key)) return this.refuse(client, 'The SVC-API-KEY is not valid');
-    const application = await this.applications.findByKeyHash(hashApiKey(key));
+    const keyHash = hashApiKey(key);
+    const application = await this.applications.findByKeyHash(keyHash);
     if (!application) return this.refuse(client, 'The SVC-API-KEY is not valid');
+    // The lookup also finds the key a regenerate replaced; it counts only until its overlap ends.
+    if (application.keyHash !== keyHash && !this.previousKeyValid(application, keyHash)) {
+      return this.refuse(client, 'The SVC-API-KEY is not valid');
+    }
     if (this.expired(application)) return this.refuse(client, 'The application of this SVC-API-KEY has expired');
+    this.lastUse?.touch(application.id);
     return { principal: principalOf(application), application };
   }
 
@@ -71,6 +79,14 @@ export class AuthenticateApiKey {
     if (!application) throw new AuthenticationError("The proxy's application no longer exists");
     if (this.expired(application)) throw new AuthenticationError("The proxy's application has expired");
     return principalOf(application);
+  }
+
+  private previousKeyValid(application: Application, keyHash: string): boolean {
+    return (
+      application.previousKeyHash === keyHash &&
+      application.previousKeyExpiresAt !== null &&
+      application.previousKeyExpiresAt.getTime() > this.clock.now().getTime()
+    );
   }
 
   private expired(application: Application): boolean {

@@ -5,6 +5,8 @@ import { ApplicationType } from './permissions';
 export interface ApplicationFilter {
   ids?: string[];
   types?: ApplicationType[];
+  /** Only applications whose key has not been used since this instant (never used included). */
+  unusedSince?: Date;
 }
 
 export abstract class ApplicationRepository {
@@ -18,6 +20,7 @@ export abstract class ApplicationRepository {
    * concurrent change cannot slip between a command's checks and its write.
    */
   abstract findByIdForChange(tenantId: string, id: string): Promise<Application | null>;
+  /** The application whose key, or whose previous key (see RegenerateApplicationKey), has this hash. */
   abstract findByKeyHash(keyHash: string): Promise<Application | null>;
   abstract list(tenantId: string, filter: ApplicationFilter, page: PageQuery): Promise<Page<Application>>;
   /** Expiring applications whose `expires_at` has passed, oldest first. */

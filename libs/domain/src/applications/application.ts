@@ -38,6 +38,11 @@ export interface Application {
   canCreateExpiringApplications: boolean | null;
   /** Requests this key may make; null: the tenant's default, if any. */
   rateLimit: RateLimit | null;
+  /** The key replaced by a regenerate with an overlap, accepted until previousKeyExpiresAt; null: none. */
+  previousKeyHash: string | null;
+  previousKeyExpiresAt: Date | null;
+  /** When the key last authenticated, to the minute (written in the background); null: never. */
+  lastUsedAt: Date | null;
   /** Read-only, filled by the repository's reads when the tenant has a default rate limit (absent otherwise). */
   tenantRateLimit?: RateLimit;
 }

@@ -93,6 +93,9 @@ async function anApplication(
     expiresAt: null,
     canCreateExpiringApplications,
     rateLimit: null,
+    previousKeyHash: null,
+    previousKeyExpiresAt: null,
+    lastUsedAt: null,
   };
   await repo.insert(app);
   return { app, key };

@@ -46,6 +46,9 @@ export class CreateTenant {
       expiresAt: null,
       canCreateExpiringApplications: null,
       rateLimit: null,
+      previousKeyHash: null,
+      previousKeyExpiresAt: null,
+      lastUsedAt: null,
     };
     await this.uow.run(async (tx) => {
       await tx.get(TenantRepository).insert(tenant);

@@ -219,7 +219,7 @@ export class InMemoryApplicationRepository extends ApplicationRepository impleme
   }
 
   async findByKeyHash(keyHash: string): Promise<Application | null> {
-    const row = [...this.rows.values()].find((a) => a.keyHash === keyHash);
+    const row = [...this.rows.values()].find((a) => a.keyHash === keyHash || a.previousKeyHash === keyHash);
     return row ? copy(row) : null;
   }
 
@@ -227,7 +227,11 @@ export class InMemoryApplicationRepository extends ApplicationRepository impleme
     const ids = filter.ids?.length ? new Set(filter.ids.map((id) => id.toLowerCase())) : undefined;
     const types = filter.types?.length ? new Set<string>(filter.types) : undefined;
     const rows = [...this.rows.values()].filter(
-      (a) => a.tenantId === tenantId && (!ids || ids.has(a.id)) && (!types || types.has(a.type)),
+      (a) =>
+        a.tenantId === tenantId &&
+        (!ids || ids.has(a.id)) &&
+        (!types || types.has(a.type)) &&
+        (!filter.unusedSince || a.lastUsedAt === null || a.lastUsedAt < filter.unusedSince),
     );
     return pageInMemory(rows.map(copy), page);
   }

@@ -46,4 +46,13 @@ export class ApplicationEntity {
 
   @Column({ name: 'rate_limit', type: 'jsonb', nullable: true })
   rateLimit: RateLimit | null;
+
+  @Column({ name: 'previous_key_hash', type: 'char', length: 64, nullable: true })
+  previousKeyHash: string | null;
+
+  @Column({ name: 'previous_key_expires_at', type: 'timestamptz', nullable: true })
+  previousKeyExpiresAt: Date | null;
+
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt: Date | null;
 }

@@ -45,7 +45,7 @@ export class TypeormApplicationRepository extends ApplicationRepository {
   }
 
   async findByKeyHash(keyHash: string): Promise<Application | null> {
-    return this.findOneWithTenantLimit('a.key_hash = :keyHash', { keyHash });
+    return this.findOneWithTenantLimit('(a.key_hash = :keyHash OR a.previous_key_hash = :keyHash)', { keyHash });
   }
 
   /** The reads authentication uses carry the tenant's default rate limit, so a request needs no second lookup. */
@@ -73,6 +73,7 @@ export class TypeormApplicationRepository extends ApplicationRepository {
     const qb = this.repo.createQueryBuilder('a').where('a.tenant_id = :tenantId', { tenantId });
     if (filter.ids?.length) qb.andWhere('a.id IN (:...ids)', { ids: filter.ids });
     if (filter.types?.length) qb.andWhere('a.type IN (:...types)', { types: filter.types });
+    if (filter.unusedSince) qb.andWhere('(a.last_used_at IS NULL OR a.last_used_at < :unusedSince)', { unusedSince: filter.unusedSince });
     const total = page.start === undefined ? await qb.getCount() : undefined;
     const rows = await applyKeysetPage(qb, 'a', page).getMany();
     return pageFromRows(rows, page, total);

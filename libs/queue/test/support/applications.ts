@@ -20,6 +20,9 @@ export async function insertExpiringApplication(host: JobsHost, expiresInMs: num
     expiresAt: new Date(now.getTime() + expiresInMs),
     canCreateExpiringApplications: null,
     rateLimit: null,
+    previousKeyHash: null,
+    previousKeyExpiresAt: null,
+    lastUsedAt: null,
   };
   await host.database.dataSource.query('INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, now())', [application.tenantId, 'expiry']);
   await insertApplication(host.context.get(UnitOfWork), application, { id: null, type: 'system' });

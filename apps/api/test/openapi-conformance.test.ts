@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { Response } from 'supertest';
+import { LogRepository } from '../../../libs/domain/src';
+import { REPO_ROOT } from '../../../test/support/service-process';
+import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { startUpstream, Upstream } from '../../../test/support/upstream';
+import { as, Caller, managementWith, newTenant } from './application-fixtures';
+
+type Json = Record<string, any>;
+
+/**
+ * The committed OpenAPI document describes what the API really does: every response met below (successes and errors,
+ * the data plane included) has its status documented for its operation and validates against that response's schema
+ * (ajv, JSON Schema 2020-12 as OpenAPI 3.1 uses), and every request example in the document validates against its
+ * schema and is accepted by the API.
+ */
+describe('the OpenAPI document against the real API', () => {
+  const document: Json = JSON.parse(readFileSync(join(REPO_ROOT, 'apps/api/openapi.json'), 'utf8'));
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+  addFormats(ajv);
+  ajv.addSchema(document, 'openapi');
+  const checked = new Set<string>();
+
+  /** The schema at a JSON pointer of the document, compiled once. */
+  function validatorAt(pointer: string[]) {
+    const ref = `openapi#/${pointer.map((s) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')}`;
+    return ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
+  }
+
+  /** The response conforms to what the document says `method path` answers with that status. */
+  function conforms(method: string, path: string, res: Response): void {
+    const operation = document.paths[path]?.[method];
+    if (!operation) throw new Error(`${method.toUpperCase()} ${path} is not in the document`);
+    const status = String(res.status);
+    const key = operation.responses[status] ? status : 'default';
+    const response = operation.responses[key];
+    if (!response) throw new Error(`${method.toUpperCase()} ${path} answered ${status}, which the document does not list`);
+    checked.add(`${method.toUpperCase()} ${path} ${status}`);
+    if (!response.content) {
+      expect(res.text ?? '').toBe('');
+      return;
+    }
+    const mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+    const media = response.content[mediaType] ? mediaType : response.content['*/*'] ? '*/*' : undefined;
+    if (!media) throw new Error(`${method.toUpperCase()} ${path} ${status} answered ${mediaType}; the document lists ${Object.keys(response.content).join(', ')}`);
+    if (media === '*/*') return;
+    const validate = validatorAt(['paths', path, method, 'responses', key, 'content', media, 'schema']);
+    const body = res.body !== undefined && Object.keys(res.body).length > 0 ? res.body : JSON.parse(res.text);
+    if (!validate(body)) throw new Error(`${method.toUpperCase()} ${path} ${status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 1000)}`);
+  }
+
+  let t: TestApp;
+  let admin: Caller;
+  let upstream: Upstream;
+  beforeAll(async () => {
+    upstream = await startUpstream((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('from the destination');
+    });
+    t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1', BODY_LIMIT_BYTES: '4096' });
+    admin = await newTenant(t);
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await upstream?.stop();
+  });
+
+  /** Every request example of an operation: valid against its schema, and accepted by the API. */
+  function examplesOf(path: string, method: string): [string, Json][] {
+    const content = document.paths[path][method].requestBody.content;
+    const [media] = Object.keys(content);
+    const examples = Object.entries(content[media!].examples ?? {}) as [string, Json][];
+    expect(examples.length).toBeGreaterThan(0);
+    const validate = validatorAt(['paths', path, method, 'requestBody', 'content', media!, 'schema']);
+    for (const [name, example] of examples) {
+      if (!validate(example.value)) throw new Error(`example ${name} of ${method} ${path}: ${ajv.errorsText(validate.errors)}`);
+    }
+    return examples;
+  }
+
+  it('applications: request examples accepted, every response as documented', async () => {
+    const api = as(t, admin.key);
+    const created: string[] = [];
+    for (const [, example] of examplesOf('/applications', 'post')) {
+      const res = await api.post('/applications', example.value);
+      expect(res.status).toBe(201);
+      conforms('post', '/applications', res);
+      created.push(res.body.id);
+    }
+    const id = created[0]!;
+    for (const [, example] of examplesOf('/applications/{id}', 'put')) {
+      const res = await api.put(`/applications/${id}`, example.value);
+      expect(res.status).toBe(200);
+      conforms('put', '/applications/{id}', res);
+    }
+    conforms('get', '/applications', await api.get('/applications?size=2').expect(200));
+    conforms('get', '/applications', await api.get(`/applications?type=private&id=${id}`).expect(200));
+    const first = await api.get('/applications?size=1').expect(200);
+    conforms('get', '/applications', await api.get(`/applications?size=1&start=${first.body.pagination.next}`).expect(200));
+    conforms('get', '/applications/{id}', await api.get(`/applications/${id}`).expect(200));
+    conforms('get', '/applications/key', await api.get('/applications/key').expect(200));
+    conforms('post', '/applications/{id}/regenerate', await api.post(`/applications/${id}/regenerate`).expect(200));
+    conforms('delete', '/applications/{id}', await api.delete(`/applications/${id}`).expect(204));
+
+    // Errors
+    conforms('post', '/applications', await api.post('/applications', { name: 'x', type: 'nope', extra: 1 }).expect(400));
+    conforms('get', '/applications', await api.get('/applications?size=0x10').expect(400));
+    conforms('get', '/applications', await t.http().get('/applications').expect(401));
+    const weak = await managementWith(t, admin, ['log:read']);
+    conforms('get', '/applications', await as(t, weak.key).get('/applications').expect(403));
+    conforms('get', '/applications/{id}', await api.get(`/applications/${id}`).expect(404));
+    conforms('put', '/applications/{id}', await api.put(`/applications/${randomUUID()}`, { name: 'x', permissions: ['token:read'] }).expect(404));
+    conforms('post', '/applications', await api.post('/applications').set('content-type', 'text/plain').send('x'.repeat(10)).expect(415));
+    conforms('post', '/applications', await api.post('/applications', { name: 'x'.repeat(5000), type: 'private' }).expect(413));
+  });
+
+  it('proxies: request examples accepted, every response as documented', async () => {
+    const api = as(t, admin.key);
+    const ids: string[] = [];
+    for (const [, example] of examplesOf('/proxies', 'post')) {
+      const res = await api.post('/proxies', example.value);
+      expect(res.status).toBe(201);
+      conforms('post', '/proxies', res);
+      ids.push(res.body.id);
+    }
+    const id = ids[1]!;
+    for (const [, example] of examplesOf('/proxies/{id}', 'put')) conforms('put', '/proxies/{id}', await api.put(`/proxies/${id}`, example.value).expect(200));
+    for (const [, example] of examplesOf('/proxies/{id}', 'patch')) {
+      const res = await t.http().patch(`/proxies/${id}`).set('svc-api-key', admin.key).set('content-type', 'application/merge-patch+json').send(JSON.stringify(example.value));
+      expect(res.status).toBe(200);
+      conforms('patch', '/proxies/{id}', res);
+    }
+    conforms('get', '/proxies', await api.get('/proxies?name=pay*').expect(200));
+    conforms('get', '/proxies/{id}', await api.get(`/proxies/${id}`).expect(200));
+    conforms('delete', '/proxies/{id}', await api.delete(`/proxies/${ids[0]}`).expect(204));
+
+    conforms('post', '/proxies', await api.post('/proxies', { name: 'x', destination_url: 'ftp://x', require_auth: 'yes' }).expect(400));
+    conforms('patch', '/proxies/{id}', await t.http().patch(`/proxies/${id}`).set('svc-api-key', admin.key).set('content-type', 'application/json').send('{}').expect(415));
+    conforms('delete', '/proxies/{id}', await api.delete(`/proxies/${ids[0]}`).expect(404));
+    conforms('get', '/proxies/{id}', await api.get('/proxies/not-a-uuid').expect(400));
+  });
+
+  it('logs, permissions and health answer as documented', async () => {
+    await t.app.get(LogRepository).append([
+      { id: randomUUID(), tenantId: admin.tenantId, actorId: admin.applicationId, actorType: 'application', entityType: 'proxy', entityId: randomUUID(), operation: 'create', message: "Proxy 'p' created", createdAt: new Date() },
+      { id: randomUUID(), tenantId: admin.tenantId, actorId: null, actorType: 'system', entityType: 'application', entityId: randomUUID(), operation: 'delete', message: 'Application expired', createdAt: new Date() },
+    ]);
+    const api = as(t, admin.key);
+    const logs = await api.get('/logs').expect(200);
+    expect(logs.body.data.length).toBe(2);
+    conforms('get', '/logs', logs);
+    conforms('get', '/logs', await api.get('/logs?start_date=yesterday').expect(400));
+    conforms('get', '/logs/entity-types', await api.get('/logs/entity-types').expect(200));
+    conforms('get', '/permissions', await api.get('/permissions?application_type=private').expect(200));
+    conforms('get', '/permissions', await api.get('/permissions?application_type=root').expect(400));
+    conforms('get', '/health/live', await t.http().get('/health/live').expect(200));
+    conforms('get', '/health/ready', await t.http().get('/health/ready').expect(200));
+  });
+
+  it('the /proxy data plane answers as documented', async () => {
+    const api = as(t, admin.key);
+    const open = (await api.post('/proxies', { name: 'open', destination_url: `${upstream.origin}/`, require_auth: false }).expect(201)).body;
+    const guarded = (await api.post('/proxies', { name: 'guarded', destination_url: `${upstream.origin}/` }).expect(201)).body;
+    const throwing = (
+      await api.post('/proxies', { name: 'throws', destination_url: `${upstream.origin}/`, require_auth: false, request_transform: { code: "module.exports = async () => { throw new Error('no'); };" } }).expect(201)
+    ).body;
+    const unreachable = (await api.post('/proxies', { name: 'down', destination_url: 'http://127.0.0.1:1/', require_auth: false }).expect(201)).body;
+
+    conforms('get', '/proxy/{path}', await t.http().get('/proxy/a/b').set('svc-proxy-key', open.key).expect(200));
+    conforms('post', '/proxy', await t.http().post(`/proxy?svc-proxy-key=${open.key}`).send({ a: 1 }).expect(200));
+    conforms('get', '/proxy', await t.http().get('/proxy').set('svc-proxy-key', guarded.key).expect(401));
+    conforms('get', '/proxy', await t.http().get('/proxy').set('svc-proxy-key', 'A'.repeat(32)).expect(404));
+    conforms('post', '/proxy', await t.http().post('/proxy').set('svc-proxy-key', throwing.key).send({ a: 1 }).expect(500));
+    conforms('get', '/proxy', await t.http().get('/proxy').set('svc-proxy-key', unreachable.key).expect(502));
+    conforms('put', '/proxy', await t.http().put('/proxy').set('svc-proxy-key', open.key).set('content-type', 'text/plain').send('x'.repeat(8000)).expect(413));
+  });
+
+  afterAll(() => {
+    // What the tour above covered, for whoever extends the document.
+    expect(checked.size).toBeGreaterThanOrEqual(35);
+  });
+});
