@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { openDatabase, runMigrations } from '../libs/persistence/src';
+import { openDatabase, runMigrations } from '@gatehouse/persistence';
 import { ADMIN_DATABASE_URL } from './support/test-env';
 
 /**

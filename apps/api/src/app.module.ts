@@ -1,36 +1,19 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import {
-  ApplicationExpiryScheduler,
-  ApplicationRepository,
-  AuthenticateApiKey,
-  AuthenticationThrottle,
-  LastUseRecorder,
-  CheckpointSigner,
-  Clock,
-  CreateApplication,
-  CreateTenant,
-  DeleteApplication,
-  GetApplication,
-  ListApplications,
-  RegenerateApplicationKey,
-  SetTenantRateLimit,
-  UnitOfWork,
-  UpdateApplication,
-} from '@gatehouse/domain';
-import { Database, PersistenceModule } from '@gatehouse/persistence';
-import { BackgroundJobsModule } from '@gatehouse/queue';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { CheckpointSigner } from '@gatehouse/domain';
+import { Database } from '@gatehouse/persistence';
+import { persistenceAndJobsModules } from '@gatehouse/runtime';
 import { AppConfig, resolveLogSigningKey } from '@gatehouse/config';
-import { ApplicationsController } from './applications/applications.controller';
-import { ApiKeyGuard } from './auth/api-key.guard';
+import { ApplicationsModule } from './applications/applications.module';
+import { AuthModule } from './auth/auth.module';
 import { HealthController } from './health/health.controller';
 import { ProblemDetailsFilter } from './http/problem-details';
 import { StrictQueryInterceptor } from './http/strict-query';
 import { PermissionsController } from './permissions/permissions.controller';
-import { useCase } from './use-case.provider';
 import { ProxiesModule } from './proxies/proxies.module';
 import { LogsModule } from './logs/logs.module';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
+import { TenantsModule } from './tenants/tenants.module';
 
 export interface ApiModuleOptions {
   config: AppConfig;
@@ -45,32 +28,28 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        PersistenceModule.forRoot(options.database, { redisUrl: options.config.redisUrl }),
-        BackgroundJobsModule.forRoot({
-          runJobs: options.runJobs,
-          redisUrl: options.config.redisUrl,
-          prefix: options.config.queuePrefix,
-          checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(options.config).key),
-          checkpointIntervalMs: options.config.logCheckpointIntervalMs,
-        }),
+        ...persistenceAndJobsModules(
+          options.database,
+          { redisUrl: options.config.redisUrl },
+          {
+            runJobs: options.runJobs,
+            redisUrl: options.config.redisUrl,
+            prefix: options.config.queuePrefix,
+            checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(options.config).key),
+            checkpointIntervalMs: options.config.logCheckpointIntervalMs,
+          },
+        ),
         RateLimitsModule.forRoot(options.config),
+        AuthModule,
+        ApplicationsModule,
+        TenantsModule,
         ProxiesModule.forRoot(options.config),
         LogsModule,
       ],
-      controllers: [HealthController, PermissionsController, ApplicationsController],
+      controllers: [HealthController, PermissionsController],
       providers: [
-        { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_INTERCEPTOR, useClass: StrictQueryInterceptor },
-        useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle, LastUseRecorder]),
-        useCase(CreateApplication, [UnitOfWork, Clock, ApplicationExpiryScheduler]),
-        useCase(UpdateApplication, [UnitOfWork, Clock]),
-        useCase(RegenerateApplicationKey, [UnitOfWork, Clock]),
-        useCase(DeleteApplication, [UnitOfWork]),
-        useCase(GetApplication, [ApplicationRepository]),
-        useCase(ListApplications, [ApplicationRepository]),
-        useCase(CreateTenant, [UnitOfWork, Clock]),
-        useCase(SetTenantRateLimit, [UnitOfWork]),
       ],
     };
   }

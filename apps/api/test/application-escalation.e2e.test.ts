@@ -1,6 +1,6 @@
 import type { Response } from 'supertest';
-import type { Proxy } from '../../../libs/domain/src';
-import { MANAGEMENT_PERMISSIONS } from '../../../libs/domain/src';
+import type { Proxy } from '@gatehouse/domain';
+import { MANAGEMENT_PERMISSIONS } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { startUpstream, Upstream } from '../../../test/support/upstream';
 import { SvcLoopback } from '../src/proxy-invocation/svc-bridge';

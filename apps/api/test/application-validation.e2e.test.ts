@@ -1,4 +1,4 @@
-import { PERMISSIONS } from '../../../libs/domain/src';
+import { PERMISSIONS } from '@gatehouse/domain';
 import type { TestApp } from '../../../test/support/test-app';
 import { appWithTenant, as, Caller, CONDITION_RULE, CONTAINER_RULE, createApplication, expectProblem, rowCounts, VALID } from './application-fixtures';
 

@@ -1,4 +1,4 @@
-import { ApplicationRepository, ProxyRepository } from '../../../libs/domain/src';
+import { ApplicationRepository, ProxyRepository } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { startUpstream, Upstream } from '../../../test/support/upstream';
 import { Caller, expectProblem, newTenant } from './application-fixtures';

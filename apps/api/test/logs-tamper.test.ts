@@ -2,7 +2,7 @@ import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseSigningKey } from '../../../libs/config/src';
+import { parseSigningKey } from '@gatehouse/config';
 import {
   ChainVerification,
   CheckpointSigner,
@@ -12,8 +12,8 @@ import {
   SignLogCheckpoints,
   SystemClock,
   VerifyLogChain,
-} from '../../../libs/domain/src';
-import { openDatabase, TypeormLogRepository } from '../../../libs/persistence/src';
+} from '@gatehouse/domain';
+import { openDatabase, TypeormLogRepository } from '@gatehouse/persistence';
 import { CLI_MAIN, runToCompletion } from '../../../test/support/service-process';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '../../../test/support/test-env';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CreatedTenant, Log, LogRepository } from '../../../libs/domain/src';
+import { CreatedTenant, Log, LogRepository } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 
 jest.setTimeout(60_000);

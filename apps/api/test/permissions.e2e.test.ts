@@ -1,4 +1,4 @@
-import { APPLICATION_TYPES, PERMISSIONS } from '../../../libs/domain/src';
+import { APPLICATION_TYPES, PERMISSIONS } from '@gatehouse/domain';
 import type { TestApp } from '../../../test/support/test-app';
 import { ANY_UUID, appWithTenant, as, Caller, CONDITION_RULE, createApplication, expectProblem, managementWith, newTenant, rowCounts, VALID } from './application-fixtures';
 

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request as undiciRequest } from 'undici';
-import type { Proxy } from '../../../libs/domain/src';
+import type { Proxy } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { startUpstream, Upstream } from '../../../test/support/upstream';
 import { checkedPath, SvcLoopback } from '../src/proxy-invocation/svc-bridge';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import { CreatedTenant, Log, LogRepository } from '../../../libs/domain/src';
+import { CreatedTenant, Log, LogRepository } from '@gatehouse/domain';
 import { REPO_ROOT, ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '../../../test/support/test-env';

@@ -1,8 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig, resolveLogSigningKey } from '@gatehouse/config';
 import { CheckpointSigner } from '@gatehouse/domain';
-import { Database, PersistenceModule } from '@gatehouse/persistence';
-import { BackgroundJobsModule, BackgroundJobsOptions } from '@gatehouse/queue';
+import { Database } from '@gatehouse/persistence';
+import { BackgroundJobsOptions } from '@gatehouse/queue';
+import { persistenceAndJobsModules } from '@gatehouse/runtime';
 
 export interface WorkerModuleOptions {
   config: AppConfig;
@@ -20,15 +21,18 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [
         // redisUrl: the worker's deletions (expiries) must invalidate the api replicas' caches too.
-        PersistenceModule.forRoot(options.database, { redisUrl: config.redisUrl }),
-        BackgroundJobsModule.forRoot({
-          redisUrl: config.redisUrl,
-          prefix: config.queuePrefix,
-          checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(config).key),
-          checkpointIntervalMs: config.logCheckpointIntervalMs,
-          ...options.jobs,
-          runJobs: true,
-        }),
+        ...persistenceAndJobsModules(
+          options.database,
+          { redisUrl: config.redisUrl },
+          {
+            redisUrl: config.redisUrl,
+            prefix: config.queuePrefix,
+            checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(config).key),
+            checkpointIntervalMs: config.logCheckpointIntervalMs,
+            ...options.jobs,
+            runJobs: true,
+          },
+        ),
       ],
     };
   }

@@ -1,9 +1,9 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { loadConfig } from '../../../libs/config/src';
-import { CreatedTenant } from '../../../libs/domain/src';
-import { Database, openDatabase } from '../../../libs/persistence/src';
-import { BackgroundJobsOptions, JobName } from '../../../libs/queue/src';
+import { loadConfig } from '@gatehouse/config';
+import { CreatedTenant } from '@gatehouse/domain';
+import { Database, openDatabase } from '@gatehouse/persistence';
+import { BackgroundJobsOptions, JobName } from '@gatehouse/queue';
 import { countLogs, deleteQueueKeys, rawQueue, TcpForwarder, uniquePrefix, waitFor } from '../../../libs/queue/test/support/queue-test-support';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';

@@ -25,11 +25,13 @@ export const DATABASE = Symbol('DATABASE');
 export interface PersistenceOptions {
   /** Shared cache-version counters for several replicas; without it the counters are local to the process. */
   redisUrl?: string;
+  /** The module that provides the AuditEventPublisher the unit of work publishes committed events through. */
+  publisher: DynamicModule;
 }
 
 /**
- * The repositories over an opened database, for both apps. The AuditEventPublisher the unit of work
- * needs is provided by whichever queue module the app imports.
+ * The repositories over an opened database, for both apps. The AuditEventPublisher comes from the module in
+ * `options.publisher` (the queue's JobQueueModule), imported explicitly: persistence never imports the queue.
  */
 @Global()
 @Module({})
@@ -40,7 +42,7 @@ export class PersistenceModule implements OnApplicationShutdown {
     await this.versions.close();
   }
 
-  static forRoot(database: Database, options: PersistenceOptions = {}): DynamicModule {
+  static forRoot(database: Database, options: PersistenceOptions): DynamicModule {
     const versionLogger = new Logger('CacheVersions');
     const versions: VersionStore = options.redisUrl
       ? new RedisVersionStore(options.redisUrl, (error) =>
@@ -54,6 +56,7 @@ export class PersistenceModule implements OnApplicationShutdown {
       .register(LogRepository, (em) => new TypeormLogRepository(em));
     return {
       module: PersistenceModule,
+      imports: [options.publisher],
       providers: [
         { provide: DATABASE, useValue: database },
         { provide: DataSource, useValue: database.dataSource },

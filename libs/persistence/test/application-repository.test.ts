@@ -8,8 +8,8 @@ import {
   hashApiKey,
   TenantRepository,
   ValidationError,
-} from '../../domain/src';
-import { InMemoryApplicationRepository, InMemoryTenantRepository } from '../../domain/src/testing/in-memory-ports';
+} from '@gatehouse/domain';
+import { InMemoryApplicationRepository, InMemoryTenantRepository } from '@gatehouse/domain/testing';
 import { DATABASES } from './persistence-backends';
 
 interface Repositories {

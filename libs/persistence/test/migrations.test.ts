@@ -1,4 +1,4 @@
-import { openDatabase, Database } from '../src';
+import { openDatabase, Database } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '../../../test/support/test-env';
 
 /** CI fails on a pending migration: the entities must describe exactly the schema the migrations build. */

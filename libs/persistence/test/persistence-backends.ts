@@ -2,10 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { ApplicationRepository, TenantRepository } from '../../domain/src';
-import { Database, openDatabase, runMigrations } from '../src/database';
-import { TypeormApplicationRepository } from '../src/repositories/typeorm-application.repository';
-import { TypeormTenantRepository } from '../src/repositories/typeorm-tenant.repository';
+import { ApplicationRepository, TenantRepository } from '@gatehouse/domain';
+import { Database, openDatabase, runMigrations, TypeormApplicationRepository, TypeormTenantRepository } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '../../../test/support/test-env';
 
 /** One database the persistence suites run against: the real PostgreSQL of the test tier, or an embedded PGlite. */

@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { generateProxyKey, Proxy, ProxyRepository, TenantRepository } from '../../domain/src';
-import { InMemoryProxyRepository } from '../../domain/src/proxies/in-memory-proxy.repository';
-import { InMemoryTenantRepository } from '../../domain/src/testing/in-memory-ports';
-import { CachedProxyRepository } from '../src/cache/cached-proxy.repository';
-import { InMemoryVersionStore } from '../src/cache/version-store';
-import { TypeormProxyRepository } from '../src/repositories/typeorm-proxy.repository';
+import { generateProxyKey, Proxy, ProxyRepository, TenantRepository } from '@gatehouse/domain';
+import { InMemoryProxyRepository, InMemoryTenantRepository } from '@gatehouse/domain/testing';
+import { CachedProxyRepository, InMemoryVersionStore, TypeormProxyRepository } from '@gatehouse/persistence';
 import { DATABASES } from './persistence-backends';
 
 interface Repositories {

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { InMemoryRateCounter, RateCounter, SystemClock } from '../../domain/src';
-import { RedisRateCounter } from '../src/rate-limits/redis-rate-counter';
+import { InMemoryRateCounter, RateCounter, SystemClock } from '@gatehouse/domain';
+import { RedisRateCounter } from '@gatehouse/persistence';
 import { TEST_REDIS_URL } from '../../../test/support/test-env';
 
 const hour = (limit: number) => ({ limit, windowSeconds: 3600 });

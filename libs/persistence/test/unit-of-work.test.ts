@@ -6,15 +6,13 @@ import {
   AuditEventPublisher,
   ConflictError,
   generateApiKey,
-  InvalidDataError,
   hashApiKey,
+  InvalidDataError,
   NewAuditEvent,
   TenantRepository,
-} from '../../domain/src';
-import { FixedClock, RecordingAuditEventPublisher } from '../../domain/src/testing/in-memory-ports';
-import { TypeormApplicationRepository } from '../src/repositories/typeorm-application.repository';
-import { TypeormTenantRepository } from '../src/repositories/typeorm-tenant.repository';
-import { RepositoryRegistry, TypeormUnitOfWork } from '../src/typeorm-unit-of-work';
+} from '@gatehouse/domain';
+import { FixedClock, RecordingAuditEventPublisher } from '@gatehouse/domain/testing';
+import { RepositoryRegistry, TypeormApplicationRepository, TypeormTenantRepository, TypeormUnitOfWork } from '@gatehouse/persistence';
 import { DATABASES, OpenedBackend } from './persistence-backends';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');

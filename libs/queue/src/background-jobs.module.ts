@@ -9,25 +9,21 @@ import {
   IngestLogs,
   LogRepository,
   NoopApplicationExpiryScheduler,
-  NoopAuditEventPublisher,
   RelayAuditOutbox,
   SignLogCheckpoints,
   UnitOfWork,
 } from '@gatehouse/domain';
 import { BackgroundJobs } from './background-jobs';
 import { BullmqJobConsumer } from './bullmq/bullmq-job-consumer';
-import { BullmqJobQueue } from './bullmq/bullmq-job-queue';
 import { AuditLogBatchHandler, AuditLogHandler } from './handlers/audit-log.handlers';
 import { ExpireApplicationHandler } from './handlers/expire-application.handler';
-import { InProcessJobQueue } from './in-process/in-process-job-queue';
 import { JobHandlerRegistry } from './job-handler';
-import { JobQueue } from './job-queue';
+import { QueueDrivers, queuePrefix, retryOptions } from './job-queue.module';
 import { QueueName } from './jobs';
 import { DEFAULT_LOG_BATCH, LogBatchOptions, LogBatchWriter } from './log-batch-writer';
 import { PeriodicTask } from './periodic-task';
 import { QueuedApplicationExpiryScheduler } from './queued-application-expiry-scheduler';
-import { DEFAULT_PUBLISHER, PublisherOptions, QueuedAuditEventPublisher } from './queued-audit-event-publisher';
-import { IoredisHealth, RedisHealth } from './redis-health';
+import { PublisherOptions, QueuedAuditEventPublisher } from './queued-audit-event-publisher';
 
 export interface BackgroundJobsOptions {
   /** Run the jobs in this process: the worker, or the API when there is no Redis. */
@@ -53,11 +49,11 @@ export interface BackgroundJobsOptions {
   checkpointIntervalMs?: number;
 }
 
-const DEFAULT_QUEUE_PREFIX = 'gatehouse';
-
 /**
- * Audit publishing, expiry scheduling and, where `runJobs`, the jobs themselves (log writing, expiry, the
- * outbox relay, the expiry sweep), shared by the api and the worker.
+ * Expiry scheduling and, where `runJobs`, the jobs themselves (log writing, expiry, the outbox relay, the expiry
+ * sweep), shared by the api and the worker. The queue and the audit publisher come from the JobQueueModule and the
+ * repositories and unit of work from the PersistenceModule, both passed in `imports` (the runtime's
+ * persistenceAndJobsModules wires the three the same way for both apps).
  *
  *   Redis?  runJobs  queue        publisher / scheduler   jobs here
  *   yes     no       BullMQ       to BullMQ               none (the worker runs them)
@@ -68,16 +64,10 @@ const DEFAULT_QUEUE_PREFIX = 'gatehouse';
 @Global()
 @Module({})
 export class BackgroundJobsModule {
-  static forRoot(options: BackgroundJobsOptions): DynamicModule {
-    const retry = { maxAttempts: 12, backoffBaseMs: 1000, backoffMaxMs: 60_000, ...options.retry };
+  static forRoot(options: BackgroundJobsOptions, imports: { queue: DynamicModule; persistence: DynamicModule }): DynamicModule {
+    const retry = retryOptions(options);
     const logBatch = { ...DEFAULT_LOG_BATCH, ...options.logBatch };
-    const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
-    const bullmq = options.redisUrl ? new BullmqJobQueue(options.redisUrl, prefix) : undefined;
-    const inProcess =
-      !bullmq && options.runJobs
-        ? new InProcessJobQueue({ maxQueued: 10_000, concurrency: 64, ...retry, backoffBaseMs: Math.min(retry.backoffBaseMs, 200) })
-        : undefined;
-    const queue: JobQueue | undefined = bullmq ?? inProcess;
+    const prefix = queuePrefix(options);
 
     const providers: Provider[] = [
       { provide: CheckpointSigner, useValue: options.checkpointSigner },
@@ -87,21 +77,18 @@ export class BackgroundJobsModule {
         useFactory: (uow: UnitOfWork, apps: ApplicationRepository, clock: Clock) => new ExpireApplications(uow, apps, clock),
       },
       {
-        provide: AuditEventPublisher,
-        useFactory: () =>
-          queue && options.publishAuditEvents !== false
-            ? new QueuedAuditEventPublisher(queue, { ...DEFAULT_PUBLISHER, ...options.publisher })
-            : new NoopAuditEventPublisher(),
-      },
-      {
         provide: ApplicationExpiryScheduler,
-        inject: [Clock],
-        useFactory: (clock: Clock) => (queue ? new QueuedApplicationExpiryScheduler(queue, clock) : new NoopApplicationExpiryScheduler()),
+        inject: [QueueDrivers, Clock],
+        useFactory: ({ bullmq, inProcess }: QueueDrivers, clock: Clock) => {
+          const queue = bullmq ?? inProcess;
+          return queue ? new QueuedApplicationExpiryScheduler(queue, clock) : new NoopApplicationExpiryScheduler();
+        },
       },
       {
         provide: BackgroundJobs,
-        inject: [AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogRepository, Clock],
+        inject: [QueueDrivers, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogRepository, Clock],
         useFactory: (
+          { bullmq, inProcess }: QueueDrivers,
           publisher: AuditEventPublisher,
           scheduler: ApplicationExpiryScheduler,
           expire: ExpireApplications,
@@ -153,15 +140,12 @@ export class BackgroundJobsModule {
         },
       },
     ];
-    const exports: DynamicModule['exports'] = [CheckpointSigner, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, BackgroundJobs];
-    if (queue) {
-      providers.push({ provide: JobQueue, useValue: queue });
-      exports.push(JobQueue);
-    }
-    if (bullmq) {
-      providers.push({ provide: RedisHealth, useValue: new IoredisHealth(bullmq.redis) });
-      exports.push(RedisHealth);
-    }
-    return { module: BackgroundJobsModule, providers, exports };
+    return {
+      module: BackgroundJobsModule,
+      imports: [imports.queue, imports.persistence],
+      providers,
+      // The queue module re-exported: features find the publisher, the JobQueue and RedisHealth as before.
+      exports: [CheckpointSigner, ApplicationExpiryScheduler, ExpireApplications, BackgroundJobs, imports.queue],
+    };
   }
 }

@@ -13,3 +13,4 @@ export * from './bullmq/bullmq-job-consumer';
 export * from './in-process/in-process-job-queue';
 export * from './background-jobs';
 export * from './background-jobs.module';
+export * from './job-queue.module';

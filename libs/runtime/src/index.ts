@@ -1,4 +1,5 @@
 export * from './json-logger';
 export * from './bootstrap';
+export * from './adapter-modules';
 export * from './metrics';
 export * from './job-tracing';

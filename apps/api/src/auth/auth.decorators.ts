@@ -7,10 +7,7 @@ export const REQUIRED_PERMISSION = 'gatehouse:permission';
 /** No API key needed (health, OpenAPI). */
 export const PublicRoute = () => SetMetadata(PUBLIC_ROUTE, true);
 
-/**
- * The permission an endpoint needs. `application:create` also admits a private application with
- * can_create_expiring_applications; the use case then restricts it to expiring applications.
- */
+/** The permission an endpoint needs, checked by the domain's rule (`requirePermission`) before the handler runs. */
 export const RequirePermission = (permission: string) => SetMetadata(REQUIRED_PERMISSION, permission);
 
 export interface AuthenticatedRequest {

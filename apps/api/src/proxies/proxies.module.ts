@@ -1,9 +1,6 @@
 import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import {
-  ApplicationRepository,
   AuthenticateApiKey,
-  AuthenticationThrottle,
-  LastUseRecorder,
   Clock,
   CreateProxy,
   DeleteProxy,
@@ -84,12 +81,11 @@ export class ProxiesModule {
         useCase(DeleteProxy, [UnitOfWork]),
         useCase(GetProxy, [ProxyRepository]),
         useCase(ListProxies, [ProxyRepository]),
-        useCase(AuthenticateApiKey, [ApplicationRepository, Clock, AuthenticationThrottle, LastUseRecorder]),
         useCase(ResolveProxyForInvocation, [ProxyRepository, AuthenticateApiKey]),
         SvcLoopback,
         ProxyInvocation,
       ],
-      exports: [SvcLoopback, ProxyInvocation],
+      exports: [ProxyInvocation],
     };
   }
 }

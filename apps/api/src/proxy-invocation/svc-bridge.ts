@@ -6,6 +6,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { Pool } from 'undici';
 import { AuthenticateApiKey, AuthenticationError, pathEscape, Principal, Proxy } from '@gatehouse/domain';
 import type { SvcBridge, SvcRequest, SvcResponse } from '@gatehouse/reactor';
+import { PrincipalResolver, PrincipalResolvers } from '../auth/principal-resolver';
 import { transformBodyOf } from './transform-payloads';
 
 const SECRET_HEADER = 'x-gatehouse-svc-secret';
@@ -32,7 +33,7 @@ export class SvcRequestRefusedError extends Error {
  * cache is invalidated like keys), so a delete or a permission change applies to the very next svc call.
  */
 @Injectable()
-export class SvcLoopback implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SvcLoopback implements PrincipalResolver, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly secret = Buffer.from(randomBytes(32).toString('base64url'));
   private readonly internalSockets = new WeakSet<Socket>();
   private server?: Server;
@@ -41,7 +42,10 @@ export class SvcLoopback implements OnApplicationBootstrap, OnApplicationShutdow
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly authenticate: AuthenticateApiKey,
-  ) {}
+    resolvers: PrincipalResolvers,
+  ) {
+    resolvers.register(this);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const server = createServer({ keepAliveTimeout: 30_000 }, this.adapterHost.httpAdapter.getInstance());
@@ -65,7 +69,7 @@ export class SvcLoopback implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * The principal of a svc call, for the ApiKeyGuard: undefined when the request did not arrive on the
+   * The principal of a svc call, for the ApiKeyGuard (through PrincipalResolvers): undefined when the request did not arrive on the
    * internal listener (then only SVC-API-KEY counts), a 401 when it did without the secret.
    */
   async principalOf(req: IncomingMessage): Promise<Principal | undefined> {

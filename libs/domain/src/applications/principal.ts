@@ -33,6 +33,11 @@ export function mayCreateApplications(principal: Principal): boolean {
   return principal.permissions.has('application:create') || principal.canCreateExpiringApplications;
 }
 
+/**
+ * The permission rule of every route and use case. `application:create` is also open to a private application with
+ * can_create_expiring_applications: CreateApplication then limits it to expiring applications.
+ */
 export function requirePermission(principal: Principal, permission: string): void {
-  if (!principal.permissions.has(permission)) throw new PermissionDeniedError(permission);
+  const held = permission === 'application:create' ? mayCreateApplications(principal) : principal.permissions.has(permission);
+  if (!held) throw new PermissionDeniedError(permission);
 }

@@ -8,9 +8,8 @@ import { EscalationError, FieldErrorCollector, ValidationError } from '../shared
 import { AuthenticationThrottle } from '../rate-limits/authentication-throttle';
 import { InMemoryRateCounter } from '../rate-limits/rate-counter';
 import { newId } from '../shared/ids';
-import { FixedClock, InMemoryApplicationRepository, InMemoryUnitOfWork, RecordingAuditEventPublisher } from '../testing/in-memory-ports';
+import { FixedClock, InMemoryApplicationRepository, InMemoryProxyRepository, InMemoryUnitOfWork, RecordingAuditEventPublisher } from '../testing';
 import { DestinationPolicy } from './destination-policy';
-import { InMemoryProxyRepository } from './in-memory-proxy.repository';
 import { applyProxyPatch, looksLikeProxyKey, ProxyInput, TransformField, validateDestinationUrl } from './proxy';
 import { CreateProxy, DeleteProxy, PatchProxy, ReplaceProxy } from './proxy-commands';
 import { GetProxy, ListProxies, ResolveProxyForInvocation } from './proxy-queries';

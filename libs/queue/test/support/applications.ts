@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Application, insertApplication, UnitOfWork } from '../../../domain/src';
+import { Application, insertApplication, UnitOfWork } from '@gatehouse/domain';
 import { JobsHost } from './queue-test-support';
 
 /** A committed expiring application (and its tenant's id), as CreateApplication leaves one. */

@@ -3,11 +3,11 @@ import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { Database, openDatabase, PersistenceModule } from '../../../persistence/src';
-import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, QueueName } from '../../src';
+import { parseSigningKey } from '@gatehouse/config';
+import { CheckpointSigner } from '@gatehouse/domain';
+import { Database, openDatabase, PersistenceModule } from '@gatehouse/persistence';
+import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule, QueueName } from '@gatehouse/queue';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '../../../../test/support/test-env';
-import { parseSigningKey } from '../../../config/src';
-import { CheckpointSigner } from '../../../domain/src';
 
 /** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
 export function uniquePrefix(name: string): string {
@@ -51,7 +51,10 @@ export async function countLogs(database: Database, tenantId: string): Promise<n
 @Module({})
 class JobsHostModule {
   static register(database: Database, options: BackgroundJobsOptions): DynamicModule {
-    return { module: JobsHostModule, imports: [PersistenceModule.forRoot(database), BackgroundJobsModule.forRoot(options)] };
+    // As the runtime's persistenceAndJobsModules wires them (the queue's tests may not import the runtime, which imports the queue).
+    const queue = JobQueueModule.forRoot(options);
+    const persistence = PersistenceModule.forRoot(database, { publisher: queue });
+    return { module: JobsHostModule, imports: [queue, persistence, BackgroundJobsModule.forRoot(options, { queue, persistence })] };
   }
 }
 

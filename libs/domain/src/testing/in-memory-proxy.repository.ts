@@ -1,8 +1,8 @@
 import { ConflictError } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
-import { InMemoryTable, pageInMemory, Snapshotting } from '../testing/in-memory-ports';
-import { Proxy } from './proxy';
-import { ProxyFilter, ProxyRepository } from './proxy.repository';
+import { Proxy } from '../proxies/proxy';
+import { ProxyFilter, ProxyRepository } from '../proxies/proxy.repository';
+import { InMemoryTable, pageInMemory, Snapshotting } from './in-memory-ports';
 
 /** The ProxyRepository of unit tests; same observable behaviour as the TypeORM adapter (the persistence suite runs both). */
 export class InMemoryProxyRepository extends ProxyRepository implements Snapshotting {

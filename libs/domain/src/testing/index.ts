@@ -1,0 +1,3 @@
+// In-memory fakes of the domain's ports, for tests only (`@gatehouse/domain/testing`; never built into dist).
+export * from './in-memory-ports';
+export * from './in-memory-proxy.repository';
