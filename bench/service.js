@@ -3,7 +3,7 @@
 const { spawn, execFileSync } = require('node:child_process');
 const { createServer } = require('node:net');
 const { join } = require('node:path');
-const { readFileSync } = require('node:fs');
+const { readdirSync, readFileSync } = require('node:fs');
 const { Client } = require('pg');
 
 const ROOT = join(__dirname, '..');
@@ -69,8 +69,25 @@ async function startGatehouse(env) {
   throw new Error('gatehouse did not start');
 }
 
-/** CPU time (user + system) a process has used so far, in ms; Linux /proc, undefined elsewhere. */
+/** CPU time (user + system) a process and its children have used so far, in ms; Linux /proc, undefined elsewhere. */
 function cpuMs(pid) {
+  const own = processCpuMs(pid);
+  if (own === undefined) return undefined;
+  // Its children too: Gatehouse runs transforms in sandbox processes of its own.
+  let total = own;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(fields[1]) === pid) total += processCpuMs(Number(entry)) ?? 0;
+    } catch {
+      // Gone in between.
+    }
+  }
+  return total;
+}
+
+function processCpuMs(pid) {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)

@@ -20,7 +20,8 @@ describe('loadConfig', () => {
       reactorPoolSize: availableParallelism(),
       reactorTimeoutMs: 5000,
       reactorMemoryMb: 64,
-      reactorSyncBudgetMs: 5,
+      reactorTenantMaxConcurrency: Math.max(1, Math.floor(availableParallelism() / 2)),
+      reactorTenantMaxQueue: 100,
       proxyTimeoutMs: 25_000,
       databasePoolSize: 10,
       authThrottleLimit: 60,
@@ -34,7 +35,7 @@ describe('loadConfig', () => {
   });
 
   it('treats blank values as unset', () => {
-    expect(loadConfig({ PORT: '  ', DATABASE_URL: '', REACTOR_SYNC_BUDGET_MS: ' ' })).toMatchObject({ port: 3000, databaseUrl: undefined, reactorSyncBudgetMs: 5 });
+    expect(loadConfig({ PORT: '  ', DATABASE_URL: '', REACTOR_TENANT_MAX_QUEUE: ' ' })).toMatchObject({ port: 3000, databaseUrl: undefined, reactorTenantMaxQueue: 100 });
   });
 
   it('reads every variable', () => {
@@ -51,7 +52,8 @@ describe('loadConfig', () => {
       REACTOR_POOL_SIZE: '4',
       REACTOR_TIMEOUT_MS: '1000',
       REACTOR_MEMORY_MB: '128',
-      REACTOR_SYNC_BUDGET_MS: '0',
+      REACTOR_TENANT_MAX_CONCURRENCY: '3',
+      REACTOR_TENANT_MAX_QUEUE: '20',
       PROXY_TIMEOUT_MS: '5000',
       DATABASE_POOL_SIZE: '20',
       AUTH_THROTTLE_LIMIT: '0',
@@ -76,7 +78,8 @@ describe('loadConfig', () => {
       reactorPoolSize: 4,
       reactorTimeoutMs: 1000,
       reactorMemoryMb: 128,
-      reactorSyncBudgetMs: 0,
+      reactorTenantMaxConcurrency: 3,
+      reactorTenantMaxQueue: 20,
       proxyTimeoutMs: 5000,
       databasePoolSize: 20,
       authThrottleLimit: 0,
@@ -108,8 +111,9 @@ describe('loadConfig', () => {
     ['REACTOR_POOL_SIZE', '0', /^REACTOR_POOL_SIZE must be an integer from 1 to 256/],
     ['REACTOR_TIMEOUT_MS', '5', /^REACTOR_TIMEOUT_MS must be an integer from 10 to 60000/],
     ['REACTOR_MEMORY_MB', '4', /^REACTOR_MEMORY_MB must be an integer from 8 to 1024/],
-    ['REACTOR_SYNC_BUDGET_MS', '51', /^REACTOR_SYNC_BUDGET_MS must be an integer from 0 to 50, got '51'$/],
-    ['REACTOR_SYNC_BUDGET_MS', '-1', /^REACTOR_SYNC_BUDGET_MS must be an integer from 0 to 50, got '-1'$/],
+    ['REACTOR_TENANT_MAX_CONCURRENCY', '0', /^REACTOR_TENANT_MAX_CONCURRENCY must be an integer from 1 to \d+, got '0'$/],
+    ['REACTOR_TENANT_MAX_CONCURRENCY', '300', /^REACTOR_TENANT_MAX_CONCURRENCY must be an integer from 1 to \d+, got '300'$/],
+    ['REACTOR_TENANT_MAX_QUEUE', '0', /^REACTOR_TENANT_MAX_QUEUE must be an integer from 1 to 10000, got '0'$/],
     ['PROXY_TIMEOUT_MS', '1000000', /^PROXY_TIMEOUT_MS must be an integer from 10 to 300000/],
     ['DATABASE_POOL_SIZE', 'ten', /^DATABASE_POOL_SIZE must be an integer from 1 to 200, got 'ten'$/],
     ['TRANSFORM_CONSOLE_LOG', 'loud', /^TRANSFORM_CONSOLE_LOG must be true or false, got 'loud'$/],

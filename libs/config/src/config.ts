@@ -15,7 +15,8 @@ export interface AppConfig {
   reactorPoolSize: number;
   reactorTimeoutMs: number;
   reactorMemoryMb: number;
-  reactorSyncBudgetMs: number;
+  reactorTenantMaxConcurrency: number;
+  reactorTenantMaxQueue: number;
   proxyTimeoutMs: number;
   databasePoolSize: number;
   /** The Ed25519 key that signs log checkpoints, as given (PEM, or base64/hex of the 32-byte seed); never logged. */
@@ -43,6 +44,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): AppConfig {
+  const reactorPoolSize = integer(env, 'REACTOR_POOL_SIZE', availableParallelism(), 1, 256);
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
@@ -53,10 +55,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     proxyAllowedPrivateCidrs: cidrs(env, 'PROXY_ALLOWED_PRIVATE_CIDRS'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    reactorPoolSize: integer(env, 'REACTOR_POOL_SIZE', availableParallelism(), 1, 256),
+    reactorPoolSize,
     reactorTimeoutMs: integer(env, 'REACTOR_TIMEOUT_MS', 5000, 10, 60_000),
     reactorMemoryMb: integer(env, 'REACTOR_MEMORY_MB', 64, 8, 1024),
-    reactorSyncBudgetMs: integer(env, 'REACTOR_SYNC_BUDGET_MS', 5, 0, 50),
+    // Half the pool by default: one tenant never holds every sandbox.
+    reactorTenantMaxConcurrency: integer(env, 'REACTOR_TENANT_MAX_CONCURRENCY', Math.max(1, Math.floor(reactorPoolSize / 2)), 1, reactorPoolSize),
+    reactorTenantMaxQueue: integer(env, 'REACTOR_TENANT_MAX_QUEUE', 100, 1, 10_000),
     proxyTimeoutMs: integer(env, 'PROXY_TIMEOUT_MS', 25_000, 10, 300_000),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
     ...signingKey(env),

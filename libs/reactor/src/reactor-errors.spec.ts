@@ -118,7 +118,7 @@ describe('Reactor.validate', () => {
     expect(() => reactor.validate(`module.exports = async function (req) { return { body: req.args.body, headers: {} }; };`)).not.toThrow();
     expect(() => reactor.validate(`while (true) {}`)).not.toThrow();
     expect(() => reactor.validate(`throw new Error('never runs'); return 1;`)).not.toThrow();
-    expect(reactor.stats().isolates).toBe(0);
+    expect(reactor.stats().processes).toBe(0);
   });
 
   it('reports the line and column of a syntax error', () => {

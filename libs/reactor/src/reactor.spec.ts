@@ -294,12 +294,12 @@ describe('Reactor: transforms that work', () => {
     try {
       const code = `module.exports = async (req) => ({ body: req.args.body, headers: {} });`;
       await single.run(input(code));
-      expect(single.stats()).toMatchObject({ isolates: 1, compiledScripts: 1 });
+      expect(single.stats()).toMatchObject({ processes: 1, compiledScripts: 1 });
       for (let i = 0; i < 5; i++) expect(okBody(await single.run(input(code)))).toEqual({ card: '4242' });
       expect(single.stats().compiledScripts).toBe(1);
       single.validate(code);
       await single.run(input(code + '\n// another version'));
-      expect(single.stats()).toMatchObject({ isolates: 1, compiledScripts: 2, replaced: 0, queued: 0 });
+      expect(single.stats()).toMatchObject({ processes: 1, compiledScripts: 2, replaced: 0, queued: 0 });
     } finally {
       await single.close();
     }

@@ -1,14 +1,7 @@
 import { availableParallelism } from 'node:os';
-import { Invocation, type InvocationLimits } from './invocation';
-import { IsolatePool, PoolUnavailableError } from './isolate-pool';
-import {
-  newSandboxCounters,
-  SandboxIsolate,
-  SlowRuns,
-  TransformLoadError,
-  type SandboxCounters,
-  type SandboxIsolateLimits,
-} from './sandbox-isolate';
+import { PoolUnavailableError, SandboxPool } from './sandbox-pool';
+import { SandboxProcess } from './sandbox-process';
+import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
 import { proxyErrorResult } from './transform-errors';
 import { transformCodeHash } from './transform-source';
 import type { ReactorOptions, ReactorStats, TransformInput, TransformResult } from './transform-types';
@@ -19,6 +12,7 @@ export const REACTOR_DEFAULTS = {
   memoryLimitMb: 64,
   maxCodeLength: 50_000,
   maxQueue: 1000,
+  tenantMaxQueue: 100,
   queueTimeoutMs: 30_000,
   maxResultLength: 10 * 1024 * 1024,
   maxCachedScripts: 500,
@@ -29,55 +23,60 @@ export const REACTOR_DEFAULTS = {
   maxDigestInput: 32 * 1024 * 1024,
   maxRandomBytes: 64 * 1024,
   maxBufferLength: 256 * 1024 * 1024,
-  syncBudgetMs: 5,
+  startTimeoutMs: 20_000,
 } as const;
 
-type Settled = { kind: 'done'; outcome: string } | { kind: 'timeout' } | { kind: 'broken' } | { kind: 'failed'; error: unknown };
+/**
+ * Address space a sandbox process may add to what it reserved at start: twice the isolate's heap
+ * (V8 reserves heap pages ahead of using them; array buffers are counted against the same limit by
+ * isolated-vm) plus this much for the process's own work (the result's JSON, isolated-vm's threads).
+ */
+const PROCESS_OVERHEAD_MB = 192;
 
 // RFC 9110 token for names; values may not smuggle a second header or a NUL.
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE_FORBIDDEN = /[\r\n\0]/;
 
+/** The address space one sandbox process may grow by, for a heap limit (see PROCESS_OVERHEAD_MB). */
+export function sandboxHeadroomMb(memoryLimitMb: number): number {
+  return 2 * memoryLimitMb + PROCESS_OVERHEAD_MB;
+}
+
 /**
- * Runs tenant-written transforms in isolated-vm sandboxes. `run` never rejects: every failure
- * (the tenant's, a timeout, an exhausted pool) is a TransformResult with an error status.
+ * Runs tenant-written transforms in sandbox processes (SandboxProcess), shared fairly between
+ * tenants (SandboxPool). `run` never rejects: every failure (the tenant's, a timeout, a full pool) is
+ * a TransformResult with an error status.
  */
 export class Reactor {
   private readonly timeoutMs: number;
   private readonly maxCodeLength: number;
   private readonly maxResultLength: number;
-  private readonly invocationLimits: InvocationLimits;
-  private readonly pool: IsolatePool<SandboxIsolate>;
+  private readonly pool: SandboxPool<SandboxProcess>;
   private readonly validator: TransformValidator;
   private closed = false;
   private catastrophicErrors = 0;
-  private readonly sandboxCounters: SandboxCounters = newSandboxCounters();
-  private readonly slowRuns = new SlowRuns();
+  private timeouts = 0;
+  private deaths = 0;
+  /** Counters of sandbox processes that are gone, so the totals survive their replacement. */
+  private readonly retired: Pick<SandboxCounters, 'contextsCreated' | 'warmInvocations'> = { contextsCreated: 0, warmInvocations: 0 };
   private readonly codeHashes = new CodeHashes();
-  /** Executions abandoned at their deadline that have not stopped yet (see close()). */
-  private readonly abandoned = new Set<Promise<unknown>>();
 
   constructor(options: ReactorOptions = {}) {
     this.timeoutMs = positive(options.timeoutMs, REACTOR_DEFAULTS.timeoutMs);
     this.maxCodeLength = positive(options.maxCodeLength, REACTOR_DEFAULTS.maxCodeLength);
     this.maxResultLength = positive(options.maxResultLength, REACTOR_DEFAULTS.maxResultLength);
     const memoryLimitMb = Math.max(8, positive(options.memoryLimitMb, REACTOR_DEFAULTS.memoryLimitMb));
-    this.invocationLimits = {
-      timeoutMs: this.timeoutMs,
-      maxLogLines: REACTOR_DEFAULTS.maxLogLines,
-      maxLogLineLength: REACTOR_DEFAULTS.maxLogLineLength,
-      maxSvcRequests: positive(options.maxSvcRequests, REACTOR_DEFAULTS.maxSvcRequests),
-      maxTimers: REACTOR_DEFAULTS.maxTimers,
-    };
-    const isolateLimits: SandboxIsolateLimits = {
+    const settings: SandboxProcessSettings = {
       memoryLimitMb,
       timeoutMs: this.timeoutMs,
+      maxSvcRequests: positive(options.maxSvcRequests, REACTOR_DEFAULTS.maxSvcRequests),
       maxResultLength: this.maxResultLength,
       maxCachedScripts: positive(options.maxCachedScripts, REACTOR_DEFAULTS.maxCachedScripts),
       // A quarter of the heap at most (characters of source; bytecode is a few times smaller).
       maxCachedSourceLength: Math.floor((memoryLimitMb * 1024 * 1024) / 4),
       maxLogLines: REACTOR_DEFAULTS.maxLogLines,
       maxLogLineLength: REACTOR_DEFAULTS.maxLogLineLength,
+      maxTimers: REACTOR_DEFAULTS.maxTimers,
       // A transform cannot hold more than its heap anyway; this only makes the failure a clear RangeError.
       maxBufferLength: Math.min(REACTOR_DEFAULTS.maxBufferLength, memoryLimitMb * 1024 * 1024),
       // One 8-byte slot per element: an array this long already fills the whole heap.
@@ -87,24 +86,36 @@ export class Reactor {
       maxCollectionEntries: Math.floor((memoryLimitMb * 1024 * 1024) / 128),
       maxDigestInput: REACTOR_DEFAULTS.maxDigestInput,
       maxRandomBytes: REACTOR_DEFAULTS.maxRandomBytes,
-      // Never more than the whole timeout; 0 turns synchronous runs off.
-      syncBudgetMs: Math.min(
-        this.timeoutMs,
-        options.syncBudgetMs === 0 ? 0 : positive(options.syncBudgetMs, REACTOR_DEFAULTS.syncBudgetMs),
-      ),
     };
     const onCatastrophicError = (message: string) => {
       this.catastrophicErrors++;
       options.onCatastrophicError?.(message);
     };
-    this.pool = new IsolatePool(
+    const size = positive(options.poolSize, availableParallelism());
+    this.pool = new SandboxPool(
       {
-        size: positive(options.poolSize, availableParallelism()),
+        size,
+        // Half the pool by default: one tenant can never take every sandbox.
+        tenantMaxConcurrency: Math.min(size, positive(options.tenantMaxConcurrency, Math.max(1, Math.floor(size / 2)))),
+        tenantMaxQueue: positive(options.tenantMaxQueue, REACTOR_DEFAULTS.tenantMaxQueue),
         maxQueue: options.maxQueue === 0 ? 0 : positive(options.maxQueue, REACTOR_DEFAULTS.maxQueue),
         queueTimeoutMs: positive(options.queueTimeoutMs, REACTOR_DEFAULTS.queueTimeoutMs),
-        prepareTimeoutMs: this.timeoutMs,
+        // A held sandbox frees up within one timeout.
+        retryAfterSeconds: Math.max(1, Math.ceil(this.timeoutMs / 1000)),
       },
-      () => new SandboxIsolate(isolateLimits, onCatastrophicError, this.sandboxCounters, this.slowRuns),
+      () => {
+        const sandbox = new SandboxProcess({
+          settings,
+          addressSpaceHeadroomMb: sandboxHeadroomMb(memoryLimitMb),
+          startTimeoutMs: REACTOR_DEFAULTS.startTimeoutMs,
+          onCatastrophicError,
+        });
+        void sandbox.exitedOnce().then(() => {
+          this.retired.contextsCreated += sandbox.counters.contextsCreated;
+          this.retired.warmInvocations += sandbox.counters.warmInvocations;
+        });
+        return sandbox;
+      },
     );
     this.validator = new TransformValidator(this.maxCodeLength);
   }
@@ -127,107 +138,80 @@ export class Reactor {
       return proxyErrorResult('ReactorRuntimeError', 'The transform input is not JSON-serializable');
     }
     const codeHash = this.codeHashes.of(input.code);
-
-    let isolate: SandboxIsolate;
-    try {
-      isolate = await this.pool.acquire();
-    } catch (error) {
-      const detail = error instanceof PoolUnavailableError ? error.message : 'No sandbox is available';
-      return proxyErrorResult('ServiceUnavailableError', detail);
-    }
-
-    const invocation = new Invocation(input.svc, this.invocationLimits);
     // Without a tenant to key them by, no context is kept warm (each run gets a fresh one).
     const tenantId = typeof input.tenantId === 'string' && input.tenantId !== '' ? input.tenantId : null;
-    const settled = await this.executeWithDeadline(isolate, invocation, () =>
-      isolate.execute(invocation, tenantId, input.code, codeHash, inputJson),
-    );
-    const logs = invocation.logs.slice();
+
+    let sandbox: SandboxProcess;
+    try {
+      sandbox = await this.pool.acquire(tenantId ?? '');
+    } catch (error) {
+      if (error instanceof PoolUnavailableError) return { ...proxyErrorResult('ServiceUnavailableError', error.message), retryAfterSeconds: error.retryAfterSeconds };
+      return proxyErrorResult('ServiceUnavailableError', 'No sandbox is available');
+    }
+
+    const settled = await sandbox.run({ tenantId, code: input.code, codeHash, inputJson, svc: input.svc, timeoutMs: this.timeoutMs });
+    const logs = settled.logs;
     switch (settled.kind) {
       case 'done':
-        this.pool.release(isolate);
+        this.pool.release(sandbox);
         return this.toResult(settled.outcome, logs);
-      case 'timeout':
+      case 'deadline':
+        this.timeouts++;
+        this.pool.discard(sandbox);
         return proxyErrorResult('ReactorRuntimeError', `Transform timed out after ${this.timeoutMs} ms`, logs);
-      case 'broken':
+      case 'died':
+        this.deaths++;
+        this.pool.discard(sandbox);
         return proxyErrorResult('ReactorRuntimeError', 'Transform ran out of memory', logs);
       case 'failed':
-        if (isolate.disposed) {
-          this.pool.discard(isolate);
-          return proxyErrorResult('ReactorRuntimeError', 'Transform ran out of memory', logs);
+        if (settled.failure === 'load') {
+          this.pool.release(sandbox);
+          return proxyErrorResult('ReactorRuntimeError', settled.message, logs);
         }
-        if (settled.error instanceof TransformLoadError) {
-          this.pool.release(isolate);
-          return proxyErrorResult('ReactorRuntimeError', settled.error.message, logs);
+        this.pool.discard(sandbox);
+        if (settled.failure === 'timeout') {
+          this.timeouts++;
+          return proxyErrorResult('ReactorRuntimeError', `Transform timed out after ${this.timeoutMs} ms`, logs);
         }
-        // An isolated-vm failure we cannot classify: the isolate's state is unknown, replace it.
-        this.pool.discard(isolate);
+        if (settled.failure === 'memory') return proxyErrorResult('ReactorRuntimeError', 'Transform ran out of memory', logs);
         return proxyErrorResult('ReactorRuntimeError', 'The transform could not be run', logs);
     }
   }
 
   stats(): ReactorStats {
-    return { ...this.pool.stats(), ...this.sandboxCounters, catastrophicErrors: this.catastrophicErrors };
+    const live = { contextsCreated: 0, warmInvocations: 0, compiledScripts: 0, warmContexts: 0 };
+    const pids: number[] = [];
+    for (const sandbox of this.pool.sandboxes()) {
+      live.contextsCreated += sandbox.counters.contextsCreated;
+      live.warmInvocations += sandbox.counters.warmInvocations;
+      live.compiledScripts += sandbox.counters.compiledScripts;
+      live.warmContexts += sandbox.counters.warmContexts;
+      if (sandbox.pid !== undefined) pids.push(sandbox.pid);
+    }
+    return {
+      ...this.pool.stats(),
+      pids,
+      compiledScripts: live.compiledScripts,
+      warmContexts: live.warmContexts,
+      contextsCreated: this.retired.contextsCreated + live.contextsCreated,
+      warmInvocations: this.retired.warmInvocations + live.warmInvocations,
+      timeouts: this.timeouts,
+      crashes: this.deaths,
+      catastrophicErrors: this.catastrophicErrors,
+    };
   }
 
   /**
-   * Stops taking work and disposes every isolate once its invocation ends. Also waits (up to one
-   * timeout) for abandoned executions to notice their isolate is gone: exiting the process while
-   * an isolate thread is still inside a long builtin call can crash it on the way out.
+   * Stops taking work, lets running invocations finish (each bounded by its timeout), and stops
+   * every sandbox process.
    */
   async close(): Promise<void> {
     this.closed = true;
     this.validator.dispose();
-    await this.pool.close();
-    if (this.abandoned.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled([...this.abandoned]),
-        new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs))),
-      ]);
-      clearTimeout(timer);
-    }
+    await this.pool.close(this.timeoutMs);
   }
 
-  /**
-   * isolated-vm's own timeout covers synchronous execution only; this deadline also covers awaits
-   * (svc calls, promises that never settle) and loops entered after an await. It answers at once:
-   * a builtin stuck in one long call may take a while to notice its isolate was disposed, and the
-   * caller must not wait for that.
-   */
-  private executeWithDeadline(isolate: SandboxIsolate, invocation: Invocation, execute: () => Promise<string>): Promise<Settled> {
-    return new Promise<Settled>((resolve) => {
-      const abandon = (kind: 'timeout' | 'broken') => {
-        clearTimeout(timer);
-        isolate.onBroken(null);
-        invocation.end();
-        this.pool.discard(isolate);
-        const forget = (): void => {
-          this.abandoned.delete(stopped);
-        };
-        const stopped: Promise<void> = running.then(forget, forget);
-        this.abandoned.add(stopped);
-        resolve({ kind });
-      };
-      const running = execute();
-      const timer = setTimeout(() => abandon('timeout'), this.timeoutMs);
-      isolate.onBroken(() => abandon('broken'));
-      running.then(
-        (outcome) => {
-          clearTimeout(timer);
-          isolate.onBroken(null);
-          resolve({ kind: 'done', outcome });
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          isolate.onBroken(null);
-          resolve({ kind: 'failed', error });
-        },
-      );
-    });
-  }
-
-  /** The sandbox already shaped the outcome; the host re-checks it, trusting nothing from inside. */
+/** The sandbox already shaped the outcome; the host re-checks it, trusting nothing from inside. */
   private toResult(json: string, copy: string[]): TransformResult {
     if (json.length > this.maxResultLength + 1024) {
       return proxyErrorResult('ReactorRuntimeError', `The transform result exceeds ${this.maxResultLength} characters`, copy);

@@ -28,7 +28,7 @@ export const PROXY_ERROR_STATUSES = {
 export type ProxyErrorName = keyof typeof PROXY_ERROR_STATUSES;
 
 /** A result the host produces itself (timeout, out of memory, saturation), shaped like a thrown error's. */
-export function proxyErrorResult(name: ProxyErrorName, detail: string, logs: string[] = []): TransformResult {
+export function proxyErrorResult(name: ProxyErrorName, detail: string, logs: string[] = []): Extract<TransformResult, { ok: false }> {
   const status = PROXY_ERROR_STATUSES[name];
   return {
     ok: false,

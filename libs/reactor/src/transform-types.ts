@@ -1,5 +1,5 @@
 export interface ReactorOptions {
-  /** Number of isolates, i.e. invocations running at once. Default: os.availableParallelism(). */
+  /** Number of sandbox processes, i.e. invocations running at once. Default: os.availableParallelism(). */
   poolSize?: number;
   /** Wall-clock limit of one invocation, svc calls and awaits included. Default 5000. */
   timeoutMs?: number;
@@ -18,14 +18,15 @@ export interface ReactorOptions {
   /** svc requests one invocation may start. Default 100. */
   maxSvcRequests?: number;
   /**
-   * Longest a warm run of a cheap transform may take on the service's own thread before it is stopped
-   * and run again on the isolate's thread (see SandboxIsolate.runSync). 0 runs every transform on the
-   * isolate's thread. Default 5 ms.
+   * Sandbox processes one tenant may hold at once; its further invocations wait in its own queue.
+   * Default: half the pool (at least 1).
    */
-  syncBudgetMs?: number;
+  tenantMaxConcurrency?: number;
+  /** Invocations of one tenant allowed to wait beyond its share; beyond that run() answers 503. Default 100. */
+  tenantMaxQueue?: number;
   /**
-   * isolated-vm reports that V8 lost control of an isolate. The isolate is replaced either way; the
-   * isolated-vm authors advise finishing outstanding work and restarting the process.
+   * isolated-vm reports that V8 lost control of an isolate. Its sandbox process is stopped and
+   * replaced; the API process is not affected.
    */
   onCatastrophicError?: (message: string) => void;
 }
@@ -63,27 +64,42 @@ export interface TransformInput {
 
 export type TransformResult =
   | { ok: true; body: unknown; headers: Record<string, string>; status?: number; logs: string[] }
-  | { ok: false; status: number; headers: Record<string, string>; body: unknown; logs: string[] };
+  | {
+      ok: false;
+      status: number;
+      headers: Record<string, string>;
+      body: unknown;
+      logs: string[];
+      /** Set when the sandbox pool (or the tenant's share of it) is full: answer 503 with this Retry-After. */
+      retryAfterSeconds?: number;
+    };
 
 export interface ReactorStats {
-  isolates: number;
+  /** Sandbox processes alive (started or starting). */
+  processes: number;
+  /** Of those, how many are still starting. */
+  starting: number;
+  /** Their process ids. */
+  pids: number[];
   compiledScripts: number;
+  /** Invocations running. */
   busy: number;
+  /** Invocations waiting for a sandbox. */
   queued: number;
+  /** Sandbox processes stopped and replaced (after a timeout, an out-of-memory, a crash). */
   replaced: number;
+  /** Invocations refused with 503: a full queue, or no sandbox in time. */
+  refused: number;
   /** Sandbox contexts bootstrapped since the reactor started (each costs the runtime's bootstrap). */
   contextsCreated: number;
-  /** Contexts kept warm for later runs of the same tenant and code, over all isolates. */
+  /** Contexts kept warm for later runs of the same tenant and code, over all sandboxes. */
   warmContexts: number;
   /** Invocations that ran in a warm context. */
   warmInvocations: number;
-  /** Warm invocations run synchronously on the service's thread (cheap transforms). */
-  syncInvocations: number;
-  /** Synchronous runs stopped at their budget and run again on the isolate's thread. */
-  syncOverruns: number;
-  /**
-   * Isolates lost to an out-of-memory V8 could not contain. Each leaves a parked thread and its
-   * memory behind until the process exits: restart the process when this grows.
-   */
+  /** Invocations stopped at their timeout. */
+  timeouts: number;
+  /** Sandbox processes that died during an invocation (their address-space cap, a crash). */
+  crashes: number;
+  /** Isolates V8 lost control of (out of memory inside one builtin call); each cost its sandbox process. */
   catastrophicErrors: number;
 }

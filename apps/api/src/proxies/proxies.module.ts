@@ -29,7 +29,7 @@ import { SvcLoopback } from '../proxy-invocation/svc-bridge';
 import { ProxiesController } from './proxies.controller';
 import { ReactorTransformCompiler } from './reactor-transform-compiler';
 
-/** Closes the process's one reactor (its isolates) when the app stops. */
+/** Closes the process's one reactor (its sandbox processes) when the app stops. */
 @Injectable()
 class ReactorShutdown implements OnApplicationShutdown {
   constructor(@Inject(Reactor) private readonly reactor: Reactor) {}
@@ -67,9 +67,10 @@ export class ProxiesModule {
               poolSize: config.reactorPoolSize,
               timeoutMs: config.reactorTimeoutMs,
               memoryLimitMb: config.reactorMemoryMb,
-              syncBudgetMs: config.reactorSyncBudgetMs,
-              // isolated-vm's advice after such an error is to drain and restart the process: say so loudly.
-              onCatastrophicError: (message) => logger.error(`V8 lost control of a sandbox isolate (replaced); restart this process soon: ${message}`),
+              tenantMaxConcurrency: config.reactorTenantMaxConcurrency,
+              tenantMaxQueue: config.reactorTenantMaxQueue,
+              // Contained to its sandbox process, which is replaced; worth knowing about all the same.
+              onCatastrophicError: (message) => logger.error(`V8 lost control of a sandbox isolate; its sandbox process was replaced: ${message}`),
             });
           },
         },

@@ -406,6 +406,11 @@ function setHeaders(res: Response, headers: HeaderMap): void {
 
 /** A transform's error result, sent as it is: its status, its headers, its body (JSON unless a string). */
 function sendTransformError(res: Response, result: Extract<TransformResult, { ok: false }>): void {
+  // The sandbox pool (or this tenant's share of it) is full: the service's own 503, not the transform's.
+  if (result.retryAfterSeconds !== undefined) {
+    const detail = (result.body as { proxy_error?: { detail?: string } } | null)?.proxy_error?.detail ?? 'No transform sandbox is available';
+    return sendProblem(res, problem(503, detail), { 'retry-after': String(result.retryAfterSeconds) });
+  }
   let headers: HeaderMap;
   try {
     headers = transformHeaders(result.headers, 'response');

@@ -159,45 +159,48 @@ function serializeOutcome(outcome) {
   return (clean ? '1' : '0') + json;
 }
 
-// One-shot: the wrapped tenant script calls it, it removes itself before any tenant code runs.
+// One-shot: the wrapped tenant script calls it, it removes itself before any tenant code runs. The
+// run it starts is taken like one started by 'start'.
 define(G, '__gatehouse_load', function load(factory) {
   delete G.__gatehouse_load;
   if (typeof factory !== 'function' || inputJson === null || keptHandler !== null) {
-    return '0' + JSONStringify(runtimeErrorOutcome('The transform was loaded twice'));
+    track('0' + JSONStringify(runtimeErrorOutcome('The transform was loaded twice')));
+    return undefined;
   }
   beginRun();
-  return PromiseThen(runTransform(factory), serializeOutcome);
+  track(PromiseThen(runTransform(factory), serializeOutcome));
+  return undefined;
 });
 
 // A later invocation in a context whose first run ended cleanly: same tenant, same code.
-function invoke(json) {
+function start(json) {
   if (keptHandler === null || typeof json !== 'string') {
-    return '0' + JSONStringify(runtimeErrorOutcome('The transform is not loaded'));
+    track('0' + JSONStringify(runtimeErrorOutcome('The transform is not loaded')));
+    return undefined;
   }
   beginRun();
-  return PromiseThen(runKept(json), serializeOutcome);
+  track(PromiseThen(runKept(json), serializeOutcome));
+  return undefined;
 }
 
-// The host's synchronous path (SandboxIsolate.runSync): 'start' begins a run as 'invoke' does and
-// keeps its outcome; the host calls it on its own thread under a short budget, and the call returns
-// only after the microtasks it queued have run, so a run that awaits nothing outside the sandbox has
-// settled by then and 'take' hands over its outcome. 'take' answers null while the run still awaits
-// svc answers or timers; 'wait' is then the promise of the outcome, awaited off the host's thread.
+// The host starts a run ('start', or the tenant script calling the loader) in one synchronous call
+// under its timeout; the call returns only after the microtasks it queued have run, so a run that
+// awaits nothing outside the sandbox has settled by then and 'take' hands over its outcome. 'take'
+// answers null while the run still awaits svc answers or timers; 'wait' is then the promise of the
+// outcome, awaited without blocking the sandbox process's thread.
 let startedRun = null;
 let startedOutcome = null;
-function start(json) {
-  startedOutcome = null;
-  const run = invoke(json);
+function track(run) {
   if (typeof run === 'string') {
     startedRun = null;
     startedOutcome = run;
-    return undefined;
+    return;
   }
+  startedOutcome = null;
   startedRun = run;
   PromiseThen(run, function (outcome) {
     if (startedRun === run) startedOutcome = outcome;
   });
-  return undefined;
 }
 function take() {
   const outcome = startedOutcome;
@@ -230,10 +233,8 @@ function control(op, a, b) {
   if (op === 'deliver') return deliver(a, b);
   if (op === 'input') return setInput(a);
   if (op === 'check') return checkSource(a);
-  if (op === 'invoke') return invoke(a);
   if (op === 'start') return start(a);
   if (op === 'take') return take();
   if (op === 'wait') return wait();
-  // 'ping' (or anything else): nothing, but it runs as a task, i.e. after whatever the isolate is busy with.
   return undefined;
 }

@@ -8,7 +8,17 @@ export function okBody(result: TransformResult): any {
   return result.body;
 }
 
-/** Waits until every isolate has finished getting ready for its next invocation. */
+/**
+ * Waits until no invocation runs, no sandbox process is starting, and the sandbox processes have reported what they did after their
+ * last answer (the next fresh context, trimmed warm contexts): their counters stop changing.
+ */
 export async function settled(reactor: Reactor): Promise<void> {
-  while (reactor.stats().busy > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  let last = '';
+  for (;;) {
+    const stats = reactor.stats();
+    const now = JSON.stringify(stats);
+    if (stats.busy === 0 && stats.starting === 0 && now === last) return;
+    last = now;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
 }
