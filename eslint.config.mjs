@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const ADAPTER_ONLY = ['@nestjs/*', 'typeorm', 'typeorm/*', 'bullmq', 'ioredis', 'isolated-vm', 'express', 'undici', 'pg', '@electric-sql/*', 'pino'];
 
 export default [
-  { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', '.data/**', 'coverage/**', 'libs/*/index.js', 'tmp/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', '.data/**', 'coverage/**', 'libs/*/index.js', 'tmp/**', 'apps/console/src/api/schema.gen.ts'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -49,7 +49,12 @@ function resolvedPath(packages, from, name) {
     const candidate = `${dir ? `${dir}/` : ''}node_modules/${name}`;
     if (packages[candidate]) return candidate;
     const up = dir.lastIndexOf('node_modules/');
-    if (up < 0) return undefined;
+    if (up < 0) {
+      // A workspace folder (apps/console) resolves from the root's node_modules next, as Node does.
+      if (!dir) return undefined;
+      dir = '';
+      continue;
+    }
     dir = dir.slice(0, up).replace(/\/$/, '');
   }
 }

@@ -1,17 +1,18 @@
 #!/usr/bin/env node
 'use strict';
-// `npm run build` compiles everything into dist/ (tsc) and, once it succeeded, stamps dist/.built. With --if-stale
+// `npm run build` compiles everything into dist/ (tsc, then the console's own build into dist/console) and, once it
+// succeeded, stamps dist/.built. With --if-stale
 // (`npm install` via "prepare", and `npm start` via "prestart") it compiles only when a source is newer than that
 // stamp, so a fresh clone builds once at install and a restart does not build at all.
 const { spawnSync } = require('node:child_process');
-const { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } = require('node:fs');
+const { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..');
 const stamp = join(root, 'dist', '.built');
 // What the compiled output depends on: the TypeScript sources and the compiler settings.
 const INPUTS = ['apps', 'libs'];
-const SETTINGS = ['tsconfig.base.json', 'tsconfig.build.json', 'package.json'].map((f) => join(root, f));
+const SETTINGS = ['tsconfig.base.json', 'tsconfig.build.json', 'package.json', 'apps/api/openapi.json'].map((f) => join(root, f));
 
 function newestSource() {
   let newest = { at: 0, path: '' };
@@ -20,7 +21,8 @@ function newestSource() {
       if (entry.name === 'node_modules' || entry.name === 'test') continue;
       const path = join(dir, entry.name);
       if (entry.isDirectory()) visit(path);
-      else if (/\.ts$/.test(entry.name) && !/\.(spec|test)\.ts$/.test(entry.name)) consider(path);
+      // Generated files (the console's API types) are written by the build itself, from apps/api/openapi.json.
+      else if (!/\.(spec|test|gen)\.[cm]?[jt]sx?$/.test(entry.name)) consider(path);
     }
   };
   const consider = (path) => {
@@ -33,6 +35,9 @@ function newestSource() {
     for (const project of readdirSync(dir)) {
       const src = join(dir, project, 'src');
       if (existsSync(src)) visit(src);
+      for (const file of ['index.html', 'vite.config.ts', 'tsconfig.json', 'package.json']) {
+        if (existsSync(join(dir, project, file))) consider(join(dir, project, file));
+      }
     }
   }
   if (newest.at === 0) return undefined;
@@ -55,6 +60,15 @@ if (process.argv.includes('--if-stale')) {
 const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
 const build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
 if (build.status !== 0) process.exit(build.status === null ? 1 : build.status);
+// The web console (a workspace with a build script of its own: vite) into dist/console.
+const workspaces = join(root, 'apps');
+for (const project of existsSync(workspaces) ? readdirSync(workspaces) : []) {
+  const manifest = join(workspaces, project, 'package.json');
+  if (!existsSync(manifest) || !JSON.parse(readFileSync(manifest, 'utf8')).scripts?.build) continue;
+  const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
+  const app = spawnSync(npm[0], [...npm.slice(1), 'run', 'build', '--silent', '-w', `apps/${project}`], { stdio: 'inherit', cwd: root });
+  if (app.status !== 0) process.exit(app.status === null ? 1 : app.status);
+}
 mkdirSync(join(root, 'dist'), { recursive: true });
 writeFileSync(stamp, `${new Date(started).toISOString()}\n`);
 // Dated when the build began: a source saved while tsc ran is newer, and the next start builds again.

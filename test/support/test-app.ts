@@ -2,9 +2,9 @@ import type { LoggerService } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import request from 'supertest';
-import { AppConfig, loadConfig } from '../../libs/config/src';
-import { CreatedTenant, CreateTenant } from '../../libs/domain/src';
-import { Database, openDatabase } from '../../libs/persistence/src';
+import { AppConfig, loadConfig } from '@gatehouse/config';
+import { CreatedTenant, CreateTenant } from '@gatehouse/domain';
+import { Database, openDatabase } from '@gatehouse/persistence';
 import { createApiApp } from '../../apps/api/src/app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from './test-env';
 

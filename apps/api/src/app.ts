@@ -14,6 +14,7 @@ import { createValidationPipe } from './http/validation';
 import { queryParser } from './http/strict-query';
 import { requestContextMiddleware } from './http/request-context';
 import { mountOpenApi } from './openapi';
+import { mountConsole } from './http/console';
 import { ProxyInvocation } from './proxy-invocation/proxy-invocation.handler';
 
 export interface CreateApiAppOptions {
@@ -47,6 +48,7 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   app.use('/proxy', app.get(ProxyInvocation).handle);
   app.useGlobalPipes(createValidationPipe());
   mountOpenApi(app);
+  mountConsole(app);
   await app.init();
   if (options.metrics) registerApiMetrics(options.metrics, app, options.runJobs);
   return app;

@@ -1,4 +1,4 @@
-import { LastUseRecorder } from '../../../libs/domain/src';
+import { LastUseRecorder } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { as, Caller, createApplication, expectProblem, newTenant } from './application-fixtures';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Response } from 'supertest';
-import { LogRepository } from '../../../libs/domain/src';
+import { LogRepository } from '@gatehouse/domain';
 import { REPO_ROOT } from '../../../test/support/service-process';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { startUpstream, Upstream } from '../../../test/support/upstream';

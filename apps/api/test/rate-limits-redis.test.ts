@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RateLimiter } from '../../../libs/domain/src';
+import { RateLimiter } from '@gatehouse/domain';
 import { TcpForwarder } from '../../../libs/queue/test/support/queue-test-support';
 import { captureLog } from '../../../test/support/log-capture';
 import { startTestApp, TestApp } from '../../../test/support/test-app';

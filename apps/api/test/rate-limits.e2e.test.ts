@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { SetTenantRateLimit } from '../../../libs/domain/src';
+import { SetTenantRateLimit } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { startUpstream, Upstream } from '../../../test/support/upstream';
 import { as, auditEvents, Caller, createApplication, expectProblem, newTenant, VALID } from './application-fixtures';

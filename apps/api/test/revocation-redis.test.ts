@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { VersionStore } from '../../../libs/persistence/src';
+import { VersionStore } from '@gatehouse/persistence';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { Forwarder, PrivateRedis, startForwarder, startPrivateRedis } from '../../../test/support/private-redis';
 import { startUpstream, Upstream } from '../../../test/support/upstream';

@@ -1,0 +1,306 @@
+import { FormEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { Api, EntityType, Log, LogQuery, problemText } from '../api/client';
+
+const PAGE_SIZE = 50;
+const TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+/** The filters a deep link carries: the query string of /console/logs, in the API's own parameter names. */
+interface Filters {
+  entity_type: string;
+  entity_id: string;
+  actor_id: string;
+  /** ISO instants (UTC) in the URL, so a link means the same moment in every time zone. */
+  start_date: string;
+  end_date: string;
+}
+
+const FILTER_NAMES: Array<keyof Filters> = ['entity_type', 'entity_id', 'actor_id', 'start_date', 'end_date'];
+
+function filtersFromUrl(): Filters {
+  const params = new URLSearchParams(window.location.search);
+  const filters = {} as Filters;
+  for (const name of FILTER_NAMES) filters[name] = params.get(name) ?? '';
+  return filters;
+}
+
+function filtersToSearch(filters: Filters): string {
+  const params = new URLSearchParams();
+  for (const name of FILTER_NAMES) if (filters[name]) params.set(name, filters[name]);
+  const search = params.toString();
+  return search ? `?${search}` : '';
+}
+
+function toQuery(filters: Filters, start?: string): LogQuery {
+  const query: Record<string, string | number> = { size: PAGE_SIZE };
+  for (const name of FILTER_NAMES) if (filters[name]) query[name] = filters[name];
+  if (start) query.start = start;
+  return query as LogQuery;
+}
+
+/** `datetime-local` speaks the browser's local time; the URL and the API speak UTC instants. */
+function localInputToIso(value: string): string {
+  if (!value) return '';
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
+}
+
+function isoToLocalInput(iso: string): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+interface Listing {
+  logs: Log[];
+  /** The cursor of the next page; undefined at the end. */
+  next?: string;
+  loading: boolean;
+  error?: string;
+}
+
+export function LogsPage({ api }: { api: Api }) {
+  const [filters, setFilters] = useState<Filters>(filtersFromUrl);
+  const [listing, setListing] = useState<Listing>({ logs: [], loading: true });
+  const [selected, setSelected] = useState<Log | null>(null);
+  const [entityTypes, setEntityTypes] = useState<EntityType[]>([]);
+  // Answers to an older filter arrive late sometimes: only the current generation may write the listing.
+  const generation = useRef(0);
+  const loadingRef = useRef(false);
+
+  useEffect(() => {
+    let live = true;
+    void api.GET('/logs/entity-types').then(({ data }) => {
+      if (live && data) setEntityTypes(data);
+    });
+    return () => {
+      live = false;
+    };
+  }, [api]);
+
+  useEffect(() => {
+    const onPop = () => setFilters(filtersFromUrl());
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, []);
+
+  const load = useCallback(
+    async (current: Filters, start: string | undefined, gen: number) => {
+      loadingRef.current = true;
+      setListing((l) => ({ ...l, loading: true, error: undefined }));
+      try {
+        const { data, error, response } = await api.GET('/logs', { params: { query: toQuery(current, start) } });
+        if (gen !== generation.current) return;
+        if (!data) {
+          setListing((l) => ({ ...l, loading: false, next: undefined, error: problemText(error, response) }));
+          return;
+        }
+        const page = data as { data?: Log[]; pagination?: { next?: string } };
+        setListing((l) => ({
+          logs: start ? [...l.logs, ...(page.data ?? [])] : (page.data ?? []),
+          next: page.pagination?.next,
+          loading: false,
+        }));
+      } catch {
+        if (gen === generation.current) setListing((l) => ({ ...l, loading: false, error: 'The service could not be reached.' }));
+      } finally {
+        if (gen === generation.current) loadingRef.current = false;
+      }
+    },
+    [api],
+  );
+
+  useEffect(() => {
+    const gen = ++generation.current;
+    setListing({ logs: [], loading: true });
+    setSelected(null);
+    void load(filters, undefined, gen);
+  }, [filters, load]);
+
+  const loadMore = useCallback(() => {
+    if (loadingRef.current || !listing.next || listing.error) return;
+    void load(filters, listing.next, generation.current);
+  }, [filters, listing.next, listing.error, load]);
+
+  // Infinite scrolling: the next page loads when the end of the table comes into view.
+  const sentinel = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const node = sentinel.current;
+    if (!node) return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) loadMore();
+    });
+    observer.observe(node);
+    return () => observer.disconnect();
+  }, [loadMore]);
+
+  function apply(next: Filters) {
+    window.history.pushState(null, '', `${import.meta.env.BASE_URL}logs${filtersToSearch(next)}`);
+    setFilters(next);
+  }
+
+  return (
+    <main className="content logs">
+      <h1>Audit logs</h1>
+      <FilterForm key={filtersToSearch(filters)} initial={filters} entityTypes={entityTypes} onApply={apply} />
+      <div className="logs-body">
+        <section className="table-wrap" aria-label="Logs, newest first">
+          <table>
+            <caption className="visually-hidden">Audit logs, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time ({TIME_ZONE})</th>
+                <th scope="col">Entity type</th>
+                <th scope="col">Entity id</th>
+                <th scope="col">Operation</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Message</th>
+              </tr>
+            </thead>
+            <tbody>
+              {listing.logs.map((log) => (
+                <tr key={log.id} className={selected?.id === log.id ? 'selected' : undefined} data-log-id={log.id}>
+                  <td>
+                    <button type="button" className="link" onClick={() => setSelected(log)}>
+                      {timeFormat.format(new Date(log.created_at))}
+                    </button>
+                  </td>
+                  <td>{log.entity_type}</td>
+                  <td className="mono">{log.entity_id}</td>
+                  <td>{log.operation}</td>
+                  <td className="mono">{log.actor_id ?? log.actor_type ?? ''}</td>
+                  <td>{log.message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <div ref={sentinel} className="sentinel" />
+          <p className="status" role="status" data-testid="logs-status">
+            {listing.error
+              ? ''
+              : listing.loading
+                ? 'Loading…'
+                : listing.logs.length === 0
+                  ? 'No logs match these filters.'
+                  : listing.next
+                    ? `${listing.logs.length} logs shown; scroll for more.`
+                    : `${listing.logs.length} logs shown: the end of the list.`}
+          </p>
+          {listing.error && (
+            <p className="error" role="alert">
+              {listing.error}
+            </p>
+          )}
+          {listing.next && !listing.loading && !listing.error && (
+            <button type="button" onClick={loadMore}>
+              Load more
+            </button>
+          )}
+        </section>
+        {selected && <LogDetail log={selected} onClose={() => setSelected(null)} />}
+      </div>
+    </main>
+  );
+}
+
+function FilterForm({ initial, entityTypes, onApply }: { initial: Filters; entityTypes: EntityType[]; onApply: (f: Filters) => void }) {
+  const [draft, setDraft] = useState({ ...initial, start_date: isoToLocalInput(initial.start_date), end_date: isoToLocalInput(initial.end_date) });
+  const set = (name: keyof Filters) => (e: { target: { value: string } }) => setDraft((d) => ({ ...d, [name]: e.target.value }));
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    onApply({
+      entity_type: draft.entity_type,
+      entity_id: draft.entity_id.trim(),
+      actor_id: draft.actor_id.trim(),
+      start_date: localInputToIso(draft.start_date),
+      end_date: localInputToIso(draft.end_date),
+    });
+  }
+
+  function clear() {
+    onApply({ entity_type: '', entity_id: '', actor_id: '', start_date: '', end_date: '' });
+  }
+
+  return (
+    <form className="filters" onSubmit={submit} aria-label="Filters">
+      <div className="field">
+        <label htmlFor="f-entity-type">Entity type</label>
+        <select id="f-entity-type" value={draft.entity_type} onChange={set('entity_type')}>
+          <option value="">Any</option>
+          {entityTypes.map((t) => (
+            <option key={t.value} value={t.value}>
+              {t.display_name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="f-entity-id">Entity id</label>
+        <input id="f-entity-id" value={draft.entity_id} onChange={set('entity_id')} />
+      </div>
+      <div className="field">
+        <label htmlFor="f-actor">Actor id</label>
+        <input id="f-actor" value={draft.actor_id} onChange={set('actor_id')} spellCheck={false} />
+      </div>
+      <div className="field">
+        <label htmlFor="f-from">From ({TIME_ZONE})</label>
+        <input id="f-from" type="datetime-local" value={draft.start_date} onChange={set('start_date')} />
+      </div>
+      <div className="field">
+        <label htmlFor="f-to">Until, exclusive ({TIME_ZONE})</label>
+        <input id="f-to" type="datetime-local" value={draft.end_date} onChange={set('end_date')} />
+      </div>
+      <div className="actions">
+        <button type="submit">Apply filters</button>
+        <button type="button" className="secondary" onClick={clear}>
+          Clear
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function LogDetail({ log, onClose }: { log: Log; onClose: () => void }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [log.id]);
+  const rows: Array<[string, string | number | undefined]> = [
+    ['Id', log.id],
+    ['Time (UTC)', log.created_at],
+    [`Time (${TIME_ZONE})`, timeFormat.format(new Date(log.created_at))],
+    ['Entity type', log.entity_type],
+    ['Entity id', log.entity_id],
+    ['Operation', log.operation],
+    ['Actor type', log.actor_type],
+    ['Actor id', log.actor_id],
+    ['Message', log.message],
+    ['Request id', log.request_id],
+    ['Source address', log.source_ip],
+    ['User agent', log.user_agent],
+    ['Chain position', log.position],
+    ['Chain hash', log.hash],
+  ];
+  return (
+    <aside className="detail" aria-labelledby="detail-title">
+      <h2 id="detail-title" tabIndex={-1} ref={heading}>
+        Log {log.position}
+      </h2>
+      <dl>
+        {rows
+          .filter(([, v]) => v !== undefined && v !== '')
+          .map(([k, v]) => (
+            <div key={k}>
+              <dt>{k}</dt>
+              <dd className="mono">{String(v)}</dd>
+            </div>
+          ))}
+      </dl>
+      <button type="button" onClick={onClose}>
+        Close details
+      </button>
+    </aside>
+  );
+}
