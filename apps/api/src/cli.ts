@@ -46,14 +46,9 @@ function standaloneOpener(): ContextOpener {
   };
 }
 
-main(process.argv.slice(2)).then(
-  (result) => {
-    process.stdout.write(result.stdout);
-    process.stderr.write(result.stderr);
-    process.exit(result.code);
-  },
-  (error: unknown) => {
-    process.stderr.write(`gatehouse: ${errorLine(error)}\n`);
-    process.exit(1);
-  },
-);
+/** Exits once both streams took everything: a pipe that is slow to read must not cut a long output (openapi). */
+function finish({ code, stdout, stderr }: CliResult): void {
+  process.stdout.write(stdout, () => process.stderr.write(stderr, () => process.exit(code)));
+}
+
+main(process.argv.slice(2)).then(finish, (error: unknown) => finish({ code: 1, stdout: '', stderr: `gatehouse: ${errorLine(error)}\n` }));
