@@ -24,10 +24,12 @@ export interface TestAppLogs {
   accessLog?: Logger;
 }
 
-/** The whole API over the migrated test database (global setup), without listening on a port. */
+/** The whole API over the migrated test database (global setup, or env.DATABASE_URL), without listening on a port. */
 export async function startTestApp(env: Record<string, string> = {}, logs: TestAppLogs = {}): Promise<TestApp> {
-  const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, ...env });
-  const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 5 });
+  // A test may bring its own (migrated) database, e.g. a private cluster it stops.
+  const url = env.DATABASE_URL ?? TEST_DATABASE_URL;
+  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, ...env });
+  const database = await openDatabase({ url, dataDir: '', poolSize: 5 });
   const app = await createApiApp({ config, database, runJobs: false, logger: logs.logger ?? false, accessLog: logs.accessLog });
   const server = app.getHttpServer();
   return {

@@ -25,6 +25,32 @@ describe('translateDatabaseError', () => {
     },
   );
 
+  it.each(['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', '08006', '08001', '08P01', '53100', '53200', '57P04', '57P05', '58030', '40001', '40P01'])(
+    'turns %s (an outage, or a failure the same request succeeds at later) into an UnavailableError',
+    (code) => {
+      expect(translateDatabaseError(driverError(code))).toMatchObject({ code: 'unavailable', reason: code });
+    },
+  );
+
+  it.each([
+    'Connection terminated unexpectedly',
+    'Connection terminated',
+    'Connection terminated due to connection timeout',
+    'timeout exceeded when trying to connect',
+    'Client has encountered a connection error and is not queryable',
+    'Client was closed and is not queryable',
+    'Cannot use a pool after calling end on the pool',
+    'Query read timeout',
+  ])('turns the code-less driver failure "%s" into an UnavailableError, also inside a QueryFailedError', (message) => {
+    expect(translateDatabaseError(new Error(message))).toBeInstanceOf(UnavailableError);
+    const wrapped = Object.assign(new Error(message), { name: 'QueryFailedError', driverError: new Error(message) });
+    expect(translateDatabaseError(wrapped)).toBeInstanceOf(UnavailableError);
+  });
+
+  it.each(['QueryRunnerAlreadyReleasedError', 'CannotExecuteNotConnectedError'])('turns TypeORM\'s %s (a lost connection) into an UnavailableError', (name) => {
+    expect(translateDatabaseError(Object.assign(new Error('typeorm says so'), { name }))).toBeInstanceOf(UnavailableError);
+  });
+
   it('leaves other failures and domain errors as they are', () => {
     const foreignKey = driverError('23503');
     const bug = new TypeError('x is undefined');
@@ -33,6 +59,9 @@ describe('translateDatabaseError', () => {
     expect(translateDatabaseError(bug)).toBe(bug);
     expect(translateDatabaseError(domain)).toBe(domain);
     expect(translateDatabaseError(undefined)).toBeUndefined();
+    const mentionsConnection = new Error('the word Connection terminated in the middle does not count');
+    expect(translateDatabaseError(mentionsConnection)).toBe(mentionsConnection);
+    for (const code of ['23503', '42P01', '42703', '57014', '40002']) expect(translateDatabaseError(driverError(code))).not.toBeInstanceOf(UnavailableError);
   });
 });
 

@@ -25,6 +25,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   if (options.url) {
     const dataSource = createDataSource(options.url, options.poolSize ?? 10, options.applicationName);
     await dataSource.initialize();
+    keepConnectionErrorsHandled(dataSource);
     return { dataSource, embedded: false, close: () => dataSource.destroy() };
   }
   return openEmbedded(options);
@@ -44,6 +45,27 @@ function createDataSource(url: string, poolSize: number, applicationName = 'gate
   });
 }
 
+interface ErrorEmitter {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/**
+ * A pg client that loses its connection while checked out of the pool but between queries (in a transaction, while the
+ * code between two statements runs) emits `error`; the pool listens only while a client is idle, and TypeORM not at
+ * all, so a PostgreSQL shutdown or crash at that moment was an uncaught exception that ended the process. Every client
+ * gets a listener for its whole life when first handed out; the failure itself surfaces as the client's next query
+ * failing, which the repositories translate into a 503.
+ */
+function keepConnectionErrorsHandled(dataSource: DataSource): void {
+  const pool = (dataSource.driver as unknown as { master?: { on(event: 'acquire', listener: (client: ErrorEmitter) => void): unknown } }).master;
+  const handled = new WeakSet<ErrorEmitter>();
+  pool?.on('acquire', (client) => {
+    if (handled.has(client)) return;
+    handled.add(client);
+    client.on('error', () => undefined);
+  });
+}
+
 /**
  * PGlite behind its socket server, so the ordinary `pg` driver (and the same entities and migrations) work
  * on both. PGlite runs one query at a time, so the pool holds one connection.
@@ -60,6 +82,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     const address = server.getServerConn();
     const dataSource = createDataSource(`postgres://postgres@${address}/postgres?sslmode=disable`, 1, options.applicationName);
     await dataSource.initialize();
+    keepConnectionErrorsHandled(dataSource);
     return {
       dataSource,
       embedded: true,

@@ -5,39 +5,18 @@ import {
   AuditEvent,
   AuditEventPublisher,
   ConflictError,
-  generateApiKey,
-  hashApiKey,
   InvalidDataError,
   NewAuditEvent,
   TenantRepository,
 } from '@gatehouse/domain';
 import { FixedClock, RecordingAuditEventPublisher } from '@gatehouse/domain/testing';
 import { RepositoryRegistry, TypeormApplicationRepository, TypeormTenantRepository, TypeormUnitOfWork } from '@gatehouse/persistence';
-import { DATABASES, OpenedBackend } from './persistence-backends';
+import { aPrivateApplication, DATABASES, OpenedBackend } from './persistence-backends';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 
 function anApplication(tenantId: string, over: Partial<Application> = {}): Application {
-  return {
-    id: randomUUID(),
-    tenantId,
-    name: 'backend',
-    type: 'private',
-    permissions: ['token:read'],
-    rules: [],
-    keyHash: hashApiKey(generateApiKey()),
-    createdBy: null,
-    createdAt: NOW,
-    modifiedBy: null,
-    modifiedAt: null,
-    expiresAt: null,
-    canCreateExpiringApplications: null,
-    rateLimit: null,
-    previousKeyHash: null,
-    previousKeyExpiresAt: null,
-    lastUsedAt: null,
-    ...over,
-  };
+  return aPrivateApplication(tenantId, NOW, over);
 }
 
 class FailingPublisher extends AuditEventPublisher {

@@ -48,6 +48,12 @@ const FIXED_DETAIL: Partial<Record<DomainErrorCode, string>> = {
   unavailable: 'A dependency is unavailable; retry later',
 };
 
+/**
+ * When a client should retry after a dependency failed: a PostgreSQL restart or failover usually completes within
+ * seconds, and the pool reconnects on the next request.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 export function problem(status: number, detail?: string, errors?: FieldErrors): ProblemDetails {
   const title = errors ? 'One or more validation errors occurred.' : (TITLES[status] ?? 'Error');
   return {
@@ -82,11 +88,16 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     this.send(host.switchToHttp().getResponse<Response>(), exception);
   }
 
-  /** The problem of `exception` with the headers it calls for (Retry-After on a 429). */
+  /** The problem of `exception` with the headers it calls for (Retry-After on a 429 and on a 503). */
   send(res: Response, exception: unknown): void {
+    const body = this.toProblem(exception);
     const headers: Record<string, string> =
-      exception instanceof TooManyRequestsError ? { 'retry-after': String(exception.retryAfterSeconds) } : {};
-    sendProblem(res, this.toProblem(exception), headers);
+      exception instanceof TooManyRequestsError
+        ? { 'retry-after': String(exception.retryAfterSeconds) }
+        : body.status === 503
+          ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }
+          : {};
+    sendProblem(res, body, headers);
   }
 
   toProblem(exception: unknown): ProblemDetails {
