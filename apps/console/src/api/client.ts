@@ -5,6 +5,7 @@ export type Application = components['schemas']['ApplicationResponse'];
 export type Log = components['schemas']['LogResponse'];
 export type EntityType = components['schemas']['EntityTypeResponse'];
 export type LogQuery = NonNullable<paths['/logs']['get']['parameters']['query']>;
+export type ExportQuery = NonNullable<paths['/logs/export']['get']['parameters']['query']>;
 export type Api = ReturnType<typeof createClient<paths>>;
 
 /** The typed client (generated from apps/api/openapi.json) acting as the holder of `key`, on this same origin. */

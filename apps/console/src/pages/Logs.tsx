@@ -1,5 +1,6 @@
 import { FormEvent, useCallback, useEffect, useRef, useState } from 'react';
-import { Api, EntityType, Log, LogQuery, problemText } from '../api/client';
+import { Api, EntityType, ExportQuery, Log, LogQuery, problemText } from '../api/client';
+import { Checkpoint, Verification, verifyTrail } from '../verify';
 
 const PAGE_SIZE = 50;
 const TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -146,6 +147,10 @@ export function LogsPage({ api }: { api: Api }) {
     <main className="content logs">
       <h1>Audit logs</h1>
       <FilterForm key={filtersToSearch(filters)} initial={filters} entityTypes={entityTypes} onApply={apply} />
+      <div className="toolbar">
+        <ExportButtons api={api} filters={filters} />
+        <Integrity api={api} />
+      </div>
       <div className="logs-body">
         <section className="table-wrap" aria-label="Logs, newest first">
           <table>
@@ -302,5 +307,124 @@ function LogDetail({ log, onClose }: { log: Log; onClose: () => void }) {
         Close details
       </button>
     </aside>
+  );
+}
+
+/** Saves `text` as a file through a temporary object URL: the export needs the key header, so no plain link can fetch it. */
+function saveText(text: string, type: string, name: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+function ExportButtons({ api, filters }: { api: Api; filters: Filters }) {
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<string>();
+
+  async function download(format: 'ndjson' | 'csv') {
+    setBusy(format);
+    setError(undefined);
+    try {
+      const query: Record<string, string> = { format };
+      for (const name of FILTER_NAMES) if (filters[name]) query[name] = filters[name];
+      const { data, error: problem, response } = await api.GET('/logs/export', {
+        params: { query: query as ExportQuery },
+        parseAs: 'text',
+      });
+      if (typeof data !== 'string') setError(problemText(problem, response));
+      else {
+        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+        saveText(data, format === 'csv' ? 'text/csv' : 'application/x-ndjson', `gatehouse-logs-${stamp}.${format}`);
+      }
+    } catch {
+      setError('The service could not be reached.');
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  return (
+    <section className="export" aria-label="Export">
+      <span>Export the current filter:</span>
+      <button type="button" className="secondary" disabled={busy !== null} onClick={() => void download('ndjson')}>
+        {busy === 'ndjson' ? 'Exporting…' : 'NDJSON'}
+      </button>
+      <button type="button" className="secondary" disabled={busy !== null} onClick={() => void download('csv')}>
+        {busy === 'csv' ? 'Exporting…' : 'CSV'}
+      </button>
+      {error && (
+        <span className="error" role="alert">
+          {error}
+        </span>
+      )}
+    </section>
+  );
+}
+
+function Integrity({ api }: { api: Api }) {
+  const [latest, setLatest] = useState<Checkpoint | null | undefined>(undefined);
+  const [result, setResult] = useState<Verification | { running: true }>();
+
+  useEffect(() => {
+    let live = true;
+    void api.GET('/logs/checkpoints', { params: { query: { size: 1 } } }).then(({ data }) => {
+      const page = data as { data?: Checkpoint[] } | undefined;
+      if (live) setLatest(page?.data?.[0] ?? null);
+    });
+    return () => {
+      live = false;
+    };
+  }, [api]);
+
+  async function verify() {
+    setResult({ running: true });
+    try {
+      const checkpoints: Checkpoint[] = [];
+      let start: string | undefined;
+      do {
+        const { data } = await api.GET('/logs/checkpoints', { params: { query: { size: 100, ...(start ? { start } : {}) } } });
+        const page = data as { data?: Checkpoint[]; pagination?: { next?: string } } | undefined;
+        if (!page?.data) throw new Error('checkpoints');
+        checkpoints.push(...page.data);
+        start = page.pagination?.next;
+      } while (start);
+      const key = await api.GET('/logs/public-key');
+      const trail = await api.GET('/logs/export', { params: { query: { format: 'ndjson' } }, parseAs: 'text' });
+      if (!key.data || typeof trail.data !== 'string') throw new Error('download');
+      setLatest(checkpoints[0] ?? null);
+      setResult(await verifyTrail(trail.data, checkpoints, key.data.public_key));
+    } catch (e) {
+      setResult({ ok: false, problem: `Verification could not run: ${e instanceof Error ? e.message : String(e)} did not load.` });
+    }
+  }
+
+  return (
+    <section className="integrity" aria-labelledby="integrity-title">
+      <h2 id="integrity-title">Integrity</h2>
+      <p data-testid="last-checkpoint">
+        {latest === undefined
+          ? 'Loading the last signed checkpoint…'
+          : latest === null
+            ? 'No signed checkpoint yet.'
+            : `Last signed checkpoint: position ${latest.position}, signed ${timeFormat.format(new Date(latest.signed_at))} (${TIME_ZONE}), key ${latest.key_id}.`}
+      </p>
+      <button type="button" className="secondary" onClick={() => void verify()} disabled={result !== undefined && 'running' in result}>
+        Verify the trail
+      </button>
+      <p role="status" data-testid="verification">
+        {result === undefined
+          ? ''
+          : 'running' in result
+            ? 'Verifying…'
+            : result.ok
+              ? `Verified: ${result.logs} logs chained without a gap, ${result.checkpoints} checkpoint signatures valid, signed up to position ${result.lastSigned}${result.unsigned ? ` (${result.unsigned} newer logs not signed yet)` : ''}. Checked against the key this service serves; for an independent check, run gatehouse logs verify with a key obtained out of band.`
+              : `Verification failed: ${result.problem}`}
+      </p>
+    </section>
   );
 }
