@@ -1,5 +1,6 @@
+import { join } from 'node:path';
 import { Client } from 'pg';
-import { CLI_BIN, runToCompletion } from '../../../test/support/service-process';
+import { CLI_BIN, REPO_ROOT, runToCompletion } from '../../../test/support/service-process';
 import { TEST_DATABASE_URL } from '../../../test/support/test-env';
 
 /** `gatehouse`, the operators' command (package.json bin), as a process against the test database. */
@@ -29,6 +30,10 @@ async function keyStatus(baseKey: string): Promise<{ type: string; permissions: 
   }
 }
 
+// Each database command is a process that opens the database (about 1.5 s of CPU): a test running seven of them takes
+// about 10 s on an idle machine and over 60 s on a loaded one.
+jest.setTimeout(180_000);
+
 describe('gatehouse (the CLI)', () => {
   it('prints its help and exits 0, for every command too', async () => {
     const help = await gatehouse('--help');
@@ -39,6 +44,18 @@ describe('gatehouse (the CLI)', () => {
     const one = await gatehouse('tenant', 'rotate-key', '--help');
     expect(one.code).toBe(0);
     expect(one.stdout).toMatch(/^usage: gatehouse tenant rotate-key TENANT \[--json\]/);
+  });
+
+  it('loads neither Nest, TypeORM nor class-validator until a command needs the database', async () => {
+    // `--help`, usage errors and `logs verify --file` must answer at once, also on a loaded machine: loading
+    // @nestjs/swagger alone costs about 0.7 s of CPU (a loaded CI machine made that 10 s per call).
+    const probe = [
+      `require(${JSON.stringify(join(REPO_ROOT, 'dist/apps/api/src/cli/commands.js'))});`,
+      `process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => /node_modules[\\/](@nestjs|typeorm|class-validator|class-transformer)[\\/]/.test(f))));`,
+    ].join('\n');
+    const loaded = await runToCompletion('-e', [probe], {});
+    expect(loaded.stderr).toBe('');
+    expect(JSON.parse(loaded.stdout)).toEqual([]);
   });
 
   it.each([

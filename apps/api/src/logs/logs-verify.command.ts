@@ -4,7 +4,7 @@ import { createPublicKey, KeyObject } from 'node:crypto';
 import { resolveLogSigningKey } from '@gatehouse/config';
 import { ChainVerification, ChainVerifier, LogCheckpoint, LogRepository, parsePublicKey, VerifyLogChain } from '@gatehouse/domain';
 import { CliCommand, CliUsageError, CommandContext } from '../cli/command';
-import { fromCheckpointJson, fromLogJson } from './logs.dto';
+import { fromCheckpointJson, fromLogJson } from './log-json';
 
 /**
  * `gatehouse logs verify`: recomputes a tenant's hash chain and checks it against its signed checkpoints, in the
