@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { Queue } from 'bullmq';
 import type { AddressInfo } from 'node:net';
 import { createPassThroughProxy, startServiceProcess, WORKER_MAIN } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
@@ -18,6 +19,7 @@ interface ExportedSpan {
   name: string;
   kind: number;
   attributes: Record<string, unknown>;
+  links: Array<{ traceId: string; spanId: string }>;
 }
 
 /** A local OTLP/HTTP (JSON) collector: what the SDK exports to `${endpoint}/v1/traces`. */
@@ -35,7 +37,8 @@ async function startCollector(): Promise<{ endpoint: string; spans: ExportedSpan
             for (const span of scopeSpans.spans ?? []) {
               const attributes: Record<string, unknown> = {};
               for (const a of span.attributes ?? []) attributes[a.key] = Object.values(a.value ?? {})[0];
-              spans.push({ service, scope: scopeSpans.scope?.name, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId || undefined, name: span.name, kind: span.kind, attributes });
+              const links = (span.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId }));
+              spans.push({ service, scope: scopeSpans.scope?.name, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId || undefined, name: span.name, kind: span.kind, attributes, links });
             }
           }
         }
@@ -114,7 +117,7 @@ describe('tracing', () => {
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
     const admin = await startTestApp();
-    const { key } = await admin.tenant();
+    const { key, tenant } = await admin.tenant();
     await admin.close();
     const worker = await startServiceProcess(env, [], WORKER_MAIN, /"msg":"gatehouse worker running"/);
     const api = await startServiceProcess(env, ['--api-only']);
@@ -146,12 +149,87 @@ describe('tracing', () => {
       const create = await eventually(() => spans.find((s) => s.name === 'POST /proxies'), 'the POST /proxies span', () => spans);
       await eventually(() => spans.find((s) => s.traceId === create.traceId && s.scope.includes('instrumentation-pg')), 'a pg span', () => spans);
       await eventually(() => spans.find((s) => s.traceId === create.traceId && s.scope.includes('instrumentation-ioredis')), 'an ioredis span', () => spans);
-      // The worker's job writing the audit log of that creation, with its own SQL inside.
-      const job = await eventually(() => spans.find((s) => s.service === 'gatehouse-worker' && s.name.startsWith('job audit-log')), 'a job span', () => spans);
-      await eventually(() => spans.find((s) => s.traceId === job.traceId && s.scope.includes('instrumentation-pg')), "a pg span in the job's trace", () => spans);
+      // The worker's job writing the audit log of that creation joins the request's trace (the context travels in
+      // the BullMQ job's options), with its own SQL inside.
+      const job = await eventually(
+        () => spans.find((s) => s.service === 'gatehouse-worker' && s.name === 'job audit-log-batch' && s.traceId === create.traceId),
+        "the audit log job's span in the request's trace",
+        () => spans,
+      );
+      expect(job.parentSpanId).toBe(create.spanId);
+      await eventually(() => spans.find((s) => s.parentSpanId === job.spanId && s.scope.includes('instrumentation-pg')), 'a pg span in the job', () => spans);
+
+      // Jobs other services add, without a trace context or with one that is not ours to parse, run as before: their
+      // spans start traces of their own.
+      const queue = new Queue('audit-logs', { connection: { url: TEST_REDIS_URL }, prefix: env.QUEUE_PREFIX });
+      try {
+        const entry = () => ({ tenant_id: tenant.id, entity_type: 'token', entity_id: `tok_${randomBytes(6).toString('hex')}`, operation: 'read', message: 'Token read' });
+        const plain = await queue.add('audit-log', entry());
+        const garbled = await queue.add('audit-log', entry(), { telemetry: { metadata: '{"traceparent":"not a traceparent"' } });
+        for (const added of [plain, garbled]) {
+          const span = await eventually(() => spans.find((s) => s.service === 'gatehouse-worker' && s.attributes['gatehouse.job.id'] === added.id), `job ${added.id}'s span`, () => spans);
+          expect(span.parentSpanId).toBeUndefined();
+          expect(span.traceId).not.toBe(create.traceId);
+          expect(await added.getState()).toBe('completed');
+        }
+      } finally {
+        await queue.close();
+      }
     } finally {
       expect(await api.stop()).toBe(0);
       expect(await worker.stop()).toBe(0);
+      collector.server.closeAllConnections();
+      await new Promise((resolve) => collector.server.close(resolve));
+    }
+  });
+
+  it("embedded (no Redis: the in-process queue), an audit log job's span is a child of the request that added it, and links the others of its batch", async () => {
+    const collector = await startCollector();
+    const env = {
+      DATABASE_URL: TEST_DATABASE_URL,
+      PROXY_ALLOW_HTTP: 'true',
+      PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
+      REACTOR_POOL_SIZE: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    };
+    const admin = await startTestApp();
+    const { key } = await admin.tenant();
+    await admin.close();
+    const api = await startServiceProcess(env);
+    const spans = collector.spans;
+    try {
+      // Concurrent requests: the publisher gathers the events of commits that close together into one job (its
+      // timer runs in whichever request set it), so each request is that job's parent or one of its links.
+      const traceIds = Array.from({ length: 6 }, () => randomBytes(16).toString('hex'));
+      const statuses = await Promise.all(
+        traceIds.map(async (traceId, i) => {
+          const res = await fetch(`${api.baseUrl}/proxies`, {
+            method: 'POST',
+            headers: { 'svc-api-key': key, 'content-type': 'application/json', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+            body: JSON.stringify({ name: `traced-embedded-${i}`, destination_url: upstream.origin, require_auth: false }),
+          });
+          return res.status;
+        }),
+      );
+      expect(statuses).toEqual(traceIds.map(() => 201));
+      for (const traceId of traceIds) {
+        const server = await eventually(() => spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER), 'the server span', () => spans);
+        const jobs = await eventually(
+          () => {
+            const found = spans.filter(
+              (s) => s.name === 'job audit-log-batch' && ((s.traceId === traceId && s.parentSpanId === server.spanId) || s.links.some((l) => l.traceId === traceId && l.spanId === server.spanId)),
+            );
+            return found.length > 0 ? found : undefined;
+          },
+          `the job span of the request in trace ${traceId}`,
+          () => spans,
+        );
+        expect(jobs).toHaveLength(1);
+        expect(jobs[0]!.service).toBe('gatehouse-api');
+      }
+    } finally {
+      expect(await api.stop()).toBe(0);
       collector.server.closeAllConnections();
       await new Promise((resolve) => collector.server.close(resolve));
     }

@@ -3,6 +3,7 @@ export * from './jobs';
 export * from './log-entry-payload';
 export * from './job-queue';
 export * from './job-handler';
+export * from './job-trace-context';
 export * from './log-ids';
 export * from './log-batch-writer';
 export * from './periodic-task';

@@ -1,3 +1,4 @@
+import type { JobTraceContext } from './job-trace-context';
 import { JobData, JobName, QueueName } from './jobs';
 
 export interface JobContext {
@@ -8,6 +9,8 @@ export interface JobContext {
   timestamp: number;
   /** 1 on the first run. */
   attempt: number;
+  /** The trace context of the request that added the job, if it was traced (job-trace-context.ts). */
+  trace?: JobTraceContext;
 }
 
 /** A job that can never succeed (bad payload, unknown name): failed at once with this reason, never retried. */

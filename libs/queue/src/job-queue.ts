@@ -1,3 +1,4 @@
+import type { JobTraceContext } from './job-trace-context';
 import { JobData, JobName } from './jobs';
 
 export interface AddJobOptions {
@@ -5,6 +6,8 @@ export interface AddJobOptions {
   jobId?: string;
   /** Run no earlier than this many milliseconds from now. */
   delayMs?: number;
+  /** The trace context the job carries (`null`: none); by default the one active where `add` is called (the request's). */
+  trace?: JobTraceContext | null;
 }
 
 /** Jobs per state in each queue, for the metrics: `{ 'audit-logs': { waiting: 3, active: 1, ... } }`. */

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { AuditEvent, AuditEventPublisher } from '@gatehouse/domain';
 import { toLogEntryPayload } from './log-entry-payload';
 import { JobQueue } from './job-queue';
+import { captureTraceContext, JobTraceContext, mergeTraceContexts } from './job-trace-context';
 import { JobName } from './jobs';
 
 export interface PublisherOptions {
@@ -29,6 +30,8 @@ const WARN_EVERY_MS = 10_000;
 export class QueuedAuditEventPublisher extends AuditEventPublisher {
   private readonly logger = new Logger('AuditEventPublisher');
   private buffer: AuditEvent[] = [];
+  /** The trace context of each buffered event's request (same positions as `buffer`): a batch job joins their traces. */
+  private traces: Array<JobTraceContext | undefined> = [];
   private timer?: NodeJS.Timeout;
   private readonly inFlight = new Set<Promise<void>>();
   private unsent = 0;
@@ -48,6 +51,8 @@ export class QueuedAuditEventPublisher extends AuditEventPublisher {
       return;
     }
     this.buffer.push(...events);
+    const trace = captureTraceContext();
+    for (let i = 0; i < events.length; i++) this.traces.push(trace);
     if (this.buffer.length >= this.options.maxEventsPerJob) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), Math.max(0, this.lastFlush + this.options.minIntervalMs - Date.now()));
   }
@@ -67,8 +72,10 @@ export class QueuedAuditEventPublisher extends AuditEventPublisher {
     this.lastFlush = Date.now();
     while (this.buffer.length > 0 && this.inFlight.size < this.options.maxJobsInFlight) {
       const chunk = this.buffer.splice(0, this.options.maxEventsPerJob);
+      // Explicit, even when none: the timer that flushes runs in the context of whichever request set it.
+      const trace = mergeTraceContexts(this.traces.splice(0, chunk.length)) ?? null;
       const sent: Promise<void> = this.queue
-        .add(JobName.AuditLogBatch, { logs: chunk.map((event) => toLogEntryPayload(event)) })
+        .add(JobName.AuditLogBatch, { logs: chunk.map((event) => toLogEntryPayload(event)) }, { trace })
         .catch((error: unknown) => this.leftToRelay(chunk.length, error instanceof Error ? error.message : String(error)))
         .finally(() => {
           this.inFlight.delete(sent);

@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the SDK is required only when tracing is on (see startTracing) */
-import { context, propagation, Span, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace, type Context, type Link } from '@opentelemetry/api';
 import type { TracerProvider } from '@opentelemetry/sdk-trace';
 
 /**
@@ -76,22 +76,44 @@ export function endServerSpan(span: Span, method: string, route: string, status:
   span.end();
 }
 
+/** Where a span that starts work queued earlier comes from: the W3C context the work carried (a job's). */
+export interface CarriedContext {
+  traceparent: string;
+  tracestate?: string;
+  /** Further `traceparent`s the work also belongs to: the span links to them. */
+  links?: string[];
+}
+
 /**
  * Runs `fn` inside a span named `name` (a transform run, a destination call, a job) when tracing is on; just
  * runs it otherwise. `headers`, when given, receive the span's `traceparent` (a call leaving the process).
+ * With `from` (a job's run; `null` when the job carried no context), the span is a child of the carried context,
+ * or the root of a trace of its own, never of whatever happens to be active (the in-process queue starts a job
+ * from the call that added another one).
  */
 export async function inSpan<T>(
   name: string,
   kind: 'internal' | 'client' | 'consumer',
   attributes: Record<string, string | number>,
   fn: (headers?: Record<string, string>) => Promise<T>,
+  from?: CarriedContext | null,
 ): Promise<T> {
   if (!provider) return fn();
-  const span = tracer().startSpan(name, {
-    kind: kind === 'client' ? SpanKind.CLIENT : kind === 'consumer' ? SpanKind.CONSUMER : SpanKind.INTERNAL,
-    attributes,
-  });
-  const active = trace.setSpan(context.active(), span);
+  let parent = context.active();
+  const links: Link[] = [];
+  if (from !== undefined) {
+    parent = from ? propagation.extract(ROOT_CONTEXT, { traceparent: from.traceparent, ...(from.tracestate ? { tracestate: from.tracestate } : {}) }) : ROOT_CONTEXT;
+    for (const traceparent of from?.links ?? []) {
+      const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+      if (linked) links.push({ context: linked });
+    }
+  }
+  const span = tracer().startSpan(
+    name,
+    { kind: kind === 'client' ? SpanKind.CLIENT : kind === 'consumer' ? SpanKind.CONSUMER : SpanKind.INTERNAL, attributes, links },
+    parent,
+  );
+  const active = trace.setSpan(parent, span);
   const headers: Record<string, string> = {};
   propagation.inject(active, headers);
   try {

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
 import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
 import { InvalidJobError, JobHandlerRegistry, retryDelayMs } from '../job-handler';
+import { fromJobTraceMetadata } from '../job-trace-context';
 import { QueueName } from '../jobs';
 import { consumerConnectionOptions } from './redis-connections';
 
@@ -57,7 +58,8 @@ export class BullmqJobConsumer {
   private async process(queue: QueueName, job: Job, token?: string): Promise<void> {
     const attempt = Math.max(job.attemptsStarted, 1);
     try {
-      await this.registry.run(job.name, job.data, { queue, id: job.id!, timestamp: job.timestamp, attempt });
+      const trace = fromJobTraceMetadata(job.opts.telemetry?.metadata);
+      await this.registry.run(job.name, job.data, { queue, id: job.id!, timestamp: job.timestamp, attempt, ...(trace ? { trace } : {}) });
     } catch (error) {
       if (error instanceof InvalidJobError) throw new UnrecoverableError(error.message);
       if (attempt >= this.options.maxAttempts || !token) {

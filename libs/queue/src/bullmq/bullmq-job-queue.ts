@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { AddJobOptions, JobQueue, QueueDepths, QueueUnavailableError } from '../job-queue';
+import { captureTraceContext, toJobTraceMetadata } from '../job-trace-context';
 import { JobData, JobName, QUEUE_OF, QueueName } from '../jobs';
 import { PRODUCER_TIMEOUT_MS, producerConnection } from './redis-connections';
 
@@ -26,9 +27,12 @@ export class BullmqJobQueue extends JobQueue {
   async add<N extends JobName>(name: N, data: JobData[N], options: AddJobOptions = {}): Promise<void> {
     if (this.redis.status !== 'ready') throw new QueueUnavailableError(`Redis is not connected (${this.redis.status})`);
     const queue = this.queues.get(QUEUE_OF[name])!;
+    const trace = options.trace === undefined ? captureTraceContext() : options.trace;
     const added = queue.add(name, data as never, {
       jobId: options.jobId,
       delay: options.delayMs,
+      // In the options, not the payload (job-trace-context.ts).
+      ...(trace ? { telemetry: { metadata: toJobTraceMetadata(trace) } } : {}),
       // Retries are the worker's (with backoff); a job that still fails stays in the failed set.
       removeOnComplete: true,
       removeOnFail: false,

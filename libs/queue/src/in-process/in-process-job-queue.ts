@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { InvalidJobError, JobContext, JobHandlerRegistry, retryDelayMs } from '../job-handler';
 import { AddJobOptions, JobQueue, QueueDepths, QueueUnavailableError } from '../job-queue';
+import { captureTraceContext } from '../job-trace-context';
 import { JobData, JobName, QUEUE_OF } from '../jobs';
 
 export interface InProcessQueueOptions {
@@ -53,7 +54,8 @@ export class InProcessJobQueue extends JobQueue {
     if (this.closed) throw new QueueUnavailableError('The in-process queue is closed');
     const id = options.jobId ?? String(++this.sequence);
     if (options.jobId !== undefined && this.timers.has(id)) return;
-    const job: QueuedJob = { name, data, context: { queue: QUEUE_OF[name], id, timestamp: Date.now(), attempt: 1 } };
+    const trace = options.trace === undefined ? captureTraceContext() : options.trace;
+    const job: QueuedJob = { name, data, context: { queue: QUEUE_OF[name], id, timestamp: Date.now(), attempt: 1, ...(trace ? { trace } : {}) } };
     if (options.delayMs && options.delayMs > 0) {
       this.later(id, Math.min(options.delayMs, MAX_TIMER_MS), job);
       return;
