@@ -6,6 +6,8 @@ COPY package.json package-lock.json .npmrc ./
 COPY scripts/ scripts/
 COPY apps/api/package.json apps/api/
 COPY apps/worker/package.json apps/worker/
+# The console's build tools (it is bundled into dist/console; none of them is left in the image).
+COPY apps/console/package.json apps/console/
 COPY libs/domain/package.json libs/domain/index.js libs/domain/
 COPY libs/persistence/package.json libs/persistence/index.js libs/persistence/
 COPY libs/reactor/package.json libs/reactor/index.js libs/reactor/
@@ -14,12 +16,17 @@ COPY libs/config/package.json libs/config/index.js libs/config/
 COPY libs/runtime/package.json libs/runtime/index.js libs/runtime/tracing.js libs/runtime/
 RUN npm ci --no-audit --no-fund
 COPY . .
+# Then the production dependencies only. `--omit=optional` too: npm keeps an optional peer dependency of a production
+# package when it is installed for development (typescript, an optional peer of @nestjs/swagger for its compile-time
+# plugin; babel-plugin-macros, of typeorm's dedent), and nothing here needs an optional package at run time
+# (msgpackr-extract only speeds up msgpackr; pg-cloudflare is for Cloudflare Workers). container.test.ts checks it.
 # .data: DATA_DIR, where a log signing key is generated when none is configured (a volume in docker-compose.yml).
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund && mkdir -p .data
+RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund && mkdir -p .data
 
 FROM node:24-bookworm-slim
-# tini is PID 1: it hands SIGTERM to node and reaps whatever exits.
-RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+# tini is PID 1: it hands SIGTERM to node and reaps whatever exits. util-linux (already in the base) for `prlimit`,
+# which caps each transform sandbox process's address space (libs/reactor/src/sandbox-process.ts).
+RUN apt-get update && apt-get install -y --no-install-recommends tini util-linux && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 ENV NODE_ENV=production DATA_DIR=/data
 WORKDIR /app
 # Production dependencies and compiled code only (no sources, tests, benchmarks), owned by root: the runtime user

@@ -16,6 +16,7 @@ const SETTINGS = ['tsconfig.base.json', 'tsconfig.build.json', 'package.json', '
 
 function newestSource() {
   let newest = { at: 0, path: '' };
+  let sources = false;
   const visit = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       if (entry.name === 'node_modules' || entry.name === 'test') continue;
@@ -34,13 +35,17 @@ function newestSource() {
     if (!existsSync(dir)) continue;
     for (const project of readdirSync(dir)) {
       const src = join(dir, project, 'src');
-      if (existsSync(src)) visit(src);
+      if (existsSync(src)) {
+        sources = true;
+        visit(src);
+      }
       for (const file of ['index.html', 'vite.config.ts', 'tsconfig.json', 'package.json']) {
         if (existsSync(join(dir, project, file))) consider(join(dir, project, file));
       }
     }
   }
-  if (newest.at === 0) return undefined;
+  // Manifests alone are no sources (the image's dependency layer has the workspaces' package.json, nothing else).
+  if (!sources) return undefined;
   for (const file of SETTINGS) if (existsSync(file)) consider(file);
   return newest;
 }
