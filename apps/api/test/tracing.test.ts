@@ -59,6 +59,28 @@ async function eventually<T>(find: () => T | undefined, what: string, all: () =>
   throw new Error(`never saw ${what}; got:\n${JSON.stringify(all(), null, 1).slice(0, 4000)}`);
 }
 
+/** The built service against the test database, exporting spans at once to `endpoint`. */
+function tracedEnv(endpoint: string): Record<string, string> {
+  return {
+    DATABASE_URL: TEST_DATABASE_URL,
+    PROXY_ALLOW_HTTP: 'true',
+    PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
+    REACTOR_POOL_SIZE: '1',
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+  };
+}
+
+/** A tenant and its management key, made in the test database before the service starts. */
+async function newTenantKey() {
+  const admin = await startTestApp();
+  try {
+    return await admin.tenant();
+  } finally {
+    await admin.close();
+  }
+}
+
 const SPAN_KIND_SERVER = 2;
 const SPAN_KIND_CLIENT = 3;
 
@@ -106,19 +128,8 @@ describe('tracing', () => {
 
   it('with OTEL_EXPORTER_OTLP_ENDPOINT, exports the HTTP server, transform, destination, database, Redis and job spans of one trace', async () => {
     const collector = await startCollector();
-    const env = {
-      DATABASE_URL: TEST_DATABASE_URL,
-      REDIS_URL: TEST_REDIS_URL,
-      QUEUE_PREFIX: `tracing-${randomBytes(4).toString('hex')}`,
-      PROXY_ALLOW_HTTP: 'true',
-      PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
-      REACTOR_POOL_SIZE: '1',
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    };
-    const admin = await startTestApp();
-    const { key, tenant } = await admin.tenant();
-    await admin.close();
+    const env = { ...tracedEnv(collector.endpoint), REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `tracing-${randomBytes(4).toString('hex')}` };
+    const { key, tenant } = await newTenantKey();
     const worker = await startServiceProcess(env, [], WORKER_MAIN, /"msg":"gatehouse worker running"/);
     const api = await startServiceProcess(env, ['--api-only']);
     const spans = collector.spans;
@@ -185,18 +196,8 @@ describe('tracing', () => {
 
   it("embedded (no Redis: the in-process queue), an audit log job's span is a child of the request that added it, and links the others of its batch", async () => {
     const collector = await startCollector();
-    const env = {
-      DATABASE_URL: TEST_DATABASE_URL,
-      PROXY_ALLOW_HTTP: 'true',
-      PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
-      REACTOR_POOL_SIZE: '1',
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    };
-    const admin = await startTestApp();
-    const { key } = await admin.tenant();
-    await admin.close();
-    const api = await startServiceProcess(env);
+    const { key } = await newTenantKey();
+    const api = await startServiceProcess(tracedEnv(collector.endpoint));
     const spans = collector.spans;
     try {
       // Concurrent requests: the publisher gathers the events of commits that close together into one job (its
