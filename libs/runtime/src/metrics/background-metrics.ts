@@ -1,11 +1,9 @@
 import type { Registry } from 'prom-client';
-import { Counter, Histogram } from 'prom-client';
+import { Counter } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { CachedApplicationRepository, CachedProxyRepository, readOperationalStats } from '@gatehouse/persistence';
 import { BackgroundJobs, QueueDepths } from '@gatehouse/queue';
-import { sampledGauge, sharedReading } from './metrics-registry';
-
-const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+import { JOB_SECONDS_BUCKETS, sampledGauge, secondsHistogram, sharedReading } from './metrics-registry';
 
 /** Hit and miss counts of the key caches: `gatehouse_cache_lookups_total{cache, result}`. */
 export function registerCacheMetrics(registry: Registry, applications: unknown, proxies: unknown): void {
@@ -36,20 +34,17 @@ export function registerBackgroundMetrics(registry: Registry, jobs: BackgroundJo
   const { bullmq, inProcess, runner } = jobs.parts;
   if (!runner) return;
 
-  const wait = new Histogram({
-    name: 'gatehouse_job_wait_seconds',
-    help: 'From a job being added to a run of it starting (retries include their backoff)',
-    labelNames: ['queue', 'name'],
-    buckets: SECONDS_BUCKETS,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'gatehouse_job_duration_seconds',
-    help: 'Run time of one attempt of a job, by outcome (completed or failed; a failed attempt may be retried)',
-    labelNames: ['queue', 'name', 'outcome'],
-    buckets: SECONDS_BUCKETS,
-    registers: [registry],
-  });
+  const wait = secondsHistogram(registry, 'gatehouse_job_wait_seconds', 'From a job being added to a run of it starting (retries include their backoff)', JOB_SECONDS_BUCKETS, [
+    'queue',
+    'name',
+  ]);
+  const duration = secondsHistogram(
+    registry,
+    'gatehouse_job_duration_seconds',
+    'Run time of one attempt of a job, by outcome (completed or failed; a failed attempt may be retried)',
+    JOB_SECONDS_BUCKETS,
+    ['queue', 'name', 'outcome'],
+  );
   runner.registry.wrap(async ({ queue, name, context }, run) => {
     const started = Date.now();
     wait.observe({ queue, name }, Math.max(0, started - context.timestamp) / 1000);

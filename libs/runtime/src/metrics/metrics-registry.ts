@@ -1,6 +1,22 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Buckets (seconds) of what answers a caller: requests, destinations, transforms (1 ms to 30 s). */
+export const REQUEST_SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
+/** Buckets (seconds) of background work: a job's wait and run (5 ms to 5 min). */
+export const JOB_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300] as const;
+
+/** A histogram of durations in seconds on `registry`: every histogram of both processes is made here. */
+export function secondsHistogram<L extends string = never>(
+  registry: Registry,
+  name: string,
+  help: string,
+  buckets: readonly number[],
+  labelNames: readonly L[] = [],
+): Histogram<L> {
+  return new Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers: [registry] });
+}
 
 /** A registry with the process's own figures (CPU, memory, event-loop lag, GC), every series labelled by service. */
 export function createMetricsRegistry(service: string): Registry {
