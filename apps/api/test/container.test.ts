@@ -153,3 +153,32 @@ async function startWorker(command: string[], env: Record<string, string>) {
   }
   return { pid: child.pid!, exited, output: () => output };
 }
+
+describe("the image's node_modules", () => {
+  // What `npm prune` in the Dockerfile's build stage would remove from this (full, development) install.
+  function removedByThePrune(): Set<string> {
+    const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+    const flags = /\bnpm prune ((?:--[\w=-]+ ?)+)/.exec(dockerfile)?.[1]?.trim().split(/\s+/);
+    if (!flags) throw new Error('the Dockerfile runs no `npm prune`');
+    const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
+    const run = spawnSync(npm[0]!, [...npm.slice(1), 'prune', ...flags, '--dry-run'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    return new Set(run.stdout.split('\n').flatMap((line) => (line.startsWith('remove ') ? [line.split(' ')[1]!] : [])));
+  }
+
+  it('hold production dependencies only: no compiler, test, bundler or console-only package', () => {
+    const removed = removedByThePrune();
+    // typescript is an optional peer of @nestjs/swagger (its compile-time plugin): `--omit=dev` alone keeps it.
+    for (const name of ['typescript', 'jest', '@swc/core', 'vite', 'openapi-typescript', 'react', 'react-dom', 'openapi-fetch']) {
+      expect([name, removed.has(name)]).toEqual([name, true]);
+    }
+    for (const name of ['@nestjs/core', '@nestjs/swagger', 'pg', 'bullmq', 'isolated-vm', '@opentelemetry/sdk-trace']) {
+      expect([name, removed.has(name)]).toEqual([name, false]);
+    }
+  }, 60_000);
+
+  it("the console declares no dependencies: Vite bundles everything it uses into dist/console, so they are devDependencies", () => {
+    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'apps/console/package.json'), 'utf8'));
+    expect(manifest.dependencies).toBeUndefined();
+  });
+});
