@@ -5,7 +5,7 @@
 // application without a rate limit and for one with a rate limit (one Lua script per request, never exhausted).
 const { randomUUID } = require('node:crypto');
 const { load, progress, summarize } = require('./load');
-const { createTenant, databaseUrl, fmt, recreateDatabase, startGatehouse } = require('./service');
+const { cpuMs, createTenant, databaseUrl, fmt, recreateDatabase, startGatehouse } = require('./service');
 
 const DB = 'gatehouse_bench_auth';
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000);
@@ -40,10 +40,10 @@ async function main() {
   });
 
   const routes = {
-    bare: { url: api.base, path: '/health/live' },
-    auth: { url: api.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': key } },
-    redis: { url: redisApi.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': key } },
-    limited: { url: redisApi.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': limited.key } },
+    bare: { url: api.base, path: '/health/live', pid: api.child.pid },
+    auth: { url: api.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': key }, pid: api.child.pid },
+    redis: { url: redisApi.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': key }, pid: redisApi.child.pid },
+    limited: { url: redisApi.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': limited.key }, pid: redisApi.child.pid },
   };
   const names = Object.keys(routes);
   const results = Object.fromEntries(names.map((name) => [name, []]));
@@ -53,7 +53,13 @@ async function main() {
   // Interleaved rounds, so drift of the machine affects every route alike.
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of names) {
-      results[name].push(await load({ ...routes[name], connections: CONNECTIONS, durationMs: DURATION_MS }));
+      // The server's own CPU per request (over the warm-up too): unlike throughput, barely moved by what else the
+      // machine runs. Redis's own CPU is not in it.
+      const { pid, ...route } = routes[name];
+      const before = cpuMs(pid);
+      const run = await load({ ...route, connections: CONNECTIONS, durationMs: DURATION_MS });
+      run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / (run.requests + run.warmupRequests);
+      results[name].push(run);
       progress('measuring', ++step, steps);
     }
   }
@@ -64,10 +70,10 @@ async function main() {
   const ratio = s.auth.rps / s.bare.rps;
   const limitedRatio = s.limited.rps / s.bare.rps;
   const added = s.auth.p50 - s.bare.p50;
-  const row = (label, r) => `| ${label} | ${fmt(r.rps, 0)} | ${fmt((r.rps / s.bare.rps) * 100, 1)}% | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} |`;
+  const row = (label, r) => `| ${label} | ${fmt(r.rps, 0)} | ${fmt((r.rps / s.bare.rps) * 100, 1)}% | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${fmt(r.cpu, 0)} | ${r.errors} |`;
   console.log(`\nbench:auth  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, loopback, PostgreSQL ${DB}, Redis ${REDIS_URL}`);
-  console.log('| route | req/s | of bare | p50 ms | p99 ms | errors |');
-  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log('| route | req/s | of bare | p50 ms | p99 ms | server CPU µs/req | errors |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
   console.log(row('GET /health/live (reference, no auth)', s.bare));
   console.log(row('GET /applications/{id} (SVC-API-KEY), no Redis', s.auth));
   console.log(row('GET /applications/{id}, Redis configured, no rate limit', s.redis));

@@ -11,7 +11,7 @@ import {
   UnitOfWork,
 } from '@gatehouse/domain';
 import { APPLICATION_MAX_AGE_MS, CachedApplicationRepository, VersionBumpingCommitObserver } from './cache/cached-application.repository';
-import { InMemoryVersionStore, RedisVersionStore, VersionStore } from './cache/version-store';
+import { InMemoryVersionStore, RedisVersionStore, VersionScopedStore, VersionStore } from './cache/version-store';
 import { CachedProxyRepository, PROXY_MAX_AGE_MS } from './cache/cached-proxy.repository';
 import { Database } from './database';
 import { TypeormApplicationRepository } from './repositories/typeorm-application.repository';
@@ -44,11 +44,14 @@ export class PersistenceModule implements OnApplicationShutdown {
 
   static forRoot(database: Database, options: PersistenceOptions): DynamicModule {
     const versionLogger = new Logger('CacheVersions');
-    const versions: VersionStore = options.redisUrl
-      ? new RedisVersionStore(options.redisUrl, (error) =>
-          versionLogger.error(`could not publish a cache invalidation; replicas may serve a stale entry for up to ${Math.max(APPLICATION_MAX_AGE_MS, PROXY_MAX_AGE_MS) / 1000} s: ${String(error)}`),
-        )
-      : new InMemoryVersionStore();
+    // Read once per request (a request that opened a scope, inVersionScope), however many cached reads it makes.
+    const versions: VersionStore = new VersionScopedStore(
+      options.redisUrl
+        ? new RedisVersionStore(options.redisUrl, (error) =>
+            versionLogger.error(`could not publish a cache invalidation; replicas may serve a stale entry for up to ${Math.max(APPLICATION_MAX_AGE_MS, PROXY_MAX_AGE_MS) / 1000} s: ${String(error)}`),
+          )
+        : new InMemoryVersionStore(),
+    );
     const registry = new RepositoryRegistry()
       .register(ApplicationRepository, (em) => new TypeormApplicationRepository(em))
       .register(TenantRepository, (em) => new TypeormTenantRepository(em))

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -30,7 +31,7 @@ import {
   RULE_TRANSFORMS,
 } from '@gatehouse/domain';
 import { AsArray, IdFilteredPagingQueryDto, PaginationResponse, QueryInt } from '../http/paging.dto';
-import { RateLimitDto, rateLimitResponse } from '../rate-limits/rate-limit.dto';
+import { RateLimitDto, RateLimitProperty, rateLimitResponse } from '../rate-limits/rate-limit.dto';
 
 export class AccessRuleConditionDto {
   @ApiProperty({ enum: CONDITION_ATTRIBUTES })
@@ -115,16 +116,7 @@ class ApplicationGrantDto {
   @IsBoolean()
   can_create_expiring_applications?: boolean;
 
-  @ApiPropertyOptional({
-    type: RateLimitDto,
-    nullable: true,
-    description: "Requests this key may make; absent or null: the tenant's default, if the operator set one, else unlimited",
-  })
-  @IsOptional()
-  // An array (or any other JSON type) is refused, never read as an absent limit.
-  @IsObject({ message: 'must be an object' })
-  @ValidateNested()
-  @Type(() => RateLimitDto)
+  @RateLimitProperty("Requests this key may make; absent or null: the tenant's default, if the operator set one, else unlimited")
   rate_limit?: RateLimitDto | null;
 }
 
@@ -218,26 +210,34 @@ export class ApplicationResponse {
   last_used_at?: string;
 }
 
-const OVERLAP_DOC = `Seconds the key being replaced keeps working (0 to ${MAX_KEY_OVERLAP_SECONDS}); 0 or absent: it stops at once`;
+const OVERLAP_MESSAGE = { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` };
+
+/** `previous_key_expires_in_seconds`, in the query or the body of a regenerate. */
+function OverlapSeconds(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_KEY_OVERLAP_SECONDS,
+      description: `Seconds the key being replaced keeps working (0 to ${MAX_KEY_OVERLAP_SECONDS}); 0 or absent: it stops at once`,
+    }),
+    IsOptional(),
+    IsInt(OVERLAP_MESSAGE),
+    Min(0, OVERLAP_MESSAGE),
+    Max(MAX_KEY_OVERLAP_SECONDS, OVERLAP_MESSAGE),
+  );
+}
 
 /** `POST /applications/{id}/regenerate` may name the overlap in its query... */
 export class RegenerateKeyQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_KEY_OVERLAP_SECONDS, description: OVERLAP_DOC })
-  @IsOptional()
+  @OverlapSeconds()
   @QueryInt()
-  @IsInt({ message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
-  @Min(0, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
-  @Max(MAX_KEY_OVERLAP_SECONDS, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
   previous_key_expires_in_seconds?: number;
 }
 
 /** ...or in its (optional) body. */
 export class RegenerateKeyDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_KEY_OVERLAP_SECONDS, description: OVERLAP_DOC })
-  @IsOptional()
-  @IsInt({ message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
-  @Min(0, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
-  @Max(MAX_KEY_OVERLAP_SECONDS, { message: `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}` })
+  @OverlapSeconds()
   previous_key_expires_in_seconds?: number;
 }
 

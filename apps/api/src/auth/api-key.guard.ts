@@ -1,17 +1,23 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { applicationLimits, AuthenticateApiKey, RateLimiter, requirePermission } from '@gatehouse/domain';
+import { AppliedLimit, applicationLimits, AuthenticateApiKey, Principal, RateLimiter, RateLimitOutcome, requirePermission } from '@gatehouse/domain';
 import { clientAddressOf } from '../http/client-address';
 import { requestOriginOf } from '../http/request-origin';
 import { accessRecord } from '../http/access-log';
-import { enforceRateLimits } from '../rate-limits/rate-limit-headers';
+import { applyRateLimitOutcome } from '../rate-limits/rate-limit-headers';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 import { PrincipalResolvers } from './principal-resolver';
 
 /**
  * Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then the application's rate limit
  * (429; every authenticated request counts, svc calls included), then 403.
+ *
+ * The count does not wait for the key's check: when the key cache holds the key's application, its limit is counted
+ * at once, alongside the check (with Redis, the cache-version read and the rate-limit script are two round trips at the
+ * same time instead of one after the other). The count is used only when the verified principal has the same limit;
+ * otherwise it is made again with the verified one. So a key that fails its check (revoked a moment ago) may have
+ * taken one unit from its application's limit, and a request after a limit change may have taken one from the old.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -28,16 +34,39 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const header = req.headers['svc-api-key'];
+    const key = typeof header === 'string' ? header : undefined;
     const viaSvc = await this.resolvers.principalOf(req);
-    const principal = viaSvc ?? (await this.authenticate.execute(typeof header === 'string' ? header : undefined, clientAddressOf(req))).principal;
+    let early: EarlyCount | undefined;
+    const principal =
+      viaSvc ?? (await this.authenticate.execute(key, () => clientAddressOf(req), (candidate) => (early = this.countEarly(candidate)))).principal;
     req.principal = { ...principal, origin: requestOriginOf(req) };
     const record = accessRecord(req);
     record.tenantId = principal.tenantId;
     record.applicationId = principal.applicationId;
     if (viaSvc) record.svc = true;
-    await enforceRateLimits(this.rateLimiter, context.switchToHttp().getResponse<Response>(), applicationLimits(principal));
+    const limits = applicationLimits(principal);
+    const outcome = early && sameLimits(early.limits, limits) ? early.outcome : limits.length > 0 ? this.rateLimiter.admit(limits) : undefined;
+    applyRateLimitOutcome(context.switchToHttp().getResponse<Response>(), await outcome);
     const permission = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets);
     if (permission) requirePermission(principal, permission);
     return true;
   }
+
+  /** Starts counting the request against the limit of a not yet verified principal (see the class's comment). */
+  private countEarly(candidate: Principal): EarlyCount | undefined {
+    const limits = applicationLimits(candidate);
+    return limits.length > 0 ? { limits, outcome: this.rateLimiter.admit(limits) } : undefined;
+  }
+}
+
+interface EarlyCount {
+  limits: AppliedLimit[];
+  outcome: Promise<RateLimitOutcome | undefined>;
+}
+
+function sameLimits(a: AppliedLimit[], b: AppliedLimit[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((x, i) => x.entity === b[i]!.entity && x.id === b[i]!.id && x.limit.limit === b[i]!.limit.limit && x.limit.windowSeconds === b[i]!.limit.windowSeconds)
+  );
 }

@@ -13,7 +13,7 @@ import {
   stringMap,
 } from '@gatehouse/domain';
 import { IdFilteredPagingQueryDto, PaginationResponse } from '../http/paging.dto';
-import { RateLimitDto, RateLimitPatchDto, rateLimitResponse, toRateLimit } from '../rate-limits/rate-limit.dto';
+import { RateLimitDto, RateLimitPatchDto, RateLimitProperty, rateLimitResponse, toRateLimit } from '../rate-limits/rate-limit.dto';
 
 // The DTOs check shapes and types; the rules (lengths, URL policy, compilation) live in the domain, so that
 // a merge patch is held to exactly the rules of a PUT body.
@@ -87,11 +87,7 @@ export class ProxyBodyDto {
   @IsBoolean()
   require_auth?: boolean | null;
 
-  @ApiPropertyOptional({ type: RateLimitDto, nullable: true, description: 'Invocations of this proxy, counted across all its callers; absent: unlimited' })
-  @IsOptional()
-  @IsObject(MUST_BE_OBJECT)
-  @ValidateNested()
-  @Type(() => RateLimitDto)
+  @RateLimitProperty('Invocations of this proxy, counted across all its callers; absent: unlimited')
   rate_limit?: RateLimitDto | null;
 }
 
@@ -157,11 +153,7 @@ export class PatchProxyDto {
   @IsBoolean()
   require_auth?: boolean | null;
 
-  @ApiPropertyOptional({ type: RateLimitPatchDto, nullable: true, description: 'Merged member by member; null removes the limit' })
-  @IsOptional()
-  @IsObject(MUST_BE_OBJECT)
-  @ValidateNested()
-  @Type(() => RateLimitPatchDto)
+  @RateLimitProperty('Merged member by member; null removes the limit', RateLimitPatchDto)
   rate_limit?: RateLimitPatchDto | null;
 }
 

@@ -99,7 +99,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const headerKey = req.headers[PROXY_KEY_PARAMETER];
     const proxyKey = typeof headerKey === 'string' ? headerKey : (target.params.get(PROXY_KEY_PARAMETER) ?? undefined);
     const apiKey = req.headers['svc-api-key'];
-    const { proxy, limits } = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined, clientAddressOf(req));
+    const { proxy, limits } = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined, () => clientAddressOf(req));
     const record = accessRecord(req);
     record.proxyId = proxy.id;
     record.tenantId = proxy.tenantId;

@@ -17,7 +17,11 @@ export function setRateLimitHeaders(res: ServerResponse, outcome: RateLimitOutco
 /** Counts the request against its limits and sets the headers; throws the 429 (Retry-After) when one is exhausted. */
 export async function enforceRateLimits(limiter: RateLimiter, res: ServerResponse, limits: AppliedLimit[]): Promise<void> {
   if (limits.length === 0) return;
-  const outcome = await limiter.admit(limits);
+  applyRateLimitOutcome(res, await limiter.admit(limits));
+}
+
+/** Sets the headers of a counted request (none when uncounted); throws the 429 (Retry-After) when it was refused. */
+export function applyRateLimitOutcome(res: ServerResponse, outcome: RateLimitOutcome | undefined): void {
   if (!outcome) return;
   setRateLimitHeaders(res, outcome);
   const refusal = RateLimiter.refusal(outcome);

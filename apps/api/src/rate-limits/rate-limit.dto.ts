@@ -1,5 +1,7 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsInt, IsObject, IsOptional, Max, Min, ValidateNested } from 'class-validator';
 import { MAX_RATE_LIMIT, MAX_RATE_LIMIT_WINDOW_SECONDS, RateLimit } from '@gatehouse/domain';
 
 const LIMIT_DOC = 'Requests allowed in any window, as a burst or spread out';
@@ -35,6 +37,21 @@ export class RateLimitPatchDto {
   @Min(1)
   @Max(MAX_RATE_LIMIT_WINDOW_SECONDS)
   window_seconds?: number | null;
+}
+
+/**
+ * The `rate_limit` member of a request body (an application's, a proxy's; `dto` is RateLimitDto, or RateLimitPatchDto
+ * in a merge patch): optional, nullable, an object validated member by member. An array, or any other JSON type, is
+ * refused, never read as an absent limit.
+ */
+export function RateLimitProperty(description: string, dto: typeof RateLimitDto | typeof RateLimitPatchDto = RateLimitDto): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({ type: dto, nullable: true, description }),
+    IsOptional(),
+    IsObject({ message: 'must be an object' }),
+    ValidateNested(),
+    Type(() => dto),
+  );
 }
 
 export function toRateLimit(dto: RateLimitDto | null | undefined): RateLimit | null {

@@ -1,6 +1,6 @@
 import { Clock } from '../shared/clock';
 import { AuthenticationError, NotFoundError } from '../shared/domain-error';
-import { AuthenticationThrottle } from '../rate-limits/authentication-throttle';
+import { AuthenticationThrottle, ClientAddress } from '../rate-limits/authentication-throttle';
 import { LastUseRecorder } from './last-use';
 import { Page, PageQuery } from '../shared/page';
 import { looksLikeApiKey, hashApiKey } from './api-key';
@@ -40,11 +40,25 @@ export class AuthenticateApiKey {
     private readonly lastUse?: LastUseRecorder,
   ) {}
 
-  async execute(key: string | undefined, client?: string): Promise<{ principal: Principal; application: Application }> {
+  /**
+   * `client` may be a function, called only when the address is needed (a throttled address is known, or the key
+   * fails). `onCandidate`, when given, is called before the key is verified with the principal the repository's memory
+   * holds for it, if any (unverified: the key may have been revoked since): for work that may start alongside the
+   * verification and be dropped when the verified principal differs (the guard's rate-limit count).
+   */
+  async execute(
+    key: string | undefined,
+    client?: ClientAddress,
+    onCandidate?: (candidate: Principal) => void,
+  ): Promise<{ principal: Principal; application: Application }> {
     if (!key) throw new AuthenticationError('The SVC-API-KEY header is required');
     this.throttle?.check(client);
     if (!looksLikeApiKey(key)) return this.refuse(client, 'The SVC-API-KEY is not valid');
     const keyHash = hashApiKey(key);
+    if (onCandidate) {
+      const candidate = this.applications.cachedByKeyHash(keyHash);
+      if (candidate) onCandidate(principalOf(candidate));
+    }
     const application = await this.applications.findByKeyHash(keyHash);
     if (!application) return this.refuse(client, 'The SVC-API-KEY is not valid');
     // The lookup also finds the key a regenerate replaced; it counts only until its overlap ends.
@@ -57,17 +71,17 @@ export class AuthenticateApiKey {
   }
 
   /** Throttles a failed proxy-key lookup like a failed API key: the same guessing, by the same address. */
-  async refuseProxyKey(client: string | undefined, error: NotFoundError): Promise<never> {
+  async refuseProxyKey(client: ClientAddress, error: NotFoundError): Promise<never> {
     if (this.throttle) return this.throttle.fail(client, error);
     throw error;
   }
 
   /** Before a proxy-key lookup: an address over its limit is refused without one. */
-  checkClient(client: string | undefined): void {
+  checkClient(client: ClientAddress): void {
     this.throttle?.check(client);
   }
 
-  private async refuse(client: string | undefined, message: string): Promise<never> {
+  private async refuse(client: ClientAddress, message: string): Promise<never> {
     const error = new AuthenticationError(message);
     if (this.throttle) return this.throttle.fail(client, error);
     throw error;

@@ -22,6 +22,14 @@ export abstract class ApplicationRepository {
   abstract findByIdForChange(tenantId: string, id: string): Promise<Application | null>;
   /** The application whose key, or whose previous key (see RegenerateApplicationKey), has this hash. */
   abstract findByKeyHash(keyHash: string): Promise<Application | null>;
+  /**
+   * What findByKeyHash would answer from memory, unverified (it may have been revoked since): only for work that may be
+   * started early and thrown away, never to authenticate. Undefined: nothing in memory (a repository without a cache).
+   */
+  cachedByKeyHash(keyHash: string): Application | undefined {
+    void keyHash;
+    return undefined;
+  }
   abstract list(tenantId: string, filter: ApplicationFilter, page: PageQuery): Promise<Page<Application>>;
   /** Expiring applications whose `expires_at` has passed, oldest first. */
   abstract findExpired(now: Date, limit: number): Promise<Application[]>;

@@ -5,6 +5,7 @@ import { Page, PageQuery } from '../shared/page';
 import { looksLikeProxyKey, Proxy } from './proxy';
 import { ProxyFilter, ProxyRepository } from './proxy.repository';
 import { AppliedLimit, applicationLimits, proxyLimits } from '../rate-limits/rate-limiter';
+import { ClientAddress } from '../rate-limits/authentication-throttle';
 
 export class GetProxy {
   constructor(private readonly proxies: ProxyRepository) {}
@@ -38,7 +39,7 @@ export class ResolveProxyForInvocation {
    * The proxy and the rate limits this invocation counts against: the proxy's, and the calling application's when
    * the proxy requires one. `client`: the caller's address, whose failed keys (proxy or API) are throttled.
    */
-  async execute(proxyKey: string | undefined, apiKey: string | undefined, client?: string): Promise<{ proxy: Proxy; limits: AppliedLimit[] }> {
+  async execute(proxyKey: string | undefined, apiKey: string | undefined, client?: ClientAddress): Promise<{ proxy: Proxy; limits: AppliedLimit[] }> {
     if (!proxyKey) throw new NotFoundError('Proxy');
     this.authenticate.checkClient(client);
     const proxy = looksLikeProxyKey(proxyKey) ? await this.proxies.findByKey(proxyKey) : null;

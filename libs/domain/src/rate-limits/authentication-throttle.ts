@@ -4,6 +4,9 @@ import { RateCounter, RateLimit } from './rate-counter';
 
 const MAX_REMEMBERED = 100_000;
 
+/** A client's address (undefined: unknown, never throttled), or a function that works it out when it is needed. */
+export type ClientAddress = string | undefined | (() => string | undefined);
+
 /** How many throttled requests and fail-open counts there were, for metrics. */
 export interface ThrottleStats {
   /** Requests answered 429 because their address failed too often. */
@@ -32,8 +35,11 @@ export class AuthenticationThrottle {
   ) {}
 
   /** Before looking a key up: refuses an address known to be over its limit. `client` undefined: not throttled. */
-  check(client: string | undefined): void {
-    if (client === undefined || this.policy === null) return;
+  check(address: ClientAddress): void {
+    // Nothing blocked (the usual case): the address is not even worked out.
+    if (this.policy === null || this.blocked.size === 0) return;
+    const client = typeof address === 'function' ? address() : address;
+    if (client === undefined) return;
     const until = this.blocked.get(client);
     if (until === undefined) return;
     const left = until - this.clock.now().getTime();
@@ -46,7 +52,8 @@ export class AuthenticationThrottle {
   }
 
   /** Counts a failed authentication of `client`, then throws `error`, or a 429 when this failure is one too many. */
-  async fail(client: string | undefined, error: DomainError): Promise<never> {
+  async fail(address: ClientAddress, error: DomainError): Promise<never> {
+    const client = typeof address === 'function' ? address() : address;
     if (client === undefined || this.policy === null) throw error;
     const decision = await this.counter.take([{ key: `auth-failures:${client}`, limit: this.policy }]);
     if (decision === null) {

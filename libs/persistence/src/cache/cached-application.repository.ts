@@ -34,6 +34,10 @@ export class CachedApplicationRepository extends ApplicationRepository {
     return this.byKeyHash.get(keyHash, () => this.inner.findByKeyHash(keyHash));
   }
 
+  override cachedByKeyHash(keyHash: string): Application | undefined {
+    return this.byKeyHash.peek(keyHash);
+  }
+
   async findById(tenantId: string, id: string): Promise<Application | null> {
     const app = await this.byId.get(id, () => this.inner.findById(tenantId, id));
     return app && app.tenantId === tenantId ? app : null;

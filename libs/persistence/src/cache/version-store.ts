@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 
@@ -13,6 +14,50 @@ export abstract class VersionStore {
   abstract close(): Promise<void>;
 }
 
+const scopes = new AsyncLocalStorage<Map<string, Promise<string | null>>>();
+
+/**
+ * Runs `fn` (one request, with everything it awaits) in a scope of its own: within it, VersionScopedStore reads each
+ * version once, and later reads of the same request get that answer. A request is then judged against the state
+ * of the first read it made: that read was sent after the request arrived, so whatever a writer had acknowledged by
+ * then (a revocation) is in it. A bump made inside the scope (the request's own write) drops the remembered version.
+ */
+export function inVersionScope<T>(fn: () => T): T {
+  return scopes.run(new Map(), fn);
+}
+
+/** A VersionStore that reads each version once per request scope (inVersionScope); outside one, every time. */
+export class VersionScopedStore extends VersionStore {
+  constructor(private readonly inner: VersionStore) {
+    super();
+  }
+
+  read(name: string): Promise<string | null> {
+    const scope = scopes.getStore();
+    if (!scope) return this.inner.read(name);
+    let version = scope.get(name);
+    if (!version) {
+      version = this.inner.read(name);
+      scope.set(name, version);
+    }
+    return version;
+  }
+
+  async bump(name: string): Promise<void> {
+    scopes.getStore()?.delete(name);
+    try {
+      await this.inner.bump(name);
+    } finally {
+      // Also a read made while the bump was under way: it may have answered the version before it.
+      scopes.getStore()?.delete(name);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
 /** One process (no Redis): a local counter is the whole truth. */
 export class InMemoryVersionStore extends VersionStore {
   private readonly versions = new Map<string, number>();
@@ -26,6 +71,17 @@ export class InMemoryVersionStore extends VersionStore {
   }
 
   async close(): Promise<void> {}
+}
+
+interface Deferred {
+  promise: Promise<string | null>;
+  resolve(version: string | null): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: (version: string | null) => void;
+  const promise = new Promise<string | null>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 // A hash per entity type: {epoch, count}. (Not the `gatehouse:version:*` strings of earlier releases, which a replica
@@ -45,7 +101,11 @@ const RUN_ID = /^run_id:([0-9a-f]+)\s*$/m;
  *   not persisted) removes the epoch with it; the first reader that finds no epoch writes a new one (HSETNX) and
  *   trusts nothing until it is there;
  * - `count` moves on every committed change (HINCRBY).
- * Reading stays one round trip (HMGET). Commands fail fast instead of queueing while Redis is away.
+ * Reading stays one round trip (HMGET), and one HMGET per version is under way at a time, answering every read asked
+ * for while it waited to be sent: it is sent in the check phase (setImmediate) of the turn of the event loop that asked
+ * first, or as soon as the previous one is answered. Every request that joins it arrived before it was sent, so its
+ * answer holds every change acknowledged before that request arrived; concurrent requests share one command instead
+ * of one each. Commands fail fast instead of queueing while Redis is away.
  */
 export class RedisVersionStore extends VersionStore {
   private readonly redis: Redis;
@@ -83,7 +143,34 @@ export class RedisVersionStore extends VersionStore {
     }
   }
 
-  async read(name: string): Promise<string | null> {
+  /** Per version name: whether an HMGET is under way, and the read that waits to be sent when it is answered. */
+  private readonly reads = new Map<string, { inFlight: boolean; next?: Deferred }>();
+
+  read(name: string): Promise<string | null> {
+    let state = this.reads.get(name);
+    if (!state) this.reads.set(name, (state = { inFlight: false }));
+    if (!state.next) {
+      state.next = deferred();
+      if (!state.inFlight) setImmediate(() => this.send(name));
+    }
+    return state.next.promise;
+  }
+
+  /** Sends the waiting read: every caller joined it before this moment, so after it arrived. */
+  private send(name: string): void {
+    const state = this.reads.get(name)!;
+    const batch = state.next;
+    if (!batch || state.inFlight) return;
+    state.next = undefined;
+    state.inFlight = true;
+    void this.readNow(name).then((version) => {
+      state.inFlight = false;
+      batch.resolve(version);
+      if (state.next) this.send(name);
+    });
+  }
+
+  private async readNow(name: string): Promise<string | null> {
     const runId = this.runId;
     const connection = this.connection;
     if (runId === undefined) return null;

@@ -21,6 +21,12 @@ export class VersionedCache<T> {
     private readonly keep: (value: T) => T = (value) => value,
   ) {}
 
+  /** The entry kept for `key`, whatever its version (unverified); undefined when none is, or it is too old. */
+  peek(key: string): T | undefined {
+    const entry = this.entries.get(key);
+    return entry && Date.now() - entry.at < this.maxAgeMs ? entry.value : undefined;
+  }
+
   async get(key: string, load: () => Promise<T | null>): Promise<T | null> {
     const version = await this.versions.read(this.name);
     const entry = this.entries.get(key);
