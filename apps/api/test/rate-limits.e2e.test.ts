@@ -86,6 +86,26 @@ describe('rate limits', () => {
       ]);
     });
 
+    it('applies a limit changed while the key is in the cache from the next request, counting afresh under it', async () => {
+      const app = await reader({ limit: 5, window_seconds: 60 });
+      // The key is now in the cache with its limit: the guard counts alongside the key's check with that one.
+      expectState(await as(t, app.key).get('/applications/key').expect(200), '"application";q=5;w=60', /^"application";r=4;t=\d+$/);
+      const body = { name: 'limited', permissions: ['application:read'] };
+      await as(t, admin.key).put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 1, window_seconds: 3600 } }).expect(200);
+      // The count made with the old limit is dropped: the one request of the new limit is still there.
+      expectState(await as(t, app.key).get('/applications/key').expect(200), '"application";q=1;w=3600', /^"application";r=0;t=\d+$/);
+      expectProblem(await as(t, app.key).get('/applications/key'), 429);
+    });
+
+    it('refuses a key regenerated away while it was in the cache, before any rate limit', async () => {
+      const app = await reader({ limit: 1, window_seconds: 3600 });
+      await as(t, app.key).get('/applications/key').expect(200);
+      const { body } = await as(t, admin.key).post(`/applications/${app.id}/regenerate`).expect(200);
+      // Exhausted, but the old key is unknown now: 401, not 429.
+      expectProblem(await as(t, app.key).get('/applications/key'), 401);
+      expectProblem(await as(t, body.key).get('/applications/key'), 429);
+    });
+
     it.each([
       ['a zero limit', { limit: 0, window_seconds: 60 }, ['rate_limit.limit']],
       ['a negative limit', { limit: -1, window_seconds: 60 }, ['rate_limit.limit']],

@@ -33,6 +33,16 @@ export function proxyLimits(proxy: Proxy): AppliedLimit[] {
 }
 
 /**
+ * A limit's bucket: per application or proxy and per policy, so a changed limit starts counting afresh (a new burst
+ * of N) rather than reading a count kept at another rate. It also makes a count taken under a limit that has just been
+ * changed (the ApiKeyGuard counts alongside the key's check, with the limit it had in memory) fall in a bucket
+ * nothing uses any more, instead of taking a unit from the new one.
+ */
+export function bucketKey(applied: AppliedLimit): string {
+  return `${applied.entity}:${applied.id}:${applied.limit.limit}/${applied.limit.windowSeconds}`;
+}
+
+/**
  * Rate limits of applications and proxies, counted in the shared RateCounter: one request takes one unit from every
  * limit that applies to it, or none when one of them is exhausted. When the counter cannot be reached the request is
  * let through (fail open): limits protect destinations and fairness, and an outage of Redis must not become an outage
@@ -46,7 +56,7 @@ export class RateLimiter {
   /** undefined when no limit applies or the counter is unreachable; else the states, for the response's headers. */
   async admit(limits: AppliedLimit[]): Promise<RateLimitOutcome | undefined> {
     if (limits.length === 0) return undefined;
-    const decision = await this.counter.take(limits.map((applied) => ({ key: `${applied.entity}:${applied.id}`, limit: applied.limit })));
+    const decision = await this.counter.take(limits.map((applied) => ({ key: bucketKey(applied), limit: applied.limit })));
     if (decision === null) {
       this.stats.failedOpen++;
       return undefined;
