@@ -1,6 +1,10 @@
-import { FormEvent, useCallback, useEffect, useState } from 'react';
+import { FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { Api, apiFor, Application, problemText } from './api/client';
+import { Page } from './components/Page';
+import { Link, navigate, useRoute } from './components/router';
+import { ApplicationsPage } from './pages/Applications';
 import { LogsPage } from './pages/Logs';
+import { ProxiesPage } from './pages/Proxies';
 import { forgetKey, storedKey, storeKey } from './session';
 
 interface Session {
@@ -11,12 +15,14 @@ interface Session {
 type SignIn = { state: 'checking' } | { state: 'signed-out'; error?: string } | { state: 'signed-in'; session: Session };
 
 /** Who the key belongs to and what it may do (GET /applications/key), or why it was refused. */
-async function resolveKey(key: string): Promise<{ session: Session } | { error: string }> {
-  const api = apiFor(key);
+async function resolveKey(key: string, onRefused: () => void): Promise<{ session: Session } | { error: string }> {
+  const api = apiFor(key, onRefused);
   try {
     const { data, error, response } = await api.GET('/applications/key');
     if (data) return { session: { api, application: data } };
-    return { error: response.status === 401 ? 'This key was not accepted.' : problemText(error, response) };
+    if (response.status === 401) return { error: 'This key was not accepted.' };
+    if (response.status === 403) return { error: 'This key may not read its own application (application:read), which the console needs to know what it may show.' };
+    return { error: problemText(error, response) };
   } catch {
     return { error: 'The service could not be reached.' };
   }
@@ -25,11 +31,20 @@ async function resolveKey(key: string): Promise<{ session: Session } | { error: 
 export function App() {
   const [signIn, setSignIn] = useState<SignIn>(() => (storedKey() ? { state: 'checking' } : { state: 'signed-out' }));
 
+  // A 401 while signed in: the key was regenerated, deleted or expired under the console. Back to the sign-in form,
+  // at the same address, so signing in again returns to the same page.
+  const refused = useCallback(() => {
+    setSignIn((s) => (s.state === 'signed-in' ? { state: 'signed-out', error: 'The service no longer accepts this key (regenerated, deleted or expired): sign in again.' } : s));
+  }, []);
+  useEffect(() => {
+    if (signIn.state === 'signed-out') forgetKey();
+  }, [signIn.state]);
+
   useEffect(() => {
     const key = storedKey();
     if (!key) return;
     let live = true;
-    void resolveKey(key).then((result) => {
+    void resolveKey(key, refused).then((result) => {
       if (!live) return;
       if ('session' in result) setSignIn({ state: 'signed-in', session: result.session });
       else {
@@ -40,19 +55,21 @@ export function App() {
     return () => {
       live = false;
     };
-  }, []);
+  }, [refused]);
 
   const signOut = useCallback(() => {
     forgetKey();
     setSignIn({ state: 'signed-out' });
-    window.history.replaceState(null, '', `${import.meta.env.BASE_URL}`);
+    navigate('', { replace: true });
   }, []);
 
   if (signIn.state === 'checking') return <main className="centered" aria-busy="true">Checking your key…</main>;
   if (signIn.state === 'signed-out') {
     return (
       <SignInForm
+        key={signIn.error}
         error={signIn.error}
+        onRefused={refused}
         onSignedIn={(key, session) => {
           storeKey(key);
           setSignIn({ state: 'signed-in', session });
@@ -63,7 +80,7 @@ export function App() {
   return <Shell session={signIn.session} onSignOut={signOut} />;
 }
 
-function SignInForm({ error, onSignedIn }: { error?: string; onSignedIn: (key: string, session: Session) => void }) {
+function SignInForm({ error, onRefused, onSignedIn }: { error?: string; onRefused: () => void; onSignedIn: (key: string, session: Session) => void }) {
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState(error);
@@ -76,7 +93,7 @@ function SignInForm({ error, onSignedIn }: { error?: string; onSignedIn: (key: s
       return;
     }
     setBusy(true);
-    const result = await resolveKey(trimmed);
+    const result = await resolveKey(trimmed, onRefused);
     setBusy(false);
     if ('session' in result) onSignedIn(trimmed, result.session);
     else setMessage(result.error);
@@ -112,14 +129,50 @@ function SignInForm({ error, onSignedIn }: { error?: string; onSignedIn: (key: s
   );
 }
 
+/** The console's sections, each shown only when the key holds the permission its list needs. */
+const SECTIONS = [
+  { path: 'logs', label: 'Logs', permission: 'log:read' },
+  { path: 'applications', label: 'Applications', permission: 'application:read' },
+  { path: 'proxies', label: 'Proxies', permission: 'proxy:read' },
+] as const;
+
+type SectionPath = (typeof SECTIONS)[number]['path'];
+
 function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
-  const { application } = session;
-  const canReadLogs = application.permissions.includes('log:read');
+  const { api, application } = session;
+  const { path } = useRoute();
+  const allowed = SECTIONS.filter((s) => application.permissions.includes(s.permission));
+  const [first, ...rest] = path.split('/');
+  const section = SECTIONS.find((s) => s.path === first);
+  const subPath = rest.length ? `/${rest.join('/')}` : '';
+
+  // The console's root opens the first section this key may see.
+  const home = allowed[0]?.path;
+  useEffect(() => {
+    if (path === '' && home) navigate(home, { replace: true });
+  }, [path, home]);
+
+  // After a move between pages, the focus goes to the new page's heading (a screen reader says where it is).
+  const moved = useRef<string | null>(null);
+  useEffect(() => {
+    document.title = section ? `${section.label} · Gatehouse console` : 'Gatehouse console';
+    const main = document.querySelector('main');
+    // Unless the new page put it somewhere itself (a form's first field).
+    if (moved.current !== null && moved.current !== path && !main?.contains(document.activeElement)) main?.querySelector<HTMLElement>('h1')?.focus();
+    moved.current = path;
+  }, [path, section]);
+
   return (
     <div className="shell">
       <header className="top">
         <span className="brand">Gatehouse</span>
-        <nav aria-label="Console">{canReadLogs && <a href={`${import.meta.env.BASE_URL}logs`} aria-current="page">Logs</a>}</nav>
+        <nav aria-label="Console">
+          {allowed.map((s) => (
+            <Link key={s.path} to={s.path} aria-current={s.path === first ? 'page' : undefined}>
+              {s.label}
+            </Link>
+          ))}
+        </nav>
         <span className="who">
           Signed in as <strong>{application.name}</strong> ({application.type})
         </span>
@@ -127,14 +180,38 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           Sign out
         </button>
       </header>
-      {canReadLogs ? (
-        <LogsPage api={session.api} />
+      {allowed.length === 0 ? (
+        <Page title="Nothing to show">
+          <p>
+            This key has none of the permissions the console shows: {SECTIONS.map((s) => `${s.permission} (${s.label.toLowerCase()})`).join(', ')}.
+          </p>
+        </Page>
+      ) : !section ? (
+        path === '' ? null : (
+          <Page title="Page not found">
+            <p>
+              There is no page at this address. <Link to={allowed[0]!.path}>Go to {allowed[0]!.label.toLowerCase()}</Link>.
+            </p>
+          </Page>
+        )
+      ) : !allowed.includes(section) ? (
+        <Page title={section.label}>
+          <p>This key may not see {section.label.toLowerCase()}: it lacks {section.permission}.</p>
+        </Page>
       ) : (
-        <main className="content">
-          <h1>Nothing to show</h1>
-          <p>This key has none of the permissions the console shows (log:read for the audit logs).</p>
-        </main>
+        <SectionPage section={section.path} subPath={subPath} api={api} application={application} />
       )}
     </div>
   );
+}
+
+function SectionPage({ section, subPath, api, application }: { section: SectionPath; subPath: string; api: Api; application: Application }) {
+  switch (section) {
+    case 'logs':
+      return <LogsPage api={api} />;
+    case 'applications':
+      return <ApplicationsPage api={api} application={application} path={subPath} />;
+    case 'proxies':
+      return <ProxiesPage api={api} application={application} path={subPath} />;
+  }
 }

@@ -1,23 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { Page } from 'playwright-core';
 import { CreatedTenant, Log, LogRepository } from '@gatehouse/domain';
-import { REPO_ROOT, ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
+import { ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '../../../test/support/test-env';
+import { ConsoleBrowser, screenshot, seriousViolations, signIn, TIME_ZONE, WAIT } from './browser';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.
 declare const window: any;
 declare const document: any;
 
-// A browser start and a built service on a loaded 2-core machine: generous bounds, and every wait is on a condition.
 jest.setTimeout(180_000);
-const WAIT = 45_000;
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = join(REPO_ROOT, 'tmp', 'console-screenshots');
-const TIME_ZONE = 'Europe/Berlin';
 const SEEDED = 130;
 const BASE = Date.UTC(2026, 2, 1);
 
@@ -39,16 +34,11 @@ function seedLogs(tenantId: string): Log[] {
 /** The console in Debian's chromium against the built service (`npm run build` puts the console in dist/console). */
 describe('console (in chromium)', () => {
   let service: ServiceProcess;
-  let browser: Browser;
-  let context: BrowserContext;
+  let browser: ConsoleBrowser;
   let tenant: CreatedTenant;
   let logs: Log[];
-  /** Every console error and uncaught page error: a CSP violation shows up here too. */
-  const browserErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`);
-    if (!existsSync(join(REPO_ROOT, 'dist/console/index.html'))) throw new Error('dist/console is missing: run `npm run build` first');
     const admin = await startTestApp();
     try {
       tenant = await admin.tenant();
@@ -64,24 +54,7 @@ describe('console (in chromium)', () => {
       LOG_CHECKPOINT_INTERVAL_MS: '1000',
       REACTOR_POOL_SIZE: '1',
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      timeout: WAIT,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: TIME_ZONE, locale: 'en-GB' });
-    context.setDefaultTimeout(WAIT);
-    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await ConsoleBrowser.launch(service.baseUrl);
   });
 
   afterAll(async () => {
@@ -89,20 +62,7 @@ describe('console (in chromium)', () => {
     await service?.stop();
   });
 
-  function watch(page: Page): void {
-    page.on('console', (message) => {
-      if (message.type() === 'error') browserErrors.push(`${page.url()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => browserErrors.push(`${page.url()}: ${error.message}`));
-  }
-
-  async function newPage(path: string): Promise<Page> {
-    const page = await context.newPage();
-    watch(page);
-    await page.goto(`${service.baseUrl}${path}`);
-    return page;
-  }
-
+  const newPage = (path: string) => browser.newPage(path);
   const rowCount = (page: Page) => page.locator('tbody tr').count();
   const status = (page: Page) => page.getByTestId('logs-status');
 
@@ -115,21 +75,6 @@ describe('console (in chromium)', () => {
       await page.waitForFunction(() => !/Loading/.test(document.querySelector('[data-testid=logs-status]')?.textContent ?? ''));
     }
     return rowCount(page);
-  }
-
-  async function signIn(page: Page, key: string): Promise<void> {
-    await page.getByLabel('API key').fill(key);
-    await page.keyboard.press('Enter');
-  }
-
-  async function seriousViolations(page: Page): Promise<string[]> {
-    // Evaluated over the DevTools protocol, which the page's CSP does not govern: the console's own CSP stays on.
-    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-    const result = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> }> } }).axe;
-      return axe.run(document, { resultTypes: ['violations'] });
-    });
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
   }
 
   it('is served at /console with a strict Content-Security-Policy, and deep links open the page', async () => {
@@ -152,17 +97,15 @@ describe('console (in chromium)', () => {
     await signIn(page, 'key_not-a-real-key-at-all-0000000000');
     await page.getByRole('alert').filter({ hasText: 'not accepted' }).waitFor();
     // The refused key's 401 is the one browser error this test expects.
-    const refused = browserErrors.findIndex((e) => /status of 401/.test(e));
-    expect(refused).toBeGreaterThanOrEqual(0);
-    browserErrors.splice(refused, 1);
+    browser.expectError(/status of 401/);
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'sign-in.png') });
+    await screenshot(page, 'sign-in');
 
     await signIn(page, tenant.key);
     await page.getByText('Signed in as').waitFor();
     expect(await page.evaluate(() => window.sessionStorage.getItem('gatehouse.console.key'))).toBe(tenant.key);
     expect(await page.evaluate(() => window.localStorage.length)).toBe(0);
-    expect(await context.cookies()).toEqual([]);
+    expect(await browser.context.cookies()).toEqual([]);
 
     // A reload keeps the session (sessionStorage); signing out forgets the key and shows the sign-in form again.
     await page.reload();
@@ -192,7 +135,7 @@ describe('console (in chromium)', () => {
     const seededOrder = messages.filter((m) => m.startsWith('Seeded change'));
     expect(seededOrder).toEqual([...logs].reverse().map((l) => l.message));
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'logs.png') });
+    await screenshot(page, 'logs');
 
     // Filters through the form: entity type from /logs/entity-types, entity id; the URL carries them.
     await page.getByLabel('Entity type').selectOption('card');
@@ -210,7 +153,7 @@ describe('console (in chromium)', () => {
     await detail.getByText(cardsE2[0]!.id).waitFor();
     await detail.getByText('Chain hash').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'logs-detail.png') });
+    await screenshot(page, 'logs-detail');
 
     // Back goes to the unfiltered list.
     await page.goBack();
@@ -238,9 +181,7 @@ describe('console (in chromium)', () => {
     // A bad filter is the API's 400, said in the page, not a crash.
     await page.goto(`${service.baseUrl}/console/logs?actor_id=not-a-uuid`);
     await page.getByRole('alert').waitFor();
-    const badRequest = browserErrors.findIndex((e) => /status of 400/.test(e));
-    expect(badRequest).toBeGreaterThanOrEqual(0);
-    browserErrors.splice(badRequest, 1);
+    browser.expectError(/status of 400/);
     await page.close();
   });
 
@@ -278,7 +219,7 @@ describe('console (in chromium)', () => {
     await page.getByTestId('verification').filter({ hasText: /^Verified: / }).waitFor();
     expect(await page.getByTestId('verification').textContent()).toMatch(/checkpoint signatures valid, signed up to position \d+/);
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'logs-integrity.png') });
+    await screenshot(page, 'logs-integrity');
 
     // One altered message in what the browser receives: the verification names that log (position 8, seeded first).
     await page.route('**/logs/export?**', async (route) => {
@@ -291,7 +232,265 @@ describe('console (in chromium)', () => {
     await page.close();
   });
 
+  /** An application made through the API with the tenant's key (what a script or another admin would do). */
+  async function createApplication(body: object): Promise<{ id: string; key: string; name: string }> {
+    const res = await fetch(`${service.baseUrl}/applications`, {
+      method: 'POST',
+      headers: { 'svc-api-key': tenant.key, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(201);
+    return (await res.json()) as { id: string; key: string; name: string };
+  }
+
+  /** What the service answers `key` on a call any valid key may make: 200 while it works, 401 once it does not. */
+  const keyStatus = async (key: string) => (await fetch(`${service.baseUrl}/permissions?application_type=private`, { headers: { 'svc-api-key': key } })).status;
+
+  const focusedText = (page: Page) => page.evaluate(() => (document.activeElement?.textContent ?? '').trim());
+
+  it('shows only the pages the key may see, and moves between them with the keyboard', async () => {
+    const auditor = await createApplication({ name: 'Auditor', type: 'management', permissions: ['log:read', 'application:read'] });
+    const page = await newPage('/console/');
+    await signIn(page, auditor.key);
+    // The root opens the first page the key may see.
+    await page.waitForURL(/\/console\/logs$/);
+    const nav = page.getByRole('navigation', { name: 'Console' });
+    await nav.getByRole('link', { name: 'Logs' }).waitFor();
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Logs', 'Applications']);
+    expect(await nav.getByRole('link', { name: 'Logs' }).getAttribute('aria-current')).toBe('page');
+
+    // Reading applications without creating them: no "New application".
+    await nav.getByRole('link', { name: 'Applications' }).click();
+    await page.getByRole('heading', { name: 'Applications', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Auditor' }).waitFor();
+    expect(await page.getByRole('link', { name: 'New application' }).count()).toBe(0);
+
+    // A page the key may not see says why; an unknown address says it is not there.
+    await page.goto(`${service.baseUrl}/console/proxies`);
+    await page.getByText('This key may not see proxies: it lacks proxy:read.').waitFor();
+    await page.goto(`${service.baseUrl}/console/nowhere`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // The key deleted under the console (by another administrator): its next call is a 401, and the console asks
+    // for a key again, forgetting this one.
+    const deleted = await fetch(`${service.baseUrl}/applications/${auditor.id}`, { method: 'DELETE', headers: { 'svc-api-key': tenant.key } });
+    expect(deleted.status).toBe(204);
+    await nav.getByRole('link', { name: 'Applications' }).click();
+    await page.getByRole('alert').filter({ hasText: 'no longer accepts this key' }).waitFor();
+    browser.expectError(/status of 401/, { all: true });
+    expect(await page.evaluate(() => window.sessionStorage.length)).toBe(0);
+
+    // The tenant's key holds every management permission: every page. From the keyboard: the nav link, Enter, the
+    // focus on the new page's heading, Tab to its first control, Enter.
+    await signIn(page, tenant.key);
+    await nav.getByRole('link', { name: 'Proxies' }).waitFor();
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Logs', 'Applications', 'Proxies']);
+    await nav.getByRole('link', { name: 'Logs' }).click();
+    await page.getByRole('heading', { name: 'Audit logs' }).waitFor();
+    await nav.getByRole('link', { name: 'Applications' }).focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/console\/applications$/);
+    await page.waitForFunction(() => document.activeElement?.tagName === 'H1');
+    expect(await focusedText(page)).toBe('Applications');
+    await page.keyboard.press('Tab');
+    expect(await focusedText(page)).toBe('New application');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/console\/applications\/new$/);
+    // The form opens with the focus in its first field.
+    await page.waitForFunction(() => document.activeElement?.id === 'app-name');
+    // Back returns to the list.
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Applications', level: 1 }).waitFor();
+    await page.close();
+  });
+
+  it('lists the applications newest first, 20 at a time over the cursor', async () => {
+    for (let i = 0; i < 21; i++) await createApplication({ name: `Listed ${String(i).padStart(2, '0')}`, type: 'management', permissions: ['log:read'] });
+    // What the API lists now, all pages: the console must show the same, in the same order.
+    const expected: string[] = [];
+    let start: string | undefined;
+    do {
+      const res = await fetch(`${service.baseUrl}/applications?size=100${start ? `&start=${encodeURIComponent(start)}` : ''}`, { headers: { 'svc-api-key': tenant.key } });
+      const body = (await res.json()) as { data: Array<{ name: string }>; pagination: { next?: string } };
+      expected.push(...body.data.map((a) => a.name));
+      start = body.pagination.next;
+    } while (start);
+    expect(expected.length).toBeGreaterThan(20);
+
+    const page = await newPage('/console/applications');
+    await signIn(page, tenant.key);
+    const status = page.getByTestId('applications-status');
+    await status.filter({ hasText: '20 applications shown; more exist.' }).waitFor();
+    expect(await page.locator('tbody tr td:first-child').allTextContents()).toEqual(expected.slice(0, 20));
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'applications');
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await status.filter({ hasText: /all of them/ }).waitFor();
+    expect(await page.locator('tbody tr td:first-child').allTextContents()).toEqual(expected);
+    await page.close();
+  });
+
+  it("creates an application: the type's permissions, the API's messages at their fields, and the key shown once", async () => {
+    const catalogue = (await (await fetch(`${service.baseUrl}/permissions?application_type=private`, { headers: { 'svc-api-key': tenant.key } })).json()) as Array<{ type: string }>;
+    const page = await newPage('/console/applications/new');
+    await signIn(page, tenant.key);
+    await page.getByRole('heading', { name: 'New application' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Checkout service');
+
+    // The permissions offered are GET /permissions?application_type= of the type chosen.
+    const permissions = page.getByRole('group', { name: 'Permissions', exact: true });
+    await permissions.getByRole('checkbox', { name: 'token:read' }).waitFor();
+    expect(await permissions.locator('label').allTextContents()).toEqual(catalogue.map((p) => p.type));
+    await page.getByLabel('Type').selectOption('public');
+    await permissions.getByRole('checkbox', { name: 'token:read' }).waitFor({ state: 'detached' });
+    await permissions.getByRole('checkbox', { name: 'token:create' }).waitFor();
+    expect(await permissions.locator('label').allTextContents()).toEqual(['token:create', 'token:update']);
+    await page.getByLabel('Type').selectOption('private');
+    await permissions.getByRole('checkbox', { name: 'token:read' }).check();
+
+    // A rule the API refuses: a container without its slashes, no permissions. The messages come back to the fields.
+    await page.getByRole('button', { name: 'Add a rule' }).click();
+    const rule = page.getByRole('group', { name: 'Rule 1', exact: true });
+    await rule.getByLabel('Container').fill('pci');
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await page.getByTestId('form-problem').waitFor();
+    browser.expectError(/status of 400/);
+    const container = rule.getByLabel('Container');
+    expect(await container.getAttribute('aria-invalid')).toBe('true');
+    const containerError = page.locator(`[id="${await container.getAttribute('aria-describedby')}"]`);
+    expect(await containerError.textContent()).toBe("must start and end with '/', e.g. /pci/high/");
+    const rulePermissions = rule.getByRole('group', { name: 'Permissions of rule 1' });
+    expect(await rulePermissions.getAttribute('aria-describedby')).toBeTruthy();
+    expect(await page.locator(`[id="${await rulePermissions.getAttribute('aria-describedby')}"]`).textContent()).toMatch(/\S/);
+    // The focus goes to the summary, which counts the fields to look at.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('form-problem');
+    expect(await page.getByTestId('form-problem').textContent()).toMatch(/See the \d+ fields marked below/);
+    expect(await seriousViolations(page)).toEqual([]);
+    await rule.scrollIntoViewIfNeeded();
+    await screenshot(page, 'application-new');
+
+    // Fixed, and submitted with Enter from the name field.
+    await container.fill('/pci/high/');
+    await rulePermissions.getByRole('checkbox', { name: 'proxy:invoke' }).check();
+    await page.getByLabel('Name', { exact: true }).press('Enter');
+    await page.waitForURL(/\/console\/applications\/[0-9a-f-]{36}$/);
+    const id = page.url().split('/').pop()!;
+    const keyBox = page.getByRole('textbox', { name: 'API key' });
+    await keyBox.waitFor();
+    const key = await keyBox.inputValue();
+    expect(key).toMatch(/^key_[0-9A-Za-z]{32,}$/);
+    expect(await keyStatus(key)).toBe(200);
+    await page.waitForFunction(() => document.activeElement?.id === 'key-title');
+    const stored = await fetch(`${service.baseUrl}/applications/${id}`, { headers: { 'svc-api-key': tenant.key } }).then((r) => r.json());
+    expect(stored).toMatchObject({
+      name: 'Checkout service',
+      type: 'private',
+      permissions: ['token:read'],
+      rules: [{ priority: 1, transform: 'redact', container: '/pci/high/', permissions: ['proxy:invoke'] }],
+    });
+    // Held in the page's memory only: not in the address, storage or cookies.
+    expect(page.url()).not.toContain(key);
+    const storage = await page.evaluate(() => JSON.stringify([{ ...window.sessionStorage }, { ...window.localStorage }]));
+    expect(storage).not.toContain(key);
+    expect(JSON.stringify(await browser.context.cookies())).not.toContain(key);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'application-key');
+
+    // Shown once: not after a reload, nor after leaving the page and coming back.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Checkout service', level: 1 }).waitFor();
+    await page.getByText('/pci/high/').waitFor();
+    expect(await keyBox.count()).toBe(0);
+    expect(await page.getByText(key).count()).toBe(0);
+    await page.getByRole('link', { name: 'All applications' }).click();
+    await page.getByRole('link', { name: 'Checkout service' }).click();
+    await page.getByRole('heading', { name: 'Checkout service', level: 1 }).waitFor();
+    expect(await keyBox.count()).toBe(0);
+    await page.close();
+  });
+
+  it("says above the form why the API refuses a grant beyond the caller's own (403)", async () => {
+    const provisioner = await createApplication({ name: 'Provisioner', type: 'management', permissions: ['application:create', 'application:read'] });
+    const page = await newPage('/console/applications/new');
+    await signIn(page, provisioner.key);
+    await page.getByLabel('Name', { exact: true }).fill('Proxy admin');
+    await page.getByLabel('Type').selectOption('management');
+    const permissions = page.getByRole('group', { name: 'Permissions', exact: true });
+    await permissions.getByRole('checkbox', { name: 'proxy:create' }).check();
+    await page.getByLabel('Name', { exact: true }).press('Enter');
+    const problem = page.getByTestId('form-problem');
+    await problem.filter({ hasText: 'may not grant what it does not hold itself: proxy:create' }).waitFor();
+    browser.expectError(/status of 403/);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('form-problem');
+    expect(new URL(page.url()).pathname).toBe('/console/applications/new');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.close();
+  });
+
+  it('regenerates a key with an overlap, and deletes an application after a confirmation', async () => {
+    const app = await createApplication({ name: 'Batch importer', type: 'private', permissions: ['proxy:invoke'] });
+    const page = await newPage(`/console/applications/${app.id}`);
+    await signIn(page, tenant.key);
+    await page.getByRole('heading', { name: 'Batch importer', level: 1 }).waitFor();
+
+    // The overlap is checked by the API; its message is shown at the field, in the dialog.
+    await page.getByRole('button', { name: 'Regenerate key' }).click();
+    const regenerate = page.getByRole('dialog', { name: 'Regenerate the key of “Batch importer”?' });
+    const overlap = regenerate.getByLabel(/Keep the current key working for/);
+    await overlap.fill('100000');
+    await overlap.press('Enter');
+    await regenerate.getByText('must be an integer from 0 to 86400').waitFor();
+    browser.expectError(/status of 400/);
+    expect(await overlap.getAttribute('aria-invalid')).toBe('true');
+    expect(await keyStatus(app.key)).toBe(200);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'application-regenerate');
+
+    await overlap.fill('600');
+    await overlap.press('Enter');
+    await regenerate.waitFor({ state: 'hidden' });
+    await page.getByRole('heading', { name: 'The new key' }).waitFor();
+    const fresh = await page.getByRole('textbox', { name: 'API key' }).inputValue();
+    expect(fresh).not.toBe(app.key);
+    expect(await keyStatus(fresh)).toBe(200);
+    // The overlap: the old key keeps working until the time shown.
+    expect(await keyStatus(app.key)).toBe(200);
+    await page.getByText(`Previous key works until (${TIME_ZONE})`).waitFor();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    expect(await page.getByRole('textbox', { name: 'API key' }).count()).toBe(0);
+
+    // Delete: Escape cancels (nothing deleted, the focus back on the button), then a confirmed delete.
+    const deleteButton = page.getByRole('button', { name: 'Delete', exact: true });
+    await deleteButton.click();
+    const confirm = page.getByRole('dialog', { name: 'Delete “Batch importer”?' });
+    await confirm.waitFor();
+    // The dialog opens on Cancel: Enter there deletes nothing.
+    expect(await focusedText(page)).toBe('Cancel');
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'hidden' });
+    expect(await focusedText(page)).toBe('Delete');
+    expect(await keyStatus(fresh)).toBe(200);
+    await deleteButton.click();
+    await confirm.waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'application-delete');
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL(/\/console\/applications$/);
+    await page.getByRole('status').filter({ hasText: 'Application “Batch importer” deleted' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Batch importer' }).count()).toBe(0);
+    expect(await keyStatus(fresh)).toBe(401);
+    expect(await keyStatus(app.key)).toBe(401);
+    // Its page is gone too.
+    await page.goto(`${service.baseUrl}/console/applications/${app.id}`);
+    await page.getByText('No such application in this tenant.').waitFor();
+    browser.expectError(/status of 404/);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    await page.close();
+  });
+
   it('wrote no browser console errors', () => {
-    expect(browserErrors).toEqual([]);
+    expect(browser.errors).toEqual([]);
   });
 });

@@ -1,9 +1,11 @@
 import { FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { Api, EntityType, ExportQuery, Log, LogQuery, problemText } from '../api/client';
+import { Page } from '../components/Page';
+import { navigate } from '../components/router';
+import { isoToLocalInput, localInputToIso, TIME_ZONE, timeFormat } from '../format';
 import { Checkpoint, Verification, verifyTrail } from '../verify';
 
 const PAGE_SIZE = 50;
-const TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 /** The filters a deep link carries: the query string of /console/logs, in the API's own parameter names. */
 interface Filters {
@@ -38,22 +40,6 @@ function toQuery(filters: Filters, start?: string): LogQuery {
   return query as LogQuery;
 }
 
-/** `datetime-local` speaks the browser's local time; the URL and the API speak UTC instants. */
-function localInputToIso(value: string): string {
-  if (!value) return '';
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
-}
-
-function isoToLocalInput(iso: string): string {
-  if (!iso) return '';
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
-}
-
-const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 interface Listing {
   logs: Log[];
@@ -139,13 +125,12 @@ export function LogsPage({ api }: { api: Api }) {
   }, [loadMore]);
 
   function apply(next: Filters) {
-    window.history.pushState(null, '', `${import.meta.env.BASE_URL}logs${filtersToSearch(next)}`);
+    navigate(`logs${filtersToSearch(next)}`);
     setFilters(next);
   }
 
   return (
-    <main className="content logs">
-      <h1>Audit logs</h1>
+    <Page title="Audit logs" className="logs">
       <FilterForm key={filtersToSearch(filters)} initial={filters} entityTypes={entityTypes} onApply={apply} />
       <div className="toolbar">
         <ExportButtons api={api} filters={filters} />
@@ -207,7 +192,7 @@ export function LogsPage({ api }: { api: Api }) {
         </section>
         {selected && <LogDetail log={selected} onClose={() => setSelected(null)} />}
       </div>
-    </main>
+    </Page>
   );
 }
 
