@@ -3,8 +3,11 @@ import { Api, Application, fieldErrors, problemText } from '../api/client';
 import { CopyBox } from '../components/CopyBox';
 import { ConfirmDialog } from '../components/Dialog';
 import { Field } from '../components/Field';
+import { ListStatus, Paging } from '../components/ListStatus';
 import { Page } from '../components/Page';
+import { TableHead } from '../components/TableHead';
 import { Link, navigate } from '../components/router';
+import { useAction } from '../components/useAction';
 import { formatTime, TIME_ZONE } from '../format';
 import { ApplicationForm } from './ApplicationForm';
 
@@ -73,11 +76,8 @@ export function ApplicationsPage({ api, application, path }: { api: Api; applica
   );
 }
 
-interface Listing {
+interface Listing extends Paging {
   apps: Application[];
-  next?: string;
-  loading: boolean;
-  error?: string;
 }
 
 function ApplicationList({ api, canCreate, notice }: { api: Api; canCreate: boolean; notice: string }) {
@@ -119,16 +119,7 @@ function ApplicationList({ api, canCreate, notice }: { api: Api; canCreate: bool
       )}
       <table>
         <caption className="visually-hidden">Applications, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">Permissions</th>
-            <th scope="col">Rules</th>
-            <th scope="col">Created ({TIME_ZONE})</th>
-            <th scope="col">Last used</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Name', 'Type', 'Permissions', 'Rules', `Created (${TIME_ZONE})`, 'Last used']} />
         <tbody>
           {listing.apps.map((app) => (
             <tr key={app.id} data-application-id={app.id}>
@@ -144,27 +135,15 @@ function ApplicationList({ api, canCreate, notice }: { api: Api; canCreate: bool
           ))}
         </tbody>
       </table>
-      <p className="status" role="status" data-testid="applications-status">
-        {listing.error
-          ? ''
-          : listing.loading
-            ? 'Loading…'
-            : listing.apps.length === 0
-              ? 'No applications.'
-              : listing.next
-                ? `${listing.apps.length} applications shown; more exist.`
-                : `${listing.apps.length} applications shown: all of them.`}
-      </p>
-      {listing.error && (
-        <p className="error" role="alert">
-          {listing.error}
-        </p>
-      )}
-      {listing.next && !listing.loading && !listing.error && (
-        <button type="button" className="secondary" onClick={() => void load(listing.next)}>
-          Load more
-        </button>
-      )}
+      <ListStatus
+        paging={listing}
+        count={listing.apps.length}
+        testId="applications-status"
+        empty="No applications."
+        shown={(n, more) => (more ? `${n} applications shown; more exist.` : `${n} applications shown: all of them.`)}
+        onMore={() => void load(listing.next)}
+        moreClassName="secondary"
+      />
     </Page>
   );
 }
@@ -299,15 +278,7 @@ function ApplicationDetail({
         <p>No rules.</p>
       ) : (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Priority</th>
-              <th scope="col">Transform</th>
-              <th scope="col">Permissions</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Description</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Priority', 'Transform', 'Permissions', 'Scope', 'Description']} />
           <tbody>
             {[...app.rules]
               .sort((a, b) => a.priority - b.priority)
@@ -358,9 +329,8 @@ function RegenerateDialog({
   onDone: (app: Application, key: string) => void;
 }) {
   const [overlap, setOverlap] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
   const [fieldError, setFieldError] = useState<string[]>();
+  const { busy, error, setError, run } = useAction();
 
   useEffect(() => {
     if (!open) {
@@ -368,13 +338,11 @@ function RegenerateDialog({
       setError(undefined);
       setFieldError(undefined);
     }
-  }, [open]);
+  }, [open, setError]);
 
-  async function regenerate() {
-    setBusy(true);
-    setError(undefined);
-    setFieldError(undefined);
-    try {
+  const regenerate = () =>
+    run(async () => {
+      setFieldError(undefined);
       const seconds = overlap.trim() === '' ? undefined : Number(overlap);
       const { data, error: problem, response } = await api.POST('/applications/{id}/regenerate', {
         params: { path: { id: app.id } },
@@ -388,12 +356,7 @@ function RegenerateDialog({
         if (atField) setFieldError(atField);
         else setError(problemText(problem, response));
       }
-    } catch {
-      setError('The service could not be reached.');
-    } finally {
-      setBusy(false);
-    }
-  }
+    });
 
   return (
     <ConfirmDialog open={open} title={`Regenerate the key of “${app.name}”?`} confirmLabel="Regenerate" busy={busy} error={error} onConfirm={() => void regenerate()} onCancel={onClose}>
@@ -416,26 +379,18 @@ function RegenerateDialog({
 }
 
 function DeleteDialog({ api, app, isSelf, open, onClose, onDone }: { api: Api; app: Application; isSelf: boolean; open: boolean; onClose: () => void; onDone: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, setError, run } = useAction();
 
   useEffect(() => {
     if (!open) setError(undefined);
-  }, [open]);
+  }, [open, setError]);
 
-  async function remove() {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const remove = () =>
+    run(async () => {
       const { error: problem, response } = await api.DELETE('/applications/{id}', { params: { path: { id: app.id } } });
       if (response.ok) onDone();
       else setError(problemText(problem, response));
-    } catch {
-      setError('The service could not be reached.');
-    } finally {
-      setBusy(false);
-    }
-  }
+    });
 
   return (
     <ConfirmDialog open={open} title={`Delete “${app.name}”?`} confirmLabel="Delete" danger busy={busy} error={error} onConfirm={() => void remove()} onCancel={onClose}>

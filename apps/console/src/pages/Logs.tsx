@@ -1,6 +1,8 @@
 import { FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { Api, EntityType, ExportQuery, Log, LogQuery, problemText } from '../api/client';
+import { ListStatus, Paging } from '../components/ListStatus';
 import { Page } from '../components/Page';
+import { TableHead } from '../components/TableHead';
 import { navigate } from '../components/router';
 import { isoToLocalInput, localInputToIso, TIME_ZONE, timeFormat } from '../format';
 import { Checkpoint, Verification, verifyTrail } from '../verify';
@@ -41,12 +43,8 @@ function toQuery(filters: Filters, start?: string): LogQuery {
 }
 
 
-interface Listing {
+interface Listing extends Paging {
   logs: Log[];
-  /** The cursor of the next page; undefined at the end. */
-  next?: string;
-  loading: boolean;
-  error?: string;
 }
 
 export function LogsPage({ api }: { api: Api }) {
@@ -140,16 +138,7 @@ export function LogsPage({ api }: { api: Api }) {
         <section className="table-wrap" aria-label="Logs, newest first">
           <table>
             <caption className="visually-hidden">Audit logs, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time ({TIME_ZONE})</th>
-                <th scope="col">Entity type</th>
-                <th scope="col">Entity id</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Message</th>
-              </tr>
-            </thead>
+            <TableHead columns={[`Time (${TIME_ZONE})`, 'Entity type', 'Entity id', 'Operation', 'Actor', 'Message']} />
             <tbody>
               {listing.logs.map((log) => (
                 <tr key={log.id} className={selected?.id === log.id ? 'selected' : undefined} data-log-id={log.id}>
@@ -168,27 +157,14 @@ export function LogsPage({ api }: { api: Api }) {
             </tbody>
           </table>
           <div ref={sentinel} className="sentinel" />
-          <p className="status" role="status" data-testid="logs-status">
-            {listing.error
-              ? ''
-              : listing.loading
-                ? 'Loading…'
-                : listing.logs.length === 0
-                  ? 'No logs match these filters.'
-                  : listing.next
-                    ? `${listing.logs.length} logs shown; scroll for more.`
-                    : `${listing.logs.length} logs shown: the end of the list.`}
-          </p>
-          {listing.error && (
-            <p className="error" role="alert">
-              {listing.error}
-            </p>
-          )}
-          {listing.next && !listing.loading && !listing.error && (
-            <button type="button" onClick={loadMore}>
-              Load more
-            </button>
-          )}
+          <ListStatus
+            paging={listing}
+            count={listing.logs.length}
+            testId="logs-status"
+            empty="No logs match these filters."
+            shown={(n, more) => (more ? `${n} logs shown; scroll for more.` : `${n} logs shown: the end of the list.`)}
+            onMore={loadMore}
+          />
         </section>
         {selected && <LogDetail log={selected} onClose={() => setSelected(null)} />}
       </div>
