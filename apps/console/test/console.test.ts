@@ -490,6 +490,64 @@ describe('console (in chromium)', () => {
     await page.close();
   });
 
+  it('edits an application (its rate limit refused at the field, then saved) and creates an expiring one with a condition', async () => {
+    const app = await createApplication({ name: 'Reporting', type: 'management', permissions: ['log:read'] });
+    const page = await newPage(`/console/applications/${app.id}`);
+    await signIn(page, tenant.key);
+    await page.getByRole('heading', { name: 'Reporting', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByRole('heading', { name: 'Edit “Reporting”' }).waitFor();
+    // The form starts from the application as stored; a management application takes no rules.
+    const permissions = page.getByRole('group', { name: 'Permissions', exact: true });
+    await permissions.getByRole('checkbox', { name: 'log:read' }).waitFor();
+    expect(await permissions.getByRole('checkbox', { name: 'log:read' }).isChecked()).toBe(true);
+    expect(await page.getByRole('group', { name: 'Access rules' }).count()).toBe(0);
+    await page.getByLabel('Name', { exact: true }).fill('Reporting (read-only)');
+    await page.getByLabel('Requests').fill('100');
+    const windowSeconds = page.getByLabel('Per window of (seconds)');
+    await windowSeconds.fill('0');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByTestId('form-problem').waitFor();
+    browser.expectError(/status of 400/);
+    expect(await windowSeconds.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator(`[id="${await windowSeconds.getAttribute('aria-describedby')}"]`).textContent()).toMatch(/\S/);
+    expect(await page.getByLabel('Requests').getAttribute('aria-invalid')).toBeNull();
+    await windowSeconds.fill('60');
+    await windowSeconds.press('Enter');
+    await page.getByRole('heading', { name: 'Reporting (read-only)', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/console/applications/${app.id}`);
+    await page.getByText('100 requests per 60 s').waitFor();
+    const stored = await fetch(`${service.baseUrl}/applications/${app.id}`, { headers: { 'svc-api-key': tenant.key } }).then((r) => r.json());
+    expect(stored).toMatchObject({ name: 'Reporting (read-only)', permissions: ['log:read'], rate_limit: { limit: 100, window_seconds: 60 } });
+    // An edit never shows a key.
+    expect(await page.getByRole('textbox', { name: 'API key' }).count()).toBe(0);
+
+    // Expiring: the expiry field, and rules scoped by conditions instead of a container.
+    await page.goto(`${service.baseUrl}/console/applications/new`);
+    await page.getByLabel('Name', { exact: true }).fill('One-off export');
+    await page.getByLabel('Type').selectOption('expiring');
+    await page.getByLabel(`Expires at (${TIME_ZONE}, optional)`).waitFor();
+    await page.getByRole('button', { name: 'Add a rule' }).click();
+    const rule = page.getByRole('group', { name: 'Rule 1', exact: true });
+    expect(await rule.getByLabel('Container').count()).toBe(0);
+    await rule.getByRole('group', { name: 'Permissions of rule 1' }).getByRole('checkbox', { name: 'token:read' }).check();
+    await rule.getByLabel('Condition 1: attribute').selectOption('container');
+    const value = rule.getByLabel('Value');
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await page.getByTestId('form-problem').waitFor();
+    browser.expectError(/status of 400/);
+    expect(await value.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator(`[id="${await value.getAttribute('aria-describedby')}"]`).textContent()).toBe('value must be longer than or equal to 1 characters');
+    await value.fill('/exports/');
+    await value.press('Enter');
+    await page.getByRole('heading', { name: 'One-off export', level: 1 }).waitFor();
+    await page.getByRole('textbox', { name: 'API key' }).waitFor();
+    await page.getByText(`Expires (${TIME_ZONE})`).waitFor();
+    await page.getByText('container starts with /exports/').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.close();
+  });
+
   it('wrote no browser console errors', () => {
     expect(browser.errors).toEqual([]);
   });
