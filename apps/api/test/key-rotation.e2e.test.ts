@@ -1,5 +1,5 @@
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { as, auditEvents, Caller, createApplication, expectProblem, newTenant } from './application-fixtures';
+import { TestApp } from '../../../test/support/test-app';
+import { appWithTenant, as, auditEvents, Caller, createApplication, expectProblem } from './application-fixtures';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -7,10 +7,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('key rotation with an overlap', () => {
   let t: TestApp;
   let admin: Caller;
-  beforeAll(async () => {
-    t = await startTestApp();
-    admin = await newTenant(t);
-  });
+  beforeAll(async () => ({ t, admin } = await appWithTenant()));
   afterAll(() => t?.close());
 
   const reader = () => createApplication(t, admin.key, { name: 'rotated', type: 'management', permissions: ['application:read'] });

@@ -1,15 +1,12 @@
 import { LastUseRecorder } from '@gatehouse/domain';
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { as, Caller, createApplication, expectProblem, newTenant } from './application-fixtures';
+import { TestApp } from '../../../test/support/test-app';
+import { appWithTenant, as, Caller, createApplication, expectProblem } from './application-fixtures';
 
 /** `last_used_at` and the `unused_since` filter (issue 14 part 3). */
 describe('last use of keys', () => {
   let t: TestApp;
   let admin: Caller;
-  beforeAll(async () => {
-    t = await startTestApp();
-    admin = await newTenant(t);
-  });
+  beforeAll(async () => ({ t, admin } = await appWithTenant()));
   afterAll(() => t?.close());
 
   const reader = (name: string) => createApplication(t, admin.key, { name, type: 'management', permissions: ['application:read'] });

@@ -216,52 +216,49 @@ describe('the worked example of the README', () => {
 });
 
 describe('where a request came from', () => {
-  it('records request_id, user_agent and the socket address, ignoring X-Forwarded-For from an untrusted peer', async () => {
-    const t = await startTestApp();
+  /**
+   * In an app started with `env`: creates an application with the request headers given, relays the outbox, and
+   * returns the log of that create (found by its request id), with the app and tenant for further checks; `check`
+   * runs before the app is closed.
+   */
+  async function logOfRequest(
+    env: Record<string, string>,
+    headers: Record<string, string>,
+    check: (log: Record<string, unknown>, t: TestApp, tenant: CreatedTenant) => Promise<void>,
+  ): Promise<void> {
+    const t = await startTestApp(env);
     try {
       const tenant = await t.tenant();
-      await t
-        .http()
-        .post('/applications')
-        .set('SVC-API-KEY', tenant.key)
-        .set('x-request-id', 'req-untrusted')
-        .set('user-agent', 'ua-test')
-        .set('x-forwarded-for', '198.51.100.9')
-        .send({ name: 'a', type: 'management', permissions: ['log:read'] })
-        .expect(201);
+      const req = t.http().post('/applications').set('SVC-API-KEY', tenant.key);
+      for (const [name, value] of Object.entries(headers)) req.set(name, value);
+      await req.send({ name: headers['x-request-id'], type: 'management', permissions: ['log:read'] }).expect(201);
       await relayAll(t);
-      const res = await t.http().get('/logs?request_id=req-untrusted').set('SVC-API-KEY', tenant.key).expect(200);
+      const res = await t.http().get(`/logs?request_id=${headers['x-request-id']}`).set('SVC-API-KEY', tenant.key).expect(200);
       expect(res.body.data).toHaveLength(1);
-      expect(res.body.data[0]).toMatchObject({ request_id: 'req-untrusted', source_ip: '127.0.0.1', user_agent: 'ua-test', operation: 'create' });
+      await check(res.body.data[0], t, tenant);
+    } finally {
+      await t.close();
+    }
+  }
+
+  it('records request_id, user_agent and the socket address, ignoring X-Forwarded-For from an untrusted peer', async () => {
+    const headers = { 'x-request-id': 'req-untrusted', 'user-agent': 'ua-test', 'x-forwarded-for': '198.51.100.9' };
+    await logOfRequest({}, headers, async (log, t, tenant) => {
+      expect(log).toMatchObject({ request_id: 'req-untrusted', source_ip: '127.0.0.1', user_agent: 'ua-test', operation: 'create' });
       // The tenant's own creation (no request) carries none of them, and the actor filter finds the calling key's logs.
       const byActor = await t.http().get(`/logs?actor_id=${tenant.application.id}`).set('SVC-API-KEY', tenant.key).expect(200);
       expect(byActor.body.data.map((l: any) => l.request_id)).toEqual(['req-untrusted']);
       const system = (await t.http().get('/logs?entity_type=tenant').set('SVC-API-KEY', tenant.key).expect(200)).body.data[0];
       expect(system).not.toHaveProperty('request_id');
       expect(system).not.toHaveProperty('source_ip');
-    } finally {
-      await t.close();
-    }
+    });
   });
 
   it('believes X-Forwarded-For from a trusted proxy, only up to the first untrusted hop', async () => {
-    const t = await startTestApp({ TRUSTED_PROXIES: '127.0.0.0/8, ::1/128, 10.0.0.0/8' });
-    try {
-      const tenant = await t.tenant();
-      await t
-        .http()
-        .post('/applications')
-        .set('SVC-API-KEY', tenant.key)
-        .set('x-request-id', 'req-trusted')
-        // The client forged the first entry; 203.0.113.5 is what the trusted 10.1.2.3 saw.
-        .set('x-forwarded-for', '192.0.2.66, 203.0.113.5, 10.1.2.3')
-        .send({ name: 'b', type: 'management', permissions: ['log:read'] })
-        .expect(201);
-      await relayAll(t);
-      const res = await t.http().get('/logs?request_id=req-trusted').set('SVC-API-KEY', tenant.key).expect(200);
-      expect(res.body.data[0].source_ip).toBe('203.0.113.5');
-    } finally {
-      await t.close();
-    }
+    // The client forged the first entry; 203.0.113.5 is what the trusted 10.1.2.3 saw.
+    const headers = { 'x-request-id': 'req-trusted', 'x-forwarded-for': '192.0.2.66, 203.0.113.5, 10.1.2.3' };
+    await logOfRequest({ TRUSTED_PROXIES: '127.0.0.0/8, ::1/128, 10.0.0.0/8' }, headers, async (log) => {
+      expect(log.source_ip).toBe('203.0.113.5');
+    });
   });
 });

@@ -246,6 +246,61 @@ describe('tamper evidence of the audit trail', () => {
     }
   });
 
+  it('writes a batch in one statement after the head it remembers, and refuses it when that head has moved', async () => {
+    const tenantId = randomUUID();
+    // A pool of its own, as a worker has: nothing else of the test app's goes through it.
+    const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 2 });
+    try {
+      const manager = database.dataSource.manager;
+      const first = new TypeormLogRepository(manager);
+      const second = new TypeormLogRepository(t.database.dataSource.manager);
+      await first.append(newLogs(tenantId, 5, 0)); // the tenant's first logs: its head is created, under lock
+      const statements = jest.spyOn(manager, 'query');
+      const transactions = jest.spyOn(manager, 'transaction');
+      // Warm: one call of log_chain_append and nothing else, no transaction.
+      expect(await first.append(newLogs(tenantId, 5, 5))).toBe(5);
+      expect(statements.mock.calls.map(([text]) => /log_chain_append/.exec(text)?.[0] ?? text)).toEqual(['log_chain_append']);
+      expect(transactions).not.toHaveBeenCalled();
+      statements.mockRestore();
+      transactions.mockRestore();
+
+      await second.append(newLogs(tenantId, 5, 10)); // moves the head behind the first writer's back
+      const stale = newLogs(tenantId, 5, 15);
+      expect(await first.append(stale)).toBe(5); // refused after the stale head, then written under lock
+      expect(await first.append(stale)).toBe(0); // delivered again: nothing new
+      expect(await second.append(stale)).toBe(0); // to the other writer too, whose guess is stale as well
+      expect(await second.append(newLogs(tenantId, 5, 20))).toBe(5);
+    } finally {
+      await database.close();
+    }
+    expect(await verify(tenantId)).toMatchObject({ valid: true, logs: 25, head: { position: 25 } });
+    const order = await sql('SELECT entity_id FROM logs WHERE tenant_id = $1 ORDER BY seq', [tenantId]);
+    expect(order.map((r: { entity_id: string }) => r.entity_id)).toEqual(Array.from({ length: 25 }, (_, i) => `tok_${i}`));
+
+    // The function itself, given a head that is not the current one: refused, and nothing changed, not even the
+    // outbox row it would have delivered.
+    const outboxId = randomUUID();
+    await sql(
+      `INSERT INTO audit_outbox (id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at)
+       VALUES ($1, $2, 'system', 'tenant', $3, 'update', 'pending', now())`,
+      [outboxId, tenantId, tenantId],
+    );
+    const head = await logs.chainHead(tenantId);
+    const forged = (position: number) =>
+      JSON.stringify([{ id: randomUUID(), tenant_id: tenantId, actor_type: 'system', entity_type: 'tenant', entity_id: tenantId,
+        operation: 'update', message: 'forged', created_at: new Date().toISOString(), seq: position, hash: `\\x${'00'.repeat(32)}` }]);
+    const append = (expectedPosition: number, expectedHash: string) =>
+      sql('SELECT log_chain_append($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::json)', [
+        [outboxId], [tenantId], [expectedPosition], [expectedHash], [expectedPosition + 1], ['00'.repeat(32)], forged(expectedPosition + 1),
+      ]);
+    await expect(append(head.position - 1, head.hash)).rejects.toMatchObject({ code: 'GHC01' });
+    await expect(append(head.position, '11'.repeat(32))).rejects.toMatchObject({ code: 'GHC01' });
+    expect(await sql('SELECT count(*)::int AS n FROM audit_outbox WHERE id = $1', [outboxId])).toEqual([{ n: 1 }]);
+    expect(await logs.chainHead(tenantId)).toEqual(head);
+    expect(await verify(tenantId)).toMatchObject({ valid: true, logs: 25 });
+    await sql('DELETE FROM audit_outbox WHERE id = $1', [outboxId]);
+  });
+
   describe('gatehouse logs verify --tenant', () => {
     const env = { DATABASE_URL: TEST_DATABASE_URL, LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, LOG_LEVEL: 'silent' };
 

@@ -10,6 +10,7 @@ import { RateLimits1764000100000 } from './migrations/1764000100000-rate-limits'
 import { KeyRotationLastUse1764000110000 } from './migrations/1764000110000-key-rotation-last-use';
 import { LogChain1764000200000 } from './migrations/1764000200000-log-chain';
 import { UniqueTenantNames1764000400000 } from './migrations/1764000400000-unique-tenant-names';
+import { LogChainAppend1764000513000 } from './migrations/1764000513000-log-chain-append';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
 export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity, ProxyEntity, LogEntity];
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   KeyRotationLastUse1764000110000,
   LogChain1764000200000,
   UniqueTenantNames1764000400000,
+  LogChainAppend1764000513000,
 ];

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { Application, ApplicationRepository, generateApiKey, hashApiKey, TenantRepository } from '@gatehouse/domain';
+import { Application, ApplicationRepository, generateApiKey, hashApiKey, newApplicationRecord, TenantRepository } from '@gatehouse/domain';
 import { Database, openDatabase, runMigrations, TypeormApplicationRepository, TypeormTenantRepository } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '../../../test/support/test-env';
 
@@ -55,24 +55,14 @@ export const DATABASES: Backend[] = [POSTGRES, PGLITE];
 
 /** A private application of `tenantId` created at `createdAt`, for the suites that only need some row. */
 export function aPrivateApplication(tenantId: string, createdAt: Date, over: Partial<Application> = {}): Application {
-  return {
+  return newApplicationRecord({
     id: randomUUID(),
     tenantId,
     name: 'backend',
     type: 'private',
     permissions: ['token:read'],
-    rules: [],
     keyHash: hashApiKey(generateApiKey()),
-    createdBy: null,
     createdAt,
-    modifiedBy: null,
-    modifiedAt: null,
-    expiresAt: null,
-    canCreateExpiringApplications: null,
-    rateLimit: null,
-    previousKeyHash: null,
-    previousKeyExpiresAt: null,
-    lastUsedAt: null,
     ...over,
-  };
+  });
 }

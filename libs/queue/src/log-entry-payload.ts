@@ -6,12 +6,14 @@ import {
   ENTITY_TYPE_VALUES,
   FieldErrorCollector,
   Log,
+  LOG_JSON_FIELDS,
   LOG_OPERATIONS,
   MAX_ENTITY_ID_LENGTH,
   MAX_LOG_MESSAGE_LENGTH,
   MAX_REQUEST_ID_LENGTH,
   MAX_SOURCE_IP_LENGTH,
   MAX_USER_AGENT_LENGTH,
+  toLogJson,
   UUID_PATTERN,
 } from '@gatehouse/domain';
 
@@ -36,20 +38,7 @@ export interface LogEntryPayload {
   user_agent?: string | null;
 }
 
-const FIELDS = new Set([
-  'id',
-  'tenant_id',
-  'actor_id',
-  'actor_type',
-  'entity_type',
-  'entity_id',
-  'operation',
-  'message',
-  'created_at',
-  'request_id',
-  'source_ip',
-  'user_agent',
-]);
+const FIELDS = new Set<string>(LOG_JSON_FIELDS);
 // ISO 8601 date-time with an explicit offset: a zone-less time would be read in the worker's zone.
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
@@ -159,19 +148,5 @@ function instant(value: unknown, field: string, errors: FieldErrorCollector): Da
 
 /** Converts a Log back to the queue's wire shape (the api's publisher sends its outbox events this way). */
 export function toLogEntryPayload(log: Log): LogEntryPayload {
-  // Field order of spec 2.2; the actor fields only when there is an actor.
-  return {
-    id: log.id,
-    tenant_id: log.tenantId,
-    ...(log.actorId !== null ? { actor_id: log.actorId } : {}),
-    ...(log.actorType !== null ? { actor_type: log.actorType } : {}),
-    entity_type: log.entityType,
-    entity_id: log.entityId,
-    operation: log.operation,
-    message: log.message,
-    created_at: log.createdAt.toISOString(),
-    ...(log.requestId !== undefined ? { request_id: log.requestId } : {}),
-    ...(log.sourceIp !== undefined ? { source_ip: log.sourceIp } : {}),
-    ...(log.userAgent !== undefined ? { user_agent: log.userAgent } : {}),
-  };
+  return toLogJson(log);
 }

@@ -1,24 +1,9 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
-import { ChainedLog, LogExport, LogExportFormat } from '@gatehouse/domain';
+import { ChainedLog, LOG_JSON_FIELDS, LogExport, LogExportFormat } from '@gatehouse/domain';
 import { LogResponse, toLogResponse } from './logs.dto';
 
-const CSV_COLUMNS: (keyof LogResponse)[] = [
-  'position',
-  'id',
-  'tenant_id',
-  'actor_id',
-  'actor_type',
-  'entity_type',
-  'entity_id',
-  'operation',
-  'message',
-  'created_at',
-  'request_id',
-  'source_ip',
-  'user_agent',
-  'hash',
-];
+const CSV_COLUMNS: (keyof LogResponse)[] = ['position', ...LOG_JSON_FIELDS, 'hash'];
 
 /**
  * Writes an export to the response a slice at a time, waiting for the socket to drain between slices (memory stays

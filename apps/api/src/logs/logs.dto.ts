@@ -11,6 +11,7 @@ import {
   LogFilter,
   MAX_ENTITY_ID_LENGTH,
   MAX_REQUEST_ID_LENGTH,
+  toLogJson,
 } from '@gatehouse/domain';
 import { PaginationResponse, PagingQueryDto } from '../http/paging.dto';
 
@@ -136,22 +137,7 @@ export class EntityTypeResponse {
 
 /** Field order of spec 2.2 on the wire, then the request fields (absent when unknown), then the chain's. */
 export function toLogResponse(log: ChainedLog): LogResponse {
-  return {
-    id: log.id,
-    tenant_id: log.tenantId,
-    ...(log.actorId === null ? {} : { actor_id: log.actorId }),
-    ...(log.actorType === null ? {} : { actor_type: log.actorType }),
-    entity_type: log.entityType,
-    entity_id: log.entityId,
-    operation: log.operation,
-    message: log.message,
-    created_at: log.createdAt.toISOString(),
-    ...(log.requestId === undefined ? {} : { request_id: log.requestId }),
-    ...(log.sourceIp === undefined ? {} : { source_ip: log.sourceIp }),
-    ...(log.userAgent === undefined ? {} : { user_agent: log.userAgent }),
-    position: log.position,
-    hash: log.hash,
-  };
+  return { ...toLogJson(log), position: log.position, hash: log.hash };
 }
 
 export function toEntityTypeResponse(type: EntityType): EntityTypeResponse {

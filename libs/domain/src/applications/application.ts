@@ -47,6 +47,28 @@ export interface Application {
   tenantRateLimit?: RateLimit;
 }
 
+/**
+ * A new application's record from what defines it: everything else starts empty (no rules, never modified, no
+ * expiry, no rate limit of its own, no previous key, never used) unless `fields` sets it.
+ */
+export function newApplicationRecord(
+  fields: Pick<Application, 'id' | 'tenantId' | 'name' | 'type' | 'permissions' | 'keyHash' | 'createdAt'> & Partial<Application>,
+): Application {
+  return {
+    rules: [],
+    createdBy: null,
+    modifiedBy: null,
+    modifiedAt: null,
+    expiresAt: null,
+    canCreateExpiringApplications: null,
+    rateLimit: null,
+    previousKeyHash: null,
+    previousKeyExpiresAt: null,
+    lastUsedAt: null,
+    ...fields,
+  };
+}
+
 /** The fields a create or a full update (PUT) may set. */
 export interface ApplicationGrant {
   permissions: string[];

@@ -24,6 +24,60 @@ export interface Log {
 /** A log as stored: always in its tenant's chain. */
 export type ChainedLog = Log & { position: number; hash: string };
 
+/**
+ * A log's public fields as JSON (spec 2.2's names and order): the queue's payload, each item of `GET /logs` and each
+ * line of an export are this (the latter two with the chain's `position` and `hash`). `actor_id`, `actor_type` and
+ * the request fields are absent when unknown.
+ */
+export interface LogJson {
+  id: string;
+  tenant_id: string;
+  actor_id?: string;
+  actor_type?: ActorType;
+  entity_type: string;
+  entity_id: string;
+  operation: AuditOperation;
+  message: string;
+  created_at: string;
+  request_id?: string;
+  source_ip?: string;
+  user_agent?: string;
+}
+
+/** The names of LogJson's fields, in their order. */
+export const LOG_JSON_FIELDS: readonly (keyof LogJson)[] = [
+  'id',
+  'tenant_id',
+  'actor_id',
+  'actor_type',
+  'entity_type',
+  'entity_id',
+  'operation',
+  'message',
+  'created_at',
+  'request_id',
+  'source_ip',
+  'user_agent',
+];
+
+/** The one serializer of a Log's public fields (see LogJson). */
+export function toLogJson(log: Log): LogJson {
+  return {
+    id: log.id,
+    tenant_id: log.tenantId,
+    ...(log.actorId === null ? {} : { actor_id: log.actorId }),
+    ...(log.actorType === null ? {} : { actor_type: log.actorType }),
+    entity_type: log.entityType,
+    entity_id: log.entityId,
+    operation: log.operation,
+    message: log.message,
+    created_at: log.createdAt.toISOString(),
+    ...(log.requestId === undefined ? {} : { request_id: log.requestId }),
+    ...(log.sourceIp === undefined ? {} : { source_ip: log.sourceIp }),
+    ...(log.userAgent === undefined ? {} : { user_agent: log.userAgent }),
+  };
+}
+
 export interface EntityType {
   displayName: string;
   value: string;

@@ -5,7 +5,7 @@ import { describeRateLimit, RateLimit, validateRateLimit } from '../rate-limits/
 import { newId } from '../shared/ids';
 import { UnitOfWork } from '../shared/unit-of-work';
 import { generateApiKey, hashApiKey } from '../applications/api-key';
-import { Application, validateName } from '../applications/application';
+import { Application, newApplicationRecord, validateName } from '../applications/application';
 import { ApplicationRepository } from '../applications/application.repository';
 import { MANAGEMENT_PERMISSIONS } from '../applications/permissions';
 import { Tenant } from './tenant';
@@ -54,25 +54,15 @@ export class CreateTenant {
 
 /** The management application a tenant is created with (and that `tenant rotate-key` recreates when it is gone). */
 export function managementApplication(tenant: Tenant, key: string, now: Date): Application {
-  return {
+  return newApplicationRecord({
     id: newId(),
     tenantId: tenant.id,
     name: `${tenant.name} management`,
     type: 'management',
     permissions: [...MANAGEMENT_PERMISSIONS],
-    rules: [],
     keyHash: hashApiKey(key),
-    createdBy: null,
     createdAt: now,
-    modifiedBy: null,
-    modifiedAt: null,
-    expiresAt: null,
-    canCreateExpiringApplications: null,
-    rateLimit: null,
-    previousKeyHash: null,
-    previousKeyExpiresAt: null,
-    lastUsedAt: null,
-  };
+  });
 }
 
 export interface RotatedManagementKey {

@@ -2,7 +2,7 @@ import { EntityManager, SelectQueryBuilder } from 'typeorm';
 import {
   ChainedLog,
   ChainHead,
-  extendChain,
+  chainHashBytes,
   GENESIS_HASH,
   Log,
   LogCheckpoint,
@@ -31,8 +31,8 @@ const DELIVER_AND_CREATE_HEADS = `WITH delivered AS (
 
 // The per-tenant serialisation of the chain: whoever holds a head extends that chain; the others wait for
 // its commit and then read the head it left. Locked in tenant order (LockRows runs above the sort).
-const LOCK_HEADS = `SELECT tenant_id, seq::text AS seq, encode(hash, 'hex') AS hash FROM log_chains
-  WHERE tenant_id = ANY($1::uuid[]) ORDER BY tenant_id FOR UPDATE`;
+const SELECT_HEADS = `SELECT tenant_id, seq::text AS seq, encode(hash, 'hex') AS hash FROM log_chains`;
+const LOCK_HEADS = `${SELECT_HEADS} WHERE tenant_id = ANY($1::uuid[]) ORDER BY tenant_id FOR UPDATE`;
 
 const RELAY_CLAIM = `WITH moved AS (
     DELETE FROM audit_outbox WHERE id IN (
@@ -56,6 +56,9 @@ interface LogRow {
 }
 
 export class TypeormLogRepository extends LogRepository {
+  /** The chain heads this repository last wrote or read: where `append`'s one-statement path chains after. */
+  private readonly knownHeads = new KnownHeads();
+
   constructor(private readonly em: EntityManager) {
     super();
   }
@@ -63,17 +66,62 @@ export class TypeormLogRepository extends LogRepository {
   async append(logs: Log[]): Promise<number> {
     // The same id twice in one batch is one log (the first).
     const unique = [...new Map(logs.map((log) => [log.id, log])).values()];
-    return this.em.transaction((em) => appendChained(em, unique, unique.map((l) => l.id)));
+    if (unique.length === 0) return 0;
+    // Inside a caller's transaction a refused statement would abort that transaction: the locked path only.
+    const fast = this.em.queryRunner === undefined ? await this.appendAfterKnownHeads(unique) : undefined;
+    if (fast !== undefined) return fast;
+    const { inserted, heads } = await this.em.transaction((em) => appendChained(em, unique, unique.map((l) => l.id)));
+    this.knownHeads.remember(heads);
+    return inserted;
+  }
+
+  /**
+   * The one-statement path: `logs` chained after the heads this process knows, and written by `log_chain_append`,
+   * which locks the heads and writes only if they are still those (see its migration). Undefined when it cannot
+   * be taken or was refused (a head never seen here or moved by another writer, an id already stored): then
+   * nothing was written, and the locked transaction decides.
+   */
+  private async appendAfterKnownHeads(logs: Log[]): Promise<number | undefined> {
+    const tenants = [...new Set(logs.map((l) => l.tenantId))].sort(compare);
+    const unknown = tenants.filter((t) => !this.knownHeads.has(t));
+    if (unknown.length > 0) {
+      // Read without a lock: only a guess, which the function checks under the lock.
+      const rows: HeadRow[] = await this.em.query(`${SELECT_HEADS} WHERE tenant_id = ANY($1::uuid[])`, [unknown]);
+      this.knownHeads.remember(rows.map(fromHeadRow));
+      // A tenant's first log: its head is created by the transaction path.
+      if (rows.length < unknown.length) return undefined;
+    }
+    const before = tenants.map((t) => this.knownHeads.get(t)!);
+    const { rows, heads } = chainRows(before, logs);
+    try {
+      await this.em.query(`SELECT log_chain_append($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::json)`, [
+        [...logs.map((l) => l.id)].sort(compare),
+        tenants,
+        before.map((h) => h.position),
+        before.map((h) => h.hash),
+        heads.map((h) => h.position),
+        heads.map((h) => h.hash),
+        rows,
+      ]);
+    } catch (error) {
+      this.knownHeads.forget(tenants);
+      const code = (error as { code?: unknown }).code;
+      if (code === HEAD_MOVED || code === ID_STORED) return undefined;
+      throw error;
+    }
+    this.knownHeads.remember(heads);
+    return logs.length;
   }
 
   async relayOutbox(recordedBefore: Date, limit: number): Promise<number> {
     // SKIP LOCKED: relays of several workers split the backlog instead of queueing behind one another.
-    return this.em.transaction(async (em) => {
+    const { moved, heads } = await this.em.transaction(async (em) => {
       const rows: LogRow[] = await em.query(RELAY_CLAIM, [recordedBefore.toISOString(), limit]);
       const events = rows.map(fromRow).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || compare(a.id, b.id));
-      await appendChained(em, events, []);
-      return rows.length;
+      return { moved: rows.length, heads: (await appendChained(em, events, [])).heads };
     });
+    this.knownHeads.remember(heads);
+    return moved;
   }
 
   async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
@@ -167,62 +215,39 @@ export class TypeormLogRepository extends LogRepository {
 
 /**
  * Writes `logs` (unique ids, in chain order) that are not stored yet into their tenants' chains, after deleting
- * the outbox rows `outboxIds`; inside the caller's transaction. Returns how many were new.
+ * the outbox rows `outboxIds`; inside the caller's transaction. Returns how many were new, and the heads of the
+ * logs' tenants as they will be once the transaction commits.
  */
-async function appendChained(em: EntityManager, logs: Log[], outboxIds: string[]): Promise<number> {
-  if (logs.length === 0) return 0;
+async function appendChained(em: EntityManager, logs: Log[], outboxIds: string[]): Promise<{ inserted: number; heads: ChainHead[] }> {
+  if (logs.length === 0) return { inserted: 0, heads: [] };
   const tenants = [...new Set(logs.map((l) => l.tenantId))].sort(compare);
   await em.query(DELIVER_AND_CREATE_HEADS, [[...outboxIds].sort(compare), tenants]);
-  const heads: { tenant_id: string; seq: string; hash: string }[] = await em.query(LOCK_HEADS, [tenants]);
+  const locked = ((await em.query(LOCK_HEADS, [tenants])) as HeadRow[]).map(fromHeadRow);
   // Optimistic: a log already stored is rare (a retried job, the relay racing a job), so the batch is chained and
   // inserted as it is, behind a savepoint; if any id turns out to be stored, the insert is undone and the batch
   // chained again without those ids (read under the heads' locks: whoever wrote them has committed).
   await em.query('SAVEPOINT chain_append');
-  if ((await insertChained(em, heads, logs)) === logs.length) return logs.length;
+  const first = await insertChained(em, locked, logs);
+  if (first.inserted === logs.length) return first;
   await em.query('ROLLBACK TO SAVEPOINT chain_append');
   const existing = new Set(
     ((await em.query(`SELECT id FROM logs WHERE id = ANY($1::uuid[])`, [logs.map((l) => l.id)])) as { id: string }[]).map((r) => r.id),
   );
   const fresh = logs.filter((l) => !existing.has(l.id));
-  if (fresh.length === 0) return 0;
-  const inserted = await insertChained(em, heads, fresh);
+  if (fresh.length === 0) return { inserted: 0, heads: locked };
+  const second = await insertChained(em, locked, fresh);
   // Only a concurrent writer of the same id in another tenant gets here; failing makes the job retry.
-  if (inserted !== fresh.length) throw new Error('a log id was written concurrently in another tenant; the batch will be retried');
-  return inserted;
+  if (second.inserted !== fresh.length) throw new Error('a log id was written concurrently in another tenant; the batch will be retried');
+  return second;
 }
 
-/** Numbers and hashes `logs` after `heads`, inserts them (skipping ids already stored) and moves the heads; returns how many were inserted. */
-async function insertChained(em: EntityManager, heads: { tenant_id: string; seq: string; hash: string }[], logs: Log[]): Promise<number> {
-  const copies = logs.map((l) => ({ ...l }));
-  const byTenant = new Map<string, Log[]>();
-  for (const log of copies) {
-    const list = byTenant.get(log.tenantId);
-    if (list) list.push(log);
-    else byTenant.set(log.tenantId, [log]);
-  }
-  const newHeads: ChainHead[] = [];
-  for (const head of heads) {
-    const chained = byTenant.get(head.tenant_id);
-    if (chained) newHeads.push(extendChain({ tenantId: head.tenant_id, position: Number(head.seq), hash: head.hash }, chained));
-  }
-  const rows = JSON.stringify(
-    copies.map((l) => ({
-      id: l.id,
-      tenant_id: l.tenantId,
-      actor_id: l.actorId,
-      actor_type: l.actorType,
-      entity_type: l.entityType,
-      entity_id: l.entityId,
-      operation: l.operation,
-      message: l.message,
-      created_at: l.createdAt.toISOString(),
-      request_id: l.requestId ?? null,
-      source_ip: l.sourceIp ?? null,
-      user_agent: l.userAgent ?? null,
-      seq: l.position,
-      hash: `\\x${l.hash}`,
-    })),
-  );
+/**
+ * Numbers and hashes `logs` after `heads` (locked), inserts them (skipping ids already stored) and moves the heads;
+ * returns how many were inserted and the heads after them.
+ */
+async function insertChained(em: EntityManager, heads: ChainHead[], logs: Log[]): Promise<{ inserted: number; heads: ChainHead[] }> {
+  const chained = chainRows(heads, logs);
+  const moved = chained.heads.filter((h, i) => h.position !== heads[i]!.position);
   // One statement inserts the chained rows (the whole batch as one JSON parameter: any size fits, and PostgreSQL's
   // JSON parser is far cheaper than the driver's per-element array encoding) and moves the heads.
   const [row] = await em.query(
@@ -236,9 +261,85 @@ async function insertChained(em: EntityManager, heads: { tenant_id: string; seq:
        WHERE h.tenant_id = v.t
        RETURNING 1)
      SELECT (SELECT count(*) FROM inserted)::int AS n, (SELECT count(*) FROM moved)::int AS heads`,
-    [rows, newHeads.map((h) => h.tenantId), newHeads.map((h) => h.position), newHeads.map((h) => h.hash)],
+    [chained.rows, moved.map((h) => h.tenantId), moved.map((h) => h.position), moved.map((h) => h.hash)],
   );
-  return (row as { n: number }).n;
+  return { inserted: (row as { n: number }).n, heads: chained.heads };
+}
+
+/**
+ * `logs` numbered and hashed after `heads` (one per tenant of the logs, any order; the logs are not changed), as
+ * the JSON rows of `logs` that the insert takes, and the heads after them, in the order of `heads`.
+ */
+function chainRows(heads: ChainHead[], logs: Log[]): { rows: string; heads: ChainHead[] } {
+  const next = new Map<string, { position: number; hash: Buffer }>(heads.map((h) => [h.tenantId, { position: h.position, hash: Buffer.from(h.hash, 'hex') }]));
+  const rows = logs.map((l) => {
+    const head = next.get(l.tenantId)!;
+    head.position += 1;
+    head.hash = chainHashBytes(head.hash, l, head.position);
+    return {
+      id: l.id,
+      tenant_id: l.tenantId,
+      actor_id: l.actorId,
+      actor_type: l.actorType,
+      entity_type: l.entityType,
+      entity_id: l.entityId,
+      operation: l.operation,
+      message: l.message,
+      created_at: l.createdAt.toISOString(),
+      request_id: l.requestId ?? null,
+      source_ip: l.sourceIp ?? null,
+      user_agent: l.userAgent ?? null,
+      seq: head.position,
+      hash: `\\x${head.hash.toString('hex')}`,
+    };
+  });
+  return {
+    rows: JSON.stringify(rows),
+    heads: heads.map((h) => {
+      const head = next.get(h.tenantId)!;
+      return { tenantId: h.tenantId, position: head.position, hash: head.hash.toString('hex') };
+    }),
+  };
+}
+
+const HEAD_MOVED = 'GHC01';
+const ID_STORED = 'GHC02';
+
+/**
+ * The heads one repository last wrote or read, per tenant. Only a guess (the database checks it under the heads'
+ * locks), so any staleness costs one refused statement, never a wrong chain. Bounded: a process writing for more
+ * tenants than this starts over.
+ */
+class KnownHeads {
+  private static readonly MAX_TENANTS = 10_000;
+  private readonly heads = new Map<string, ChainHead>();
+
+  has(tenantId: string): boolean {
+    return this.heads.has(tenantId);
+  }
+
+  get(tenantId: string): ChainHead | undefined {
+    return this.heads.get(tenantId);
+  }
+
+  remember(heads: ChainHead[]): void {
+    if (this.heads.size + heads.length > KnownHeads.MAX_TENANTS) this.heads.clear();
+    for (const head of heads) this.heads.set(head.tenantId, head);
+  }
+
+  forget(tenantIds: string[]): void {
+    for (const tenantId of tenantIds) this.heads.delete(tenantId);
+  }
+}
+
+interface HeadRow {
+  tenant_id: string;
+  seq: string;
+  hash: string;
+}
+
+function fromHeadRow(r: HeadRow): ChainHead {
+  return { tenantId: r.tenant_id, position: Number(r.seq), hash: r.hash };
 }
 
 const SELECT_CHECKPOINTS = `SELECT tenant_id, seq::text AS position, encode(hash, 'hex') AS hash, signed_at, key_id,

@@ -1,5 +1,5 @@
 import { DomainError, FieldErrors, Log } from '@gatehouse/domain';
-import { parseLogEntry } from '../log-entry-payload';
+import { LogEntryDefaults, parseLogEntry } from '../log-entry-payload';
 import { InvalidJobError, JobContext, JobHandler } from '../job-handler';
 import { JobData, JobName, MAX_LOGS_PER_BATCH_JOB } from '../jobs';
 import { LogBatchWriter } from '../log-batch-writer';
@@ -55,8 +55,16 @@ function parseBatch(data: unknown, context: JobContext): Log[] {
   return logs;
 }
 
-function defaultsFor(context: JobContext, index: number) {
-  return { id: derivedLogId(context, index), createdAt: new Date(context.timestamp) };
+/** Computed only for an entry that lacks the field: a name-based id is a SHA-256, and most entries carry their own. */
+function defaultsFor(context: JobContext, index: number): LogEntryDefaults {
+  return {
+    get id() {
+      return derivedLogId(context, index);
+    },
+    get createdAt() {
+      return new Date(context.timestamp);
+    },
+  };
 }
 
 function invalidJobOnError<T>(parse: () => T): T {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Application, insertApplication, UnitOfWork } from '@gatehouse/domain';
+import { Application, insertApplication, newApplicationRecord, UnitOfWork } from '@gatehouse/domain';
 import { JobsHost } from './queue-test-support';
 
 /** A committed expiring application (and its tenant's id), as CreateApplication leaves one. */
 export async function insertExpiringApplication(host: JobsHost, expiresInMs: number): Promise<Application> {
   const now = new Date();
-  const application: Application = {
+  const application = newApplicationRecord({
     id: randomUUID(),
     tenantId: randomUUID(),
     name: 'short-lived',
@@ -13,17 +13,9 @@ export async function insertExpiringApplication(host: JobsHost, expiresInMs: num
     permissions: [],
     rules: [{ priority: 1, transform: 'reveal', permissions: ['token:read'], conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }] }],
     keyHash: randomUUID().replace(/-/g, '').padEnd(64, '0'),
-    createdBy: null,
     createdAt: now,
-    modifiedBy: null,
-    modifiedAt: null,
     expiresAt: new Date(now.getTime() + expiresInMs),
-    canCreateExpiringApplications: null,
-    rateLimit: null,
-    previousKeyHash: null,
-    previousKeyExpiresAt: null,
-    lastUsedAt: null,
-  };
+  });
   await host.database.dataSource.query('INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, now())', [application.tenantId, `expiry-${application.tenantId}`]);
   await insertApplication(host.context.get(UnitOfWork), application, { id: null, type: 'system' });
   return application;
