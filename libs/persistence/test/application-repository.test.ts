@@ -10,7 +10,7 @@ import {
   ValidationError,
 } from '@gatehouse/domain';
 import { InMemoryApplicationRepository, InMemoryTenantRepository } from '@gatehouse/domain/testing';
-import { DATABASES } from './persistence-backends';
+import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
 interface Repositories {
   applications: ApplicationRepository;
@@ -59,7 +59,7 @@ describe.each(BACKENDS)('ApplicationRepository on $name', (backend) => {
   // Starting PGlite and migrating it takes seconds.
   beforeAll(async () => {
     db = await backend.open();
-  }, 60_000);
+  }, PGLITE_OPEN_TIMEOUT_MS);
   afterAll(() => db?.close(), 30_000);
 
   async function newTenant(): Promise<string> {

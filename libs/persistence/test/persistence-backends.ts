@@ -53,6 +53,12 @@ export const PGLITE: Backend = {
 
 export const DATABASES: Backend[] = [POSTGRES, PGLITE];
 
+/**
+ * For the hook that opens a backend: PGlite starts in about 2 s on an idle machine, but took over 60 s inside Jest
+ * at a load average of 15 (20 s on its own).
+ */
+export const PGLITE_OPEN_TIMEOUT_MS = 180_000;
+
 /** A private application of `tenantId` created at `createdAt`, for the suites that only need some row. */
 export function aPrivateApplication(tenantId: string, createdAt: Date, over: Partial<Application> = {}): Application {
   return newApplicationRecord({

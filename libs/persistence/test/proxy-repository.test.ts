@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { generateProxyKey, Proxy, ProxyRepository, TenantRepository } from '@gatehouse/domain';
 import { InMemoryProxyRepository, InMemoryTenantRepository } from '@gatehouse/domain/testing';
 import { CachedProxyRepository, InMemoryVersionStore, TypeormProxyRepository } from '@gatehouse/persistence';
-import { DATABASES } from './persistence-backends';
+import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
 interface Repositories {
   proxies: ProxyRepository;
@@ -52,7 +52,7 @@ describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
   let db: Repositories;
   beforeAll(async () => {
     db = await backend.open();
-  });
+  }, PGLITE_OPEN_TIMEOUT_MS);
   afterAll(() => db?.close());
 
   async function newTenant(): Promise<string> {

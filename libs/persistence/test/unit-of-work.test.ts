@@ -11,7 +11,7 @@ import {
 } from '@gatehouse/domain';
 import { FixedClock, RecordingAuditEventPublisher } from '@gatehouse/domain/testing';
 import { RepositoryRegistry, TypeormApplicationRepository, TypeormTenantRepository, TypeormUnitOfWork } from '@gatehouse/persistence';
-import { aPrivateApplication, DATABASES, OpenedBackend } from './persistence-backends';
+import { aPrivateApplication, DATABASES, OpenedBackend, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 
@@ -33,7 +33,7 @@ describe.each(DATABASES)('TypeormUnitOfWork on $name', (backend) => {
 
   beforeAll(async () => {
     db = await backend.open();
-  }, 60_000);
+  }, PGLITE_OPEN_TIMEOUT_MS);
   afterAll(() => db?.close(), 30_000);
 
   function unitOfWork(publisher: AuditEventPublisher = new RecordingAuditEventPublisher(), onPublishError?: (e: unknown) => void) {
