@@ -9,6 +9,7 @@
 const { spawn } = require('node:child_process');
 const { availableParallelism, loadavg } = require('node:os');
 const { load, progress, summarize } = require('./load');
+const { readdirSync, readFileSync } = require('node:fs');
 const { cpuMs, createTenant, databaseUrl, fmt, freePort, recreateDatabase, startGatehouse } = require('./service');
 
 const DB = 'gatehouse_bench_proxy';
@@ -104,6 +105,46 @@ module.exports = async function (req) {
   };
 };`;
 
+/**
+ * Context switches (voluntary and not) of a process and its children, every thread counted: how often the serving
+ * processes went to sleep and were woken, which is what a transform's round trip to its sandbox process costs beyond
+ * CPU on a busy machine. Linux /proc; undefined elsewhere.
+ */
+function wakeups(pid) {
+  const ofProcess = (id) => {
+    let total = 0;
+    for (const task of readdirSync(`/proc/${id}/task`)) {
+      const status = readFileSync(`/proc/${id}/task/${task}/status`, 'utf8');
+      for (const match of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) total += Number(match[1]);
+    }
+    return total;
+  };
+  try {
+    let total = ofProcess(pid);
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid) total += ofProcess(entry);
+      } catch {
+        // Gone in between.
+      }
+    }
+    return total;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time (user + system) of the process alone, without its children (the sandbox processes), in ms. */
+function ownCpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A child node process running `source`, ready once it says so. */
 function startScript(source, env) {
   return new Promise((resolve, reject) => {
@@ -195,9 +236,13 @@ async function main() {
         await load({ ...options, durationMs: 2000, warmupMs: 0 });
         // The CPU the serving process spends per request: less sensitive than req/s to other load on the machine.
         const cpuBefore = cpuMs(route.pid);
+        const ownBefore = ownCpuMs(route.pid);
+        const wakeupsBefore = wakeups(route.pid);
         const run = await load({ ...options, durationMs: DURATION_MS, warmupMs: 0 });
         const cpuAfter = cpuMs(route.pid);
         run.cpuUsPerRequest = cpuBefore === undefined ? NaN : ((cpuAfter - cpuBefore) * 1000) / run.requests;
+        run.ownCpuUsPerRequest = ownBefore === undefined ? NaN : ((ownCpuMs(route.pid) - ownBefore) * 1000) / run.requests;
+        run.wakeupsPerRequest = wakeupsBefore === undefined ? NaN : (wakeups(route.pid) - wakeupsBefore) / run.requests;
         results.get(route.name).push(run);
         progress('measuring', ++step, steps);
       }
@@ -238,11 +283,14 @@ async function main() {
     );
     // Everything (load generator, upstream, forwarder, Gatehouse, PostgreSQL) shares this machine's CPUs.
     console.log(`${availableParallelism()} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other processes included)`);
-    console.log('| route | req/s | p50 ms | p99 ms | errors | server CPU µs/req (API + sandbox processes) |');
-    console.log('|---|---:|---:|---:|---:|---:|');
+    console.log('| route | req/s | p50 ms | p99 ms | errors | server CPU µs/req (API + sandbox processes) | of which sandbox processes | server context switches/req |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const route of routes) {
       const r = s[route.name];
-      console.log(`| ${route.name} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} | ${fmt(r.cpu, 0)} |`);
+      const runs = results.get(route.name);
+      const mean = (key) => runs.reduce((sum, run) => sum + run[key], 0) / runs.length;
+      const sandboxes = route.pid === gatehouse.child.pid ? fmt(r.cpu - mean('ownCpuUsPerRequest'), 0) : '';
+      console.log(`| ${route.name} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} | ${fmt(r.cpu, 0)} | ${sandboxes} | ${fmt(mean('wakeupsPerRequest'), 1)} |`);
     }
     if (unloadedRoutes.length > 0) {
       console.log(`\none connection (no queueing), ${ROUNDS} round(s) x ${UNLOADED_DURATION_MS / 1000}s per route`);

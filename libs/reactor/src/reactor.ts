@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { PoolUnavailableError, SandboxPool } from './sandbox-pool';
-import { SandboxProcess } from './sandbox-process';
+import { SandboxProcess, type RunOutcome } from './sandbox-process';
 import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
 import { proxyErrorResult } from './transform-errors';
 import { transformCodeHash } from './transform-source';
@@ -24,6 +24,11 @@ export const REACTOR_DEFAULTS = {
   maxRandomBytes: 64 * 1024,
   maxBufferLength: 256 * 1024 * 1024,
   startTimeoutMs: 20_000,
+  pipelineDepth: 8,
+  /** Input a sandbox process may hold for the invocations waiting inside it (it counts against its address space). */
+  pipelineBytes: 1024 * 1024,
+  /** A sandbox process whose invocation has run this long is given no more until it is done. */
+  pipelineStallMs: 50,
 } as const;
 
 /**
@@ -102,6 +107,9 @@ export class Reactor {
         queueTimeoutMs: positive(options.queueTimeoutMs, REACTOR_DEFAULTS.queueTimeoutMs),
         // A held sandbox frees up within one timeout.
         retryAfterSeconds: Math.max(1, Math.ceil(this.timeoutMs / 1000)),
+        pipelineDepth: positive(options.pipelineDepth, REACTOR_DEFAULTS.pipelineDepth),
+        pipelineBytes: REACTOR_DEFAULTS.pipelineBytes,
+        pipelineStallMs: REACTOR_DEFAULTS.pipelineStallMs,
       },
       () => {
         const sandbox = new SandboxProcess({
@@ -141,19 +149,33 @@ export class Reactor {
     // Without a tenant to key them by, no context is kept warm (each run gets a fresh one).
     const tenantId = typeof input.tenantId === 'string' && input.tenantId !== '' ? input.tenantId : null;
 
-    let sandbox: SandboxProcess;
-    try {
-      sandbox = await this.pool.acquire(tenantId ?? '');
-    } catch (error) {
-      if (error instanceof PoolUnavailableError) return { ...proxyErrorResult('ServiceUnavailableError', error.message), retryAfterSeconds: error.retryAfterSeconds };
-      return proxyErrorResult('ServiceUnavailableError', 'No sandbox is available');
+    // The input waits inside a sandbox process while it runs what was sent before (see SandboxPool).
+    const size = inputJson.length;
+    let requeued = false;
+    for (;;) {
+      let sandbox: SandboxProcess;
+      try {
+        sandbox = await this.pool.acquire(tenantId ?? '', size, requeued);
+      } catch (error) {
+        if (error instanceof PoolUnavailableError) return { ...proxyErrorResult('ServiceUnavailableError', error.message), retryAfterSeconds: error.retryAfterSeconds };
+        return proxyErrorResult('ServiceUnavailableError', 'No sandbox is available');
+      }
+      const settled = await sandbox.run({ tenantId, code: input.code, codeHash, inputJson, svc: input.svc });
+      if (settled.kind === 'requeue') {
+        // Never started: the process was stopped for the invocation before it. First in line again.
+        this.pool.release(sandbox, size);
+        requeued = true;
+        continue;
+      }
+      return this.settle(sandbox, size, settled);
     }
+  }
 
-    const settled = await sandbox.run({ tenantId, code: input.code, codeHash, inputJson, svc: input.svc, timeoutMs: this.timeoutMs });
+  private settle(sandbox: SandboxProcess, size: number, settled: Exclude<RunOutcome, { kind: 'requeue' }>): TransformResult {
     const logs = settled.logs;
     switch (settled.kind) {
       case 'done':
-        this.pool.release(sandbox);
+        this.pool.release(sandbox, size);
         return this.toResult(settled.outcome, logs);
       case 'deadline':
         this.timeouts++;
@@ -165,7 +187,7 @@ export class Reactor {
         return proxyErrorResult('ReactorRuntimeError', 'Transform ran out of memory', logs);
       case 'failed':
         if (settled.failure === 'load') {
-          this.pool.release(sandbox);
+          this.pool.release(sandbox, size);
           return proxyErrorResult('ReactorRuntimeError', settled.message, logs);
         }
         this.pool.discard(sandbox);

@@ -1,51 +1,99 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { Invocation } from './invocation';
 import { MemoryLimitError, MissingCodeError, SandboxIsolate, TransformLoadError } from './sandbox-isolate';
-import { SANDBOX_SETTINGS_ENV, type FailureKind, type FromSandbox, type SandboxProcessSettings, type ToSandbox } from './sandbox-protocol';
+import {
+  encodeCounters,
+  frameFields,
+  FrameReader,
+  FROM_HOST_FD,
+  SANDBOX_SETTINGS_ENV,
+  stringField,
+  TO_HOST_FD,
+  type FailureKind,
+  type SandboxProcessSettings,
+} from './sandbox-protocol';
 
 /**
- * Entry point of a sandbox process (forked by SandboxProcess): one isolate, one invocation at a
- * time, answered over the IPC channel. Nothing here is trusted by the API process, which can stop
- * this process at any instruction and caps its address space.
+ * Entry point of a sandbox process (forked by SandboxProcess): one isolate, running the invocations
+ * it is sent one after the other, in the order sent (the API process sends a tenant's next ones
+ * before the last is answered, so a busy process never sleeps between runs). Nothing here is trusted
+ * by the API process, which can stop this process at any instruction and caps its address space.
  */
 const settings = JSON.parse(process.env[SANDBOX_SETTINGS_ENV] ?? '{}') as SandboxProcessSettings;
 
-function send(message: FromSandbox): void {
-  if (process.connected) process.send!(message);
+/**
+ * One frame to the API process, written at once (a blocking pipe: an answer never waits behind the
+ * next run, and a write is one system call, no stream machinery). The API process gone: so is this one.
+ */
+function send(frame: string): void {
+  const bytes = Buffer.from(`${frame}\n`, 'utf8');
+  try {
+    for (let offset = 0; offset < bytes.length; ) offset += writeSync(TO_HOST_FD, bytes, offset);
+  } catch {
+    process.exit(0);
+  }
 }
 
-const sandbox = new SandboxIsolate(settings, (message) => {
-  send({ t: 'catastrophic', message });
-});
+const sandbox = new SandboxIsolate(settings, (message) => send(`x\t${JSON.stringify(message)}`));
 
+interface Queued {
+  id: number;
+  svc: boolean;
+  codeHash: string;
+  tenantId: string | null;
+  code: string | null;
+  input: string;
+}
+
+const queue: Queued[] = [];
+let running = false;
+/** The invocation whose svc answers are awaited, if it is waiting for any. */
 let current: { id: number; invocation: Invocation } | null = null;
+/** The invocation waiting for its code (`k`), which is then run first. */
+let awaitingCode: Queued | null = null;
+/** After a failure that takes the isolate out of service (timeout, memory, error): nothing more runs. */
+let broken = false;
 
-async function run(message: Extract<ToSandbox, { t: 'run' }>): Promise<void> {
-  const { id } = message;
-  const forward = message.svc ? (svcId: number, request: string) => send({ t: 'svc', id, svcId, request }) : null;
+function next(): void {
+  while (!running && !broken && awaitingCode === null && queue.length > 0) void run(queue.shift()!);
+}
+
+async function run(queued: Queued): Promise<void> {
+  running = true;
+  const { id } = queued;
+  const forward = queued.svc ? (svcId: number, request: string) => send(`s\t${id}\t${svcId}\t${request}`) : null;
   const invocation = new Invocation(forward, settings);
   current = { id, invocation };
   try {
-    const outcome = await sandbox.execute(invocation, message.tenantId, message.code ?? null, message.codeHash, message.input, message.timeoutMs);
-    send({ t: 'done', id, outcome, logs: invocation.logs, counters: sandbox.counters });
+    const outcome = await sandbox.execute(invocation, queued.tenantId, queued.code, queued.codeHash, queued.input, settings.timeoutMs);
+    send(`d\t${id}\t${encodeCounters(sandbox.counters)}\t${JSON.stringify(invocation.logs)}\t${outcome}`);
   } catch (error) {
-    const kind = failureKind(error);
-    send({ t: 'failed', id, kind, message: error instanceof TransformLoadError ? error.message : kind, logs: invocation.logs, counters: sandbox.counters });
+    if (error instanceof MissingCodeError) {
+      awaitingCode = queued;
+      send(`m\t${id}`);
+    } else {
+      const kind = failureKind(error);
+      if (kind !== 'load') broken = true;
+      const message = JSON.stringify(error instanceof TransformLoadError ? error.message : kind);
+      send(`f\t${id}\t${kind}\t${encodeCounters(sandbox.counters)}\t${JSON.stringify(invocation.logs)}\t${message}`);
+    }
   } finally {
     invocation.end();
     current = null;
+    running = false;
   }
-  // After the answer, off the request's path: the next fresh context.
+  // After the answer: the next fresh context, if this run used the last one.
   try {
-    if (sandbox.prepare()) send({ t: 'counters', counters: sandbox.counters });
+    if (!broken && sandbox.prepare()) send(`c\t${encodeCounters(sandbox.counters)}`);
   } catch {
     // A broken isolate: the next run fails and the API process replaces this process.
   }
+  next();
 }
 
 function failureKind(error: unknown): FailureKind {
   if (error instanceof TransformLoadError) return 'load';
-  if (error instanceof MissingCodeError) return 'missing';
   if (error instanceof MemoryLimitError) return 'memory';
   const text = (error as { message?: unknown } | null)?.message;
   const message = typeof text === 'string' ? text : '';
@@ -54,20 +102,44 @@ function failureKind(error: unknown): FailureKind {
   return 'error';
 }
 
-process.on('message', (message: ToSandbox) => {
-  if (message.t === 'run') {
-    if (current) {
-      send({ t: 'failed', id: message.id, kind: 'error', message: 'busy', logs: [], counters: sandbox.counters });
+function onFrame(frame: string): void {
+  switch (frame.charAt(0)) {
+    case 'r': {
+      const f = frameFields(frame, 6);
+      if (!f) return;
+      const code = f[4] === '' ? null : stringField(f[4]);
+      queue.push({ id: Number(f[0]), svc: f[1] === '1', codeHash: f[2], tenantId: stringField(f[3]), code, input: f[5] });
+      next();
       return;
     }
-    void run(message);
-  } else if (message.t === 'svc' && current?.id === message.id) {
-    current.invocation.svcAnswered(message.svcId, message.payload);
+    case 's': {
+      const f = frameFields(frame, 3);
+      if (f && current?.id === Number(f[0])) current.invocation.svcAnswered(Number(f[1]), f[2]);
+      return;
+    }
+    case 'k': {
+      const f = frameFields(frame, 2);
+      const waiting = awaitingCode;
+      if (!f || waiting === null || waiting.id !== Number(f[0])) return;
+      awaitingCode = null;
+      waiting.code = stringField(f[1]);
+      if (!running && !broken) void run(waiting);
+      return;
+    }
+    default:
+      return;
   }
-});
+}
+
+// Frames from the API process are trusted (it is the one that can kill this process); still bounded.
+const reader = new FrameReader(settings.maxResultLength * 2 + 1024 * 1024, onFrame, () => process.exit(1));
+const input = new Socket({ fd: FROM_HOST_FD, readable: true, writable: false });
+input.setEncoding('utf8');
+input.on('data', (chunk: string) => reader.push(chunk));
 // The API process is gone: nothing to serve.
-process.on('disconnect', () => process.exit(0));
+input.on('end', () => process.exit(0));
+input.on('error', () => process.exit(0));
 
 sandbox.prepare();
 const vmSize = /VmSize:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
-send({ t: 'ready', vmSizeKb: vmSize ? Number(vmSize[1]) : 0 });
+send(`R\t${vmSize ? Number(vmSize[1]) : 0}`);

@@ -2,6 +2,8 @@ import { PoolUnavailableError, SandboxPool, type PooledSandbox, type SandboxPool
 
 class FakeSandbox implements PooledSandbox {
   alive = true;
+  /** What runningSince() answers: set by a test to play a sandbox whose invocation has run for a while. */
+  since = 0;
   readonly ready: Promise<void>;
   private exit!: () => void;
   private readonly exited = new Promise<void>((resolve) => (this.exit = resolve));
@@ -18,9 +20,23 @@ class FakeSandbox implements PooledSandbox {
   exitedOnce(): Promise<void> {
     return this.exited;
   }
+
+  runningSince(): number {
+    return this.since;
+  }
 }
 
-const OPTIONS: SandboxPoolOptions = { size: 2, tenantMaxConcurrency: 1, tenantMaxQueue: 2, maxQueue: 100, queueTimeoutMs: 5000, retryAfterSeconds: 5 };
+const OPTIONS: SandboxPoolOptions = {
+  size: 2,
+  tenantMaxConcurrency: 1,
+  tenantMaxQueue: 2,
+  maxQueue: 100,
+  queueTimeoutMs: 5000,
+  retryAfterSeconds: 5,
+  pipelineDepth: 1,
+  pipelineBytes: 1024,
+  pipelineStallMs: 50,
+};
 
 function pool(options: Partial<SandboxPoolOptions> = {}, create = () => new FakeSandbox()) {
   const created: FakeSandbox[] = [];
@@ -132,5 +148,84 @@ describe('SandboxPool: sharing between tenants', () => {
     await closing;
     expect(created.every((sandbox) => !sandbox.alive)).toBe(true);
     await expect(p.acquire('c')).rejects.toBeInstanceOf(PoolUnavailableError);
+  });
+});
+
+describe('SandboxPool: pipelining a tenant’s invocations into the sandbox it holds', () => {
+  const piped = { pipelineDepth: 3, pipelineBytes: 1000 };
+
+  it('gives the sandbox a tenant holds up to pipelineDepth invocations, then queues', async () => {
+    const { pool: p } = pool(piped);
+    const first = await p.acquire('a', 10);
+    // Under its share of one, the tenant gets the same sandbox again rather than waiting for it.
+    expect(await p.acquire('a', 10)).toBe(first);
+    expect(await p.acquire('a', 10)).toBe(first);
+    const fourth = p.acquire('a', 10);
+    await tick();
+    expect(p.stats()).toMatchObject({ busy: 1, queued: 1, pipelined: 2 });
+    // One done: room for the waiting one, in the same sandbox.
+    p.release(first, 10);
+    expect(await fourth).toBe(first);
+    for (let i = 0; i < 3; i++) p.release(first, 10);
+    expect(p.stats()).toMatchObject({ busy: 0, queued: 0 });
+    await p.close(0);
+  });
+
+  it('sends no more than pipelineBytes of input into one sandbox', async () => {
+    const { pool: p } = pool(piped);
+    const first = await p.acquire('a', 600);
+    const second = p.acquire('a', 600);
+    await tick();
+    expect(p.stats()).toMatchObject({ queued: 1, pipelined: 0 });
+    p.release(first, 600);
+    expect(await second).toBe(first);
+    p.release(first, 600);
+    await p.close(0);
+  });
+
+  it('sends nothing more behind an invocation that has run longer than pipelineStallMs', async () => {
+    const { pool: p } = pool(piped);
+    const first = await p.acquire('a', 10);
+    first.since = performance.now() - 60;
+    const second = p.acquire('a', 10);
+    await tick();
+    expect(p.stats()).toMatchObject({ queued: 1, pipelined: 0 });
+    first.since = 0;
+    p.release(first, 10);
+    expect(await second).toBe(first);
+    p.release(first, 10);
+    await p.close(0);
+  });
+
+  it('stops filling a held sandbox while another tenant under its share waits, so it drains and goes round', async () => {
+    const { pool: p } = pool({ ...piped, size: 1 });
+    const held = await p.acquire('a', 10);
+    const other = p.acquire('b', 10);
+    const more = p.acquire('a', 10);
+    await tick();
+    // b waits for a sandbox: a's next one is not slipped in ahead of it.
+    expect(p.stats()).toMatchObject({ queued: 2, pipelined: 0 });
+    p.release(held, 10);
+    expect(await other).toBe(held);
+    p.release(held, 10);
+    expect(await more).toBe(held);
+    p.release(held, 10);
+    await p.close(0);
+  });
+
+  it('puts an invocation handed back by a stopped sandbox first in line, past a full queue', async () => {
+    const { pool: p, created } = pool({ ...piped, size: 1, tenantMaxQueue: 1 });
+    const held = await p.acquire('a', 10);
+    await p.acquire('a', 10);
+    await p.acquire('a', 10);
+    const queued = p.acquire('a', 10).then(() => 'queued');
+    // The sandbox is stopped for the first one: the second and third were never started.
+    p.discard(held);
+    p.release(held, 10);
+    p.release(held, 10);
+    const order = await Promise.race([p.acquire('a', 10, true).then(() => 'requeued'), queued]);
+    expect(order).toBe('requeued');
+    expect(created[1].alive).toBe(true);
+    await p.close(0);
   });
 });

@@ -1,14 +1,17 @@
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { SvcRelay } from './svc-relay';
 import {
+  decodeCounters,
+  frameFields,
+  FrameReader,
   SANDBOX_SETTINGS_ENV,
+  stringField,
   type FailureKind,
-  type FromSandbox,
   type SandboxCounters,
   type SandboxProcessSettings,
-  type ToSandbox,
 } from './sandbox-protocol';
 import type { SvcBridge } from './transform-types';
 
@@ -27,7 +30,6 @@ export interface SandboxRun {
   codeHash: string;
   inputJson: string;
   svc: SvcBridge | undefined;
-  timeoutMs: number;
 }
 
 export type RunOutcome =
@@ -36,7 +38,12 @@ export type RunOutcome =
   /** Stopped at its deadline by this process (the sandbox process is killed). */
   | { kind: 'deadline'; logs: string[] }
   /** The sandbox process died during the run (its address-space cap, a crash, V8 losing control). */
-  | { kind: 'died'; logs: string[] };
+  | { kind: 'died'; logs: string[] }
+  /**
+   * Never started: the process was stopped (for the invocation before it, or at shutdown) while this
+   * one waited inside it. Run it elsewhere.
+   */
+  | { kind: 'requeue' };
 
 /** The entry of a sandbox process, and how to run it: compiled, or from the TypeScript sources under Jest. */
 function childEntry(): { module: string; execArgv: string[] } {
@@ -45,52 +52,78 @@ function childEntry(): { module: string; execArgv: string[] } {
   return { module: join(__dirname, 'sandbox-child.ts'), execArgv: [...execArgv, '--require', join(__dirname, '..', 'test', 'support', 'register-ts.js')] };
 }
 
+/** An invocation sent to the process and not answered yet. */
+interface InFlight {
+  id: number;
+  run: SandboxRun;
+  resolve(outcome: RunOutcome): void;
+  /** When it became the one running (performance.now()), 0 while it waits behind another. */
+  startedAt: number;
+  relay: SvcRelay | null;
+}
+
 let nextRunId = 1;
 
 /**
- * One sandbox process, seen from the API process. The process holds one isolate and runs one
- * invocation at a time; the API process can stop it at any instruction (SIGKILL), and its address
- * space is capped by the kernel (RLIMIT_AS, set with prlimit once it has started, before it gets any
- * work): whatever a transform allocates, inside V8's heap or outside it (array buffers, resizable or
- * not, flattened strings), the process can grow by at most `addressSpaceHeadroomMb`, and beyond that
- * its allocations fail or it dies, never the API process.
+ * One sandbox process, seen from the API process. The process holds one isolate and runs the
+ * invocations it is sent one after the other; several may be sent ahead (pipelined), so a busy
+ * process goes from one to the next without waiting for the API process. The API process can stop
+ * it at any instruction (SIGKILL), and its address space is capped by the kernel (RLIMIT_AS, set with
+ * prlimit once it has started, before it gets any work): whatever a transform allocates, inside V8's
+ * heap or outside it (array buffers, resizable or not, flattened strings), the process can grow by at
+ * most `addressSpaceHeadroomMb`, and beyond that its allocations fail or it dies, never the API process.
+ *
+ * The invocation running is always the oldest unanswered one (the process runs them in the order
+ * sent), and its deadline counts from when the one before it was answered: when the process is
+ * stopped, that one fails and the ones behind it, never started, are handed back (`requeue`).
  */
 export class SandboxProcess {
   private readonly child: ChildProcess;
-  private current: {
-    id: number;
-    run: SandboxRun;
-    relay: SvcRelay;
-    timer: NodeJS.Timeout;
-    settle(outcome: RunOutcome): void;
-  } | null = null;
+  private readonly toChild: Writable;
+  private readonly inFlight: InFlight[] = [];
+  /** One timer for the running invocation's deadline, re-armed only when it fires early. */
+  private deadlineTimer: NodeJS.Timeout | null = null;
+  private outgoing = '';
+  private flushScheduled = false;
   /** Code hashes sent to the process; it may have evicted some since (it then asks again). */
   private readonly sentCode = new Set<string>();
+  private stopped = false;
   private exited = false;
   private readonly exitedPromise: Promise<void>;
+  private readyFrame: ((vmSizeKb: number) => void) | null = null;
   readonly ready: Promise<void>;
-  counters: SandboxCounters = { contextsCreated: 0, warmInvocations: 0, compiledScripts: 0, warmContexts: 0 };
+  readonly counters: SandboxCounters = { contextsCreated: 0, warmInvocations: 0, compiledScripts: 0, warmContexts: 0 };
 
   constructor(private readonly options: SandboxProcessOptions) {
     const entry = childEntry();
-    this.child = fork(entry.module, [], {
-      execArgv: entry.execArgv,
+    this.child = spawn(process.execPath, [...entry.execArgv, entry.module], {
       // Nothing of the service's environment (database URL, secrets) reaches the sandbox. One malloc
       // arena per thread would reserve 64 MiB of address space each: two keep the cap meaningful.
       env: { [SANDBOX_SETTINGS_ENV]: JSON.stringify(options.settings), MALLOC_ARENA_MAX: '2' },
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      serialization: 'json',
+      // fd 3: frames to the process; fd 4: frames from it (see sandbox-protocol.ts).
+      stdio: ['ignore', 'ignore', 'inherit', 'pipe', 'pipe'],
     });
+    this.toChild = this.child.stdio[3] as Writable;
+    const fromChild = this.child.stdio[4] as Readable;
+    // A write to a process that just died: its end is handled below.
+    this.toChild.on('error', () => undefined);
+    const reader = new FrameReader(options.settings.maxResultLength * 2 + 1024 * 1024, (frame) => this.onFrame(frame), () => this.stop({ kind: 'died', logs: [] }));
+    fromChild.setEncoding('utf8');
+    fromChild.on('data', (chunk: string) => reader.push(chunk));
+    // Everything the process wrote has been read: what it was running died with it.
+    fromChild.once('close', () => {
+      reader.stop();
+      this.stop({ kind: 'died', logs: [] });
+    });
+    fromChild.on('error', () => undefined);
     this.exitedPromise = new Promise((resolve) => this.child.once('exit', () => resolve()));
     this.child.once('exit', () => {
       this.exited = true;
-      this.current?.settle({ kind: 'died', logs: [] });
+      this.stopped = true;
     });
-    // An IPC write to a process that just died: its exit is handled above.
     this.child.on('error', () => undefined);
     this.ready = this.start();
     this.ready.catch(() => this.kill());
-    this.child.on('message', (message: FromSandbox) => this.onMessage(message));
   }
 
   get pid(): number | undefined {
@@ -98,37 +131,34 @@ export class SandboxProcess {
   }
 
   get alive(): boolean {
-    return !this.exited;
+    return !this.stopped;
   }
 
-  /** Runs one invocation; never rejects. Only one at a time (the pool sees to it). */
+  /** Invocations sent and not answered yet. */
+  get pending(): number {
+    return this.inFlight.length;
+  }
+
+  /**
+   * Sends one invocation; it runs once those sent before it are answered. Never rejects. The pool
+   * decides how many may wait inside one process (and never sends another tenant's behind them).
+   */
   run(run: SandboxRun): Promise<RunOutcome> {
-    if (this.exited) return Promise.resolve({ kind: 'died', logs: [] });
+    if (this.stopped) return Promise.resolve({ kind: 'requeue' });
     return new Promise<RunOutcome>((resolve) => {
-      const id = nextRunId++;
-      const relay = new SvcRelay(run.svc, this.options.settings.maxSvcRequests, (svcId, payload) =>
-        this.send({ t: 'svc', id, svcId, payload }),
-      );
-      const settle = (outcome: RunOutcome) => {
-        if (this.current?.id !== id) return;
-        clearTimeout(this.current.timer);
-        relay.end();
-        this.current = null;
-        resolve(outcome);
-      };
-      // The host's deadline, whatever the sandbox is doing (a loop, a long builtin call, an await):
-      // answered now, and the process is stopped now.
-      const timer = setTimeout(() => {
-        settle({ kind: 'deadline', logs: [] });
-        this.kill();
-      }, run.timeoutMs);
-      this.current = { id, run, relay, timer, settle };
-      this.sendRun(id, run, !this.sentCode.has(run.codeHash));
+      const entry: InFlight = { id: nextRunId++, run, resolve, startedAt: 0, relay: null };
+      this.inFlight.push(entry);
+      if (this.inFlight.length === 1) this.started(entry);
+      const withCode = !this.sentCode.has(run.codeHash);
+      if (withCode) this.remember(run.codeHash);
+      const tenant = run.tenantId === null ? 'null' : JSON.stringify(run.tenantId);
+      this.send(`r\t${entry.id}\t${run.svc ? 1 : 0}\t${run.codeHash}\t${tenant}\t${withCode ? JSON.stringify(run.code) : ''}\t${run.inputJson}`);
     });
   }
 
+  /** Stops the process at once; what it was running died with it, what waited behind is handed back. */
   kill(): void {
-    if (!this.exited) this.child.kill('SIGKILL');
+    this.stop({ kind: 'died', logs: [] });
   }
 
   /** Resolves once the process has exited. */
@@ -136,54 +166,129 @@ export class SandboxProcess {
     return this.exitedPromise;
   }
 
-  private sendRun(id: number, run: SandboxRun, withCode: boolean): void {
-    if (withCode) {
-      // Bounded like the process's own cache: beyond it, the process answers `missing` when it forgot one.
-      if (this.sentCode.size >= this.options.settings.maxCachedScripts) this.sentCode.clear();
-      this.sentCode.add(run.codeHash);
+  /** When the running invocation started (performance.now()); 0 when none runs. */
+  runningSince(): number {
+    return this.inFlight[0]?.startedAt ?? 0;
+  }
+
+  private started(entry: InFlight): void {
+    entry.startedAt = performance.now();
+    this.deadlineTimer ??= setTimeout(() => this.checkDeadline(), this.options.settings.timeoutMs);
+  }
+
+  /**
+   * The host's deadline, whatever the sandbox is doing (a loop, a long builtin call, an await): answered
+   * now, and the process is stopped now. One timer serves every invocation in turn: when it fires before
+   * the running invocation's deadline, it is set again for what is left.
+   */
+  private checkDeadline(): void {
+    this.deadlineTimer = null;
+    const head = this.inFlight[0];
+    if (!head || this.stopped) return;
+    const left = head.startedAt + this.options.settings.timeoutMs - performance.now();
+    if (left > 1) {
+      this.deadlineTimer = setTimeout(() => this.checkDeadline(), left);
+      return;
     }
-    this.send({
-      t: 'run',
-      id,
-      tenantId: run.tenantId,
-      codeHash: run.codeHash,
-      code: withCode ? run.code : undefined,
-      input: run.inputJson,
-      timeoutMs: run.timeoutMs,
-      svc: run.svc !== undefined,
-    });
+    this.stop({ kind: 'deadline', logs: [] });
   }
 
-  private send(message: ToSandbox): void {
-    if (!this.exited && this.child.connected) this.child.send(message);
+  /** The process runs nothing more: the running invocation answers `outcome`, the rest are handed back. */
+  private stop(outcome: RunOutcome): void {
+    if (!this.stopped) {
+      this.stopped = true;
+      if (!this.exited) this.child.kill('SIGKILL');
+    }
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = null;
+    const entries = this.inFlight.splice(0);
+    for (let i = 0; i < entries.length; i++) {
+      entries[i].relay?.end();
+      entries[i].resolve(i === 0 && entries[i].startedAt > 0 ? outcome : { kind: 'requeue' });
+    }
   }
 
-  private onMessage(message: FromSandbox): void {
-    const current = this.current;
-    switch (message.t) {
-      case 'svc':
-        if (current?.id === message.id) current.relay.request(message.svcId, message.request);
+  /** The running invocation is answered: the next one sent starts now. */
+  private answered(outcome: RunOutcome): void {
+    const head = this.inFlight.shift()!;
+    head.relay?.end();
+    const next = this.inFlight[0];
+    if (next) this.started(next);
+    head.resolve(outcome);
+  }
+
+  private remember(codeHash: string): void {
+    // Bounded like the process's own cache: beyond it, the process asks (`m`) when it forgot one.
+    if (this.sentCode.size >= this.options.settings.maxCachedScripts) this.sentCode.clear();
+    this.sentCode.add(codeHash);
+  }
+
+  /** Frames sent in one turn of the event loop leave in one write. */
+  private send(frame: string): void {
+    if (this.stopped) return;
+    this.outgoing += `${frame}\n`;
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    process.nextTick(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const text = this.outgoing;
+    this.outgoing = '';
+    if (!this.stopped && text !== '') this.toChild.write(text);
+  }
+
+  /** What the process says is checked as coming from where tenant code runs: a frame out of turn is ignored. */
+  private onFrame(frame: string): void {
+    const head = this.inFlight[0];
+    switch (frame.charAt(0)) {
+      case 'd': {
+        const f = frameFields(frame, 4);
+        if (!f || head?.id !== Number(f[0])) return;
+        decodeCounters(f[1], this.counters);
+        this.answered({ kind: 'done', outcome: f[3], logs: logsOf(f[2]) });
         return;
-      case 'done':
-        this.counters = message.counters;
-        if (current?.id === message.id) current.settle({ kind: 'done', outcome: message.outcome, logs: message.logs });
+      }
+      case 'f': {
+        const f = frameFields(frame, 5);
+        if (!f || head?.id !== Number(f[0])) return;
+        decodeCounters(f[2], this.counters);
+        const failure = FAILURES.has(f[1]) ? (f[1] as FailureKind) : 'error';
+        this.answered({ kind: 'failed', failure, message: stringField(f[4]) ?? failure, logs: logsOf(f[3]) });
         return;
-      case 'failed':
-        this.counters = message.counters;
-        if (current?.id !== message.id) return;
-        if (message.kind === 'missing') {
-          this.sendRun(message.id, current.run, true);
-          return;
-        }
-        current.settle({ kind: 'failed', failure: message.kind, message: message.message, logs: message.logs });
+      }
+      case 's': {
+        const f = frameFields(frame, 3);
+        if (!f || head?.id !== Number(f[0])) return;
+        const id = head.id;
+        head.relay ??= new SvcRelay(head.run.svc, this.options.settings.maxSvcRequests, (svcId, payload) => this.send(`s\t${id}\t${svcId}\t${payload}`));
+        head.relay.request(Number(f[1]), f[2]);
         return;
-      case 'counters':
-        this.counters = message.counters;
+      }
+      case 'm': {
+        const f = frameFields(frame, 1);
+        if (!f || head?.id !== Number(f[0])) return;
+        this.remember(head.run.codeHash);
+        this.send(`k\t${head.id}\t${JSON.stringify(head.run.code)}`);
         return;
-      case 'catastrophic':
-        this.options.onCatastrophicError(message.message);
+      }
+      case 'c': {
+        const f = frameFields(frame, 1);
+        if (f) decodeCounters(f[0], this.counters);
+        return;
+      }
+      case 'x': {
+        const f = frameFields(frame, 1);
+        this.options.onCatastrophicError((f && stringField(f[0])) ?? 'catastrophic error');
         this.kill();
         return;
+      }
+      case 'R': {
+        const f = frameFields(frame, 1);
+        this.readyFrame?.(f ? Number(f[0]) || 0 : 0);
+        return;
+      }
       default:
         return;
     }
@@ -202,18 +307,28 @@ export class SandboxProcess {
         reject(error);
       };
       this.child.once('exit', () => fail(new Error('the sandbox process exited while starting')));
-      const onReady = (message: FromSandbox) => {
-        if (message.t !== 'ready') return;
-        this.child.off('message', onReady);
-        const capBytes = (message.vmSizeKb * 1024 || addressSpaceOf(this.child.pid)) + this.options.addressSpaceHeadroomMb * 1024 * 1024;
+      this.readyFrame = (vmSizeKb) => {
+        this.readyFrame = null;
+        const capBytes = (vmSizeKb * 1024 || addressSpaceOf(this.child.pid)) + this.options.addressSpaceHeadroomMb * 1024 * 1024;
         execFile('prlimit', ['--pid', String(this.child.pid), `--as=${capBytes}`], (error) => {
           if (error) return fail(new Error(`could not cap the sandbox process's address space (prlimit): ${error.message}`));
           clearTimeout(timer);
           resolve();
         });
       };
-      this.child.on('message', onReady);
     });
+  }
+}
+
+const FAILURES = new Set<string>(['load', 'timeout', 'memory', 'error']);
+
+function logsOf(json: string): string[] {
+  if (json === '[]') return [];
+  try {
+    const logs: unknown = JSON.parse(json);
+    return Array.isArray(logs) ? logs.filter((line): line is string => typeof line === 'string') : [];
+  } catch {
+    return [];
   }
 }
 

@@ -1,6 +1,27 @@
 /**
- * The messages between the API process and a sandbox process (Node's IPC channel, JSON): one `run`
- * per invocation and one answer, plus the svc requests of that invocation in both directions.
+ * The frames between the API process and a sandbox process. Each direction has a pipe of its own
+ * (the child's fd 3 from the API, fd 4 to it), carrying one frame per line: a one-letter type and
+ * tab-separated fields, the last field taking the rest of the line. A field that may hold a tab or a
+ * newline (a tenant id, code, a message) is JSON-encoded; JSON that the sender produced with
+ * JSON.stringify (a run's input, an outcome, logs) never holds a raw tab or newline and travels as it
+ * is, so neither side wraps JSON in JSON (Node's IPC channel did, escaping every quote on one side and
+ * unescaping it on the other). Several frames may come in one read, and one frame over several.
+ *
+ * To the sandbox process:
+ * - `r id svc codeHash tenantJson codeJson input`: an invocation. `codeJson` is empty when the process
+ *   was already sent that code (it answers `m` if it has forgotten it); `svc` is 1 or 0. Invocations
+ *   may be sent before the previous one is answered: the process runs them one after the other, in
+ *   the order sent.
+ * - `k id codeJson`: the code the process asked for with `m`.
+ * - `s id svcId payload`: the answer to a svc request of invocation `id`.
+ *
+ * From it:
+ * - `R vmSizeKb`: started, its first context ready; `vmSizeKb` is its address space then.
+ * - `d id counters logsJson outcome`: invocation `id` produced the runtime's JSON outcome.
+ * - `f id kind counters logsJson messageJson`: it did not (see FailureKind).
+ * - `m id`: send the code of invocation `id` again (the process evicted it); the invocation waits.
+ * - `s id svcId request`: a svc request of invocation `id`.
+ * - `c counters`: counters changed after the last answer. `x messageJson`: V8 lost control of the isolate.
  */
 
 /** Settings a sandbox process starts with, passed in its environment as JSON. */
@@ -23,8 +44,16 @@ export interface SandboxProcessSettings {
 }
 
 export const SANDBOX_SETTINGS_ENV = 'GATEHOUSE_SANDBOX_SETTINGS';
+/** The child's end of the pipe from the API process, and of the pipe to it. */
+export const FROM_HOST_FD = 3;
+export const TO_HOST_FD = 4;
 
-export type FailureKind = 'load' | 'missing' | 'timeout' | 'memory' | 'error';
+/**
+ * Why an invocation did not produce an outcome: `load` (its code does not compile; the process is
+ * healthy and goes on with the next), or `timeout`, `memory`, `error` (the process runs nothing more
+ * and is replaced).
+ */
+export type FailureKind = 'load' | 'timeout' | 'memory' | 'error';
 
 /** Counters of one sandbox process, reported with every answer. */
 export interface SandboxCounters {
@@ -34,24 +63,94 @@ export interface SandboxCounters {
   warmContexts: number;
 }
 
-export type ToSandbox =
-  /** `code` is left out when the process was already sent this hash (it answers `missing` if it forgot it). */
-  | { t: 'run'; id: number; tenantId: string | null; codeHash: string; code?: string; input: string; timeoutMs: number; svc: boolean }
-  /** The answer to a svc request of invocation `id`, as the JSON the runtime's `deliver` expects. */
-  | { t: 'svc'; id: number; svcId: number; payload: string };
+export function encodeCounters(c: SandboxCounters): string {
+  return `${c.contextsCreated},${c.warmInvocations},${c.compiledScripts},${c.warmContexts}`;
+}
 
-export type FromSandbox =
-  /** Started, its first context ready; `vmSizeKb` is its address space then (the cap is set from it). */
-  | { t: 'ready'; vmSizeKb: number }
-  | { t: 'svc'; id: number; svcId: number; request: string }
-  /** The runtime's JSON outcome of invocation `id`. */
-  | { t: 'done'; id: number; outcome: string; logs: string[]; counters: SandboxCounters }
-  /**
-   * The invocation did not produce an outcome: `load` (its code does not compile; the process is
-   * healthy), `missing` (send the code again), `timeout`, `memory` or `error` (the process is replaced).
-   */
-  | { t: 'failed'; id: number; kind: FailureKind; message: string; logs: string[]; counters: SandboxCounters }
-  /** Counters changed after the last answer (the next fresh context made, warm contexts dropped). */
-  | { t: 'counters'; counters: SandboxCounters }
-  /** V8 lost control of the isolate: the process must go. */
-  | { t: 'catastrophic'; message: string };
+/** Reads counters into `into`; a field that is not a count leaves it as it was. */
+export function decodeCounters(text: string, into: SandboxCounters): void {
+  const [contextsCreated, warmInvocations, compiledScripts, warmContexts] = text.split(',', 4).map(Number);
+  if (Number.isSafeInteger(contextsCreated)) into.contextsCreated = contextsCreated;
+  if (Number.isSafeInteger(warmInvocations)) into.warmInvocations = warmInvocations;
+  if (Number.isSafeInteger(compiledScripts)) into.compiledScripts = compiledScripts;
+  if (Number.isSafeInteger(warmContexts)) into.warmContexts = warmContexts;
+}
+
+/**
+ * The fields of a frame after its type letter and tab: `count` of them, the last taking the rest of
+ * the line. Null when the frame has fewer.
+ */
+export function frameFields(frame: string, count: number): string[] | null {
+  const fields: string[] = [];
+  let start = 2;
+  for (let i = 1; i < count; i++) {
+    const tab = frame.indexOf('\t', start);
+    if (tab === -1) return null;
+    fields.push(frame.slice(start, tab));
+    start = tab + 1;
+  }
+  if (start > frame.length) return null;
+  fields.push(frame.slice(start));
+  return fields;
+}
+
+/**
+ * Splits what arrives on a pipe into frames (lines). A frame longer than `maxFrameLength` characters
+ * is a broken peer: `onOverflow` is called and nothing more is read.
+ */
+export class FrameReader {
+  private readonly parts: string[] = [];
+  private partLength = 0;
+  private failed = false;
+
+  constructor(
+    private readonly maxFrameLength: number,
+    private readonly onFrame: (frame: string) => void,
+    private readonly onOverflow: () => void,
+  ) {}
+
+  push(chunk: string): void {
+    if (this.failed) return;
+    let start = 0;
+    let newline = chunk.indexOf('\n');
+    while (newline !== -1) {
+      let frame = chunk.slice(start, newline);
+      if (this.parts.length > 0) {
+        this.parts.push(frame);
+        frame = this.parts.join('');
+        this.parts.length = 0;
+        this.partLength = 0;
+      }
+      this.onFrame(frame);
+      if (this.failed) return;
+      start = newline + 1;
+      newline = chunk.indexOf('\n', start);
+    }
+    if (start < chunk.length) {
+      this.partLength += chunk.length - start;
+      if (this.partLength > this.maxFrameLength) {
+        this.failed = true;
+        this.parts.length = 0;
+        this.onOverflow();
+        return;
+      }
+      this.parts.push(start === 0 ? chunk : chunk.slice(start));
+    }
+  }
+
+  /** Stops reading (the peer is gone or broken). */
+  stop(): void {
+    this.failed = true;
+    this.parts.length = 0;
+  }
+}
+
+/** A JSON-encoded string field, or null when it is not one. */
+export function stringField(field: string): string | null {
+  try {
+    const value: unknown = JSON.parse(field);
+    return typeof value === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}

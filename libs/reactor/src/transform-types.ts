@@ -25,6 +25,11 @@ export interface ReactorOptions {
   /** Invocations of one tenant allowed to wait beyond its share; beyond that run() answers 503. Default 100. */
   tenantMaxQueue?: number;
   /**
+   * Invocations of one tenant a sandbox process may be given at once, run one after the other (see
+   * SandboxPool). Default 8; 1 turns pipelining off.
+   */
+  pipelineDepth?: number;
+  /**
    * isolated-vm reports that V8 lost control of an isolate. Its sandbox process is stopped and
    * replaced; the API process is not affected.
    */
@@ -88,6 +93,8 @@ export interface ReactorStats {
   queued: number;
   /** Sandbox processes stopped and replaced (after a timeout, an out-of-memory, a crash). */
   replaced: number;
+  /** Invocations given to a sandbox process while it was running an earlier one of the same tenant (pipelined). */
+  pipelined: number;
   /** Invocations refused with 503: a full queue, or no sandbox in time. */
   refused: number;
   /** Sandbox contexts bootstrapped since the reactor started (each costs the runtime's bootstrap). */
