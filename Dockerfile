@@ -40,8 +40,6 @@ COPY --from=build /app/apps/worker/package.json apps/worker/
 COPY --from=build /app/libs/domain/package.json /app/libs/domain/index.js libs/domain/
 COPY --from=build /app/libs/persistence/package.json /app/libs/persistence/index.js libs/persistence/
 COPY --from=build /app/libs/reactor/package.json /app/libs/reactor/index.js libs/reactor/
-# The sandbox's own JavaScript, read at run time from here (sandbox-runtime.ts), not compiled into dist.
-COPY --from=build /app/libs/reactor/src/runtime libs/reactor/src/runtime/
 COPY --from=build /app/libs/queue/package.json /app/libs/queue/index.js libs/queue/
 COPY --from=build /app/libs/config/package.json /app/libs/config/index.js libs/config/
 COPY --from=build /app/libs/runtime/package.json /app/libs/runtime/index.js /app/libs/runtime/tracing.js libs/runtime/

@@ -5,7 +5,7 @@
 // (`npm install` via "prepare", and `npm start` via "prestart") it compiles only when a source is newer than that
 // stamp, so a fresh clone builds once at install and a restart does not build at all.
 const { spawnSync } = require('node:child_process');
-const { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } = require('node:fs');
+const { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..');
@@ -13,6 +13,9 @@ const stamp = join(root, 'dist', '.built');
 // What the compiled output depends on: the TypeScript sources and the compiler settings.
 const INPUTS = ['apps', 'libs'];
 const SETTINGS = ['tsconfig.base.json', 'tsconfig.build.json', 'package.json', 'apps/api/openapi.json'].map((f) => join(root, f));
+// Files the compiled code reads at run time, copied beside it (tsc compiles TypeScript only): the sandbox runtime's
+// scripts, which the reactor joins into what every sandbox context evaluates (libs/reactor/src/sandbox-runtime.ts).
+const ASSETS = ['libs/reactor/src/runtime'];
 
 function newestSource() {
   let newest = { at: 0, path: '' };
@@ -65,6 +68,12 @@ if (process.argv.includes('--if-stale')) {
 const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
 const build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
 if (build.status !== 0) process.exit(build.status === null ? 1 : build.status);
+for (const asset of ASSETS) {
+  const target = join(root, 'dist', asset);
+  // Replaced, not merged: a script deleted from the sources must not linger in dist.
+  rmSync(target, { recursive: true, force: true });
+  cpSync(join(root, asset), target, { recursive: true });
+}
 // The web console (a workspace with a build script of its own: vite) into dist/console.
 const workspaces = join(root, 'apps');
 for (const project of existsSync(workspaces) ? readdirSync(workspaces) : []) {

@@ -85,6 +85,9 @@ describe('metrics', () => {
       expect(sample(after, 'gatehouse_proxy_transform_duration_seconds_count')).toBe(2);
       expect(sample(after, 'gatehouse_reactor_sandboxes')).toBeGreaterThanOrEqual(1);
       expect(sample(after, 'gatehouse_reactor_busy')).toBe(0);
+      // Each transform run waited for a sandbox process (the first for the pool to start), and ran.
+      expect(sample(after, 'gatehouse_reactor_queue_wait_seconds_count', { outcome: 'ran' })).toBe(2);
+      expect(sample(after, 'gatehouse_reactor_queue_wait_seconds_sum', { outcome: 'ran' })).toBeGreaterThan(0);
       expect(sample(after, 'gatehouse_reactor_catastrophic_errors_total')).toBe(0);
       // Authentication looked the key up in the cache: after the first, the lookups hit.
       expect(sample(after, 'gatehouse_cache_lookups_total', { cache: 'key', result: 'hit' })).toBeGreaterThanOrEqual(2);

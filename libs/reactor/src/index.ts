@@ -1,6 +1,7 @@
 export { Reactor, REACTOR_DEFAULTS } from './reactor';
 export { ReactorCompileError, PROXY_ERROR_STATUSES, type ProxyErrorName } from './transform-errors';
 export type {
+  QueueWaitOutcome,
   ReactorOptions,
   ReactorStats,
   SvcBridge,

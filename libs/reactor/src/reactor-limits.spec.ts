@@ -121,6 +121,8 @@ describe('Reactor: abusive transforms', () => {
 describe('Reactor: queueing', () => {
   it('queues invocations beyond the pool size and answers 503 beyond the queue bound', async () => {
     const reactor = new Reactor({ poolSize: 1, timeoutMs: TIMEOUT_MS, maxQueue: 1 });
+    const waits: Array<[number, string]> = [];
+    reactor.onQueueWait((seconds, outcome) => waits.push([seconds, outcome]));
     try {
       await reactor.run(input('warm', echo));
       await settled(reactor);
@@ -139,6 +141,10 @@ describe('Reactor: queueing', () => {
       expect(await looping).toMatchObject(runtimeError(`Transform timed out after ${TIMEOUT_MS} ms`));
       expect(await queued).toMatchObject({ ok: true, body: { n: 1 } });
       expect(reactor.stats()).toMatchObject({ queued: 0, replaced: 1, processes: 1 });
+      // Each run reported its wait: the refused one at once, the queued one for the loop's whole timeout and a restart.
+      expect(waits.map(([, outcome]) => outcome).sort()).toEqual(['ran', 'ran', 'ran', 'refused']);
+      const queuedWait = Math.max(...waits.filter(([, outcome]) => outcome === 'ran').map(([seconds]) => seconds));
+      expect(queuedWait).toBeGreaterThanOrEqual(TIMEOUT_MS / 1000 - 0.05);
     } finally {
       await reactor.close();
     }
@@ -146,9 +152,12 @@ describe('Reactor: queueing', () => {
 
   it('answers 503 when no isolate frees up within the queue timeout, and after close', async () => {
     const reactor = new Reactor({ poolSize: 1, timeoutMs: TIMEOUT_MS, queueTimeoutMs: 100 });
+    const outcomes: string[] = [];
+    reactor.onQueueWait((_seconds, outcome) => outcomes.push(outcome));
     const looping = reactor.run(input('abuser', `module.exports = () => new Promise(() => {});`));
     const waited = await reactor.run(input('patient', echo));
     expect(waited).toMatchObject({ ok: false, status: 503, body: { proxy_error: { detail: 'No sandbox became free in time' } } });
+    expect(outcomes).toContain('timed_out');
     await looping;
     await reactor.close();
     expect(await reactor.run(input('late', echo))).toMatchObject({ ok: false, status: 503 });

@@ -4,7 +4,7 @@ import { SandboxProcess, type RunOutcome } from './sandbox-process';
 import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
 import { proxyErrorResult } from './transform-errors';
 import { transformCodeHash } from './transform-source';
-import type { ReactorOptions, ReactorStats, TransformInput, TransformResult } from './transform-types';
+import type { QueueWaitOutcome, ReactorOptions, ReactorStats, TransformInput, TransformResult } from './transform-types';
 import { TransformValidator } from './transform-validator';
 
 export const REACTOR_DEFAULTS = {
@@ -65,6 +65,7 @@ export class Reactor {
   /** Counters of sandbox processes that are gone, so the totals survive their replacement. */
   private readonly retired: Pick<SandboxCounters, 'contextsCreated' | 'warmInvocations'> = { contextsCreated: 0, warmInvocations: 0 };
   private readonly codeHashes = new CodeHashes();
+  private queueWaitListener: ((seconds: number, outcome: QueueWaitOutcome) => void) | null = null;
 
   constructor(options: ReactorOptions = {}) {
     this.timeoutMs = positive(options.timeoutMs, REACTOR_DEFAULTS.timeoutMs);
@@ -128,6 +129,16 @@ export class Reactor {
     this.validator = new TransformValidator(this.maxCodeLength);
   }
 
+  /**
+   * Called once per invocation that asked for a sandbox process: how long it waited for one (from run()
+   * until it started running, through any queue and the invocations ahead of it in its process), and
+   * how the wait ended: `ran`, `refused` (its tenant's queue or the whole queue was full, or the
+   * reactor is closing) or `timed_out` (no process within the queue timeout). One listener (metrics).
+   */
+  onQueueWait(listener: (seconds: number, outcome: QueueWaitOutcome) => void): void {
+    this.queueWaitListener = listener;
+  }
+
   /** Throws ReactorCompileError when the code does not compile (or is too long). Never runs it. */
   validate(code: string): void {
     this.validator.validate(code);
@@ -151,16 +162,20 @@ export class Reactor {
 
     // The input waits inside a sandbox process while it runs what was sent before (see SandboxPool).
     const size = inputJson.length;
+    const asked = performance.now();
     let requeued = false;
     for (;;) {
       let sandbox: SandboxProcess;
       try {
         sandbox = await this.pool.acquire(tenantId ?? '', size, requeued);
       } catch (error) {
+        const timedOut = error instanceof PoolUnavailableError && error.timedOut;
+        this.queueWaitListener?.((performance.now() - asked) / 1000, timedOut ? 'timed_out' : 'refused');
         if (error instanceof PoolUnavailableError) return { ...proxyErrorResult('ServiceUnavailableError', error.message), retryAfterSeconds: error.retryAfterSeconds };
         return proxyErrorResult('ServiceUnavailableError', 'No sandbox is available');
       }
       const settled = await sandbox.run({ tenantId, code: input.code, codeHash, inputJson, svc: input.svc });
+      if (settled.kind !== 'requeue') this.queueWaitListener?.(Math.max(0, settled.startedAt - asked) / 1000, 'ran');
       if (settled.kind === 'requeue') {
         // Never started: the process was stopped for the invocation before it. First in line again.
         this.pool.release(sandbox, size);

@@ -41,6 +41,8 @@ export class PoolUnavailableError extends Error {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
+    /** It waited its whole queue timeout (rather than being refused at once). */
+    readonly timedOut = false,
   ) {
     super(message);
   }
@@ -145,7 +147,7 @@ export class SandboxPool<T extends PooledSandbox> {
         timer: setTimeout(() => {
           this.removeWaiter(waiter);
           this.refusedCount++;
-          reject(new PoolUnavailableError('No sandbox became free in time', this.options.retryAfterSeconds));
+          reject(new PoolUnavailableError('No sandbox became free in time', this.options.retryAfterSeconds, true));
         }, this.options.queueTimeoutMs),
       };
       if (requeued) queue.unshift(waiter);

@@ -32,13 +32,14 @@ export interface SandboxRun {
   svc: SvcBridge | undefined;
 }
 
+/** `startedAt`: when it started running (performance.now()), i.e. when the one before it was answered. */
 export type RunOutcome =
-  | { kind: 'done'; outcome: string; logs: string[] }
-  | { kind: 'failed'; failure: FailureKind; message: string; logs: string[] }
+  | { kind: 'done'; outcome: string; logs: string[]; startedAt: number }
+  | { kind: 'failed'; failure: FailureKind; message: string; logs: string[]; startedAt: number }
   /** Stopped at its deadline by this process (the sandbox process is killed). */
-  | { kind: 'deadline'; logs: string[] }
+  | { kind: 'deadline'; logs: string[]; startedAt: number }
   /** The sandbox process died during the run (its address-space cap, a crash, V8 losing control). */
-  | { kind: 'died'; logs: string[] }
+  | { kind: 'died'; logs: string[]; startedAt: number }
   /**
    * Never started: the process was stopped (for the invocation before it, or at shutdown) while this
    * one waited inside it. Run it elsewhere.
@@ -107,13 +108,13 @@ export class SandboxProcess {
     const fromChild = this.child.stdio[4] as Readable;
     // A write to a process that just died: its end is handled below.
     this.toChild.on('error', () => undefined);
-    const reader = new FrameReader(options.settings.maxResultLength * 2 + 1024 * 1024, (frame) => this.onFrame(frame), () => this.stop({ kind: 'died', logs: [] }));
+    const reader = new FrameReader(options.settings.maxResultLength * 2 + 1024 * 1024, (frame) => this.onFrame(frame), () => this.stop('died'));
     fromChild.setEncoding('utf8');
     fromChild.on('data', (chunk: string) => reader.push(chunk));
     // Everything the process wrote has been read: what it was running died with it.
     fromChild.once('close', () => {
       reader.stop();
-      this.stop({ kind: 'died', logs: [] });
+      this.stop('died');
     });
     fromChild.on('error', () => undefined);
     this.exitedPromise = new Promise((resolve) => this.child.once('exit', () => resolve()));
@@ -158,7 +159,7 @@ export class SandboxProcess {
 
   /** Stops the process at once; what it was running died with it, what waited behind is handed back. */
   kill(): void {
-    this.stop({ kind: 'died', logs: [] });
+    this.stop('died');
   }
 
   /** Resolves once the process has exited. */
@@ -190,11 +191,11 @@ export class SandboxProcess {
       this.deadlineTimer = setTimeout(() => this.checkDeadline(), left);
       return;
     }
-    this.stop({ kind: 'deadline', logs: [] });
+    this.stop('deadline');
   }
 
-  /** The process runs nothing more: the running invocation answers `outcome`, the rest are handed back. */
-  private stop(outcome: RunOutcome): void {
+  /** The process runs nothing more: the running invocation answers `kind`, the rest are handed back. */
+  private stop(kind: 'died' | 'deadline'): void {
     if (!this.stopped) {
       this.stopped = true;
       if (!this.exited) this.child.kill('SIGKILL');
@@ -204,13 +205,15 @@ export class SandboxProcess {
     const entries = this.inFlight.splice(0);
     for (let i = 0; i < entries.length; i++) {
       entries[i].relay?.end();
-      entries[i].resolve(i === 0 && entries[i].startedAt > 0 ? outcome : { kind: 'requeue' });
+      const { startedAt } = entries[i];
+      entries[i].resolve(i === 0 && startedAt > 0 ? { kind, logs: [], startedAt } : { kind: 'requeue' });
     }
   }
 
   /** The running invocation is answered: the next one sent starts now. */
   private answered(outcome: RunOutcome): void {
     const head = this.inFlight.shift()!;
+    if (outcome.kind !== 'requeue') outcome.startedAt = head.startedAt;
     head.relay?.end();
     const next = this.inFlight[0];
     if (next) this.started(next);
@@ -247,7 +250,7 @@ export class SandboxProcess {
         const f = frameFields(frame, 4);
         if (!f || head?.id !== Number(f[0])) return;
         decodeCounters(f[1], this.counters);
-        this.answered({ kind: 'done', outcome: f[3], logs: logsOf(f[2]) });
+        this.answered({ kind: 'done', outcome: f[3], logs: logsOf(f[2]), startedAt: 0 });
         return;
       }
       case 'f': {
@@ -255,7 +258,7 @@ export class SandboxProcess {
         if (!f || head?.id !== Number(f[0])) return;
         decodeCounters(f[2], this.counters);
         const failure = FAILURES.has(f[1]) ? (f[1] as FailureKind) : 'error';
-        this.answered({ kind: 'failed', failure, message: stringField(f[4]) ?? failure, logs: logsOf(f[3]) });
+        this.answered({ kind: 'failed', failure, message: stringField(f[4]) ?? failure, logs: logsOf(f[3]), startedAt: 0 });
         return;
       }
       case 's': {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -36,12 +36,11 @@ export const RUNTIME_FILES = [
 export const SANDBOX_RUNTIME_FILENAME = 'gatehouse:runtime';
 
 /**
- * Where the runtime files are: beside this module when it runs from its sources, else (compiled into
- * dist/libs/reactor/src, the build compiling TypeScript only) in the sources of the same checkout.
+ * Where the runtime files are: beside this module, in its sources and in dist alike (the build copies
+ * them next to the compiled code: scripts/build.js), so an image with dist and no sources runs them.
  */
 export function runtimeDirectory(): string {
-  const beside = join(__dirname, 'runtime');
-  return existsSync(join(beside, RUNTIME_FILES[0])) ? beside : join(__dirname, '..', '..', '..', '..', 'libs', 'reactor', 'src', 'runtime');
+  return join(__dirname, 'runtime');
 }
 
 export function joinRuntime(read: (file: string) => string): string {

@@ -79,6 +79,9 @@ export type TransformResult =
       retryAfterSeconds?: number;
     };
 
+/** How an invocation's wait for a sandbox process ended (see Reactor.onQueueWait). */
+export type QueueWaitOutcome = 'ran' | 'refused' | 'timed_out';
+
 export interface ReactorStats {
   /** Sandbox processes alive (started or starting). */
   processes: number;

@@ -8,6 +8,9 @@ import { registerBackgroundMetrics, registerCacheMetrics, registerReactorMetrics
 import type { FinishedRequest } from '../http/access-log';
 import { registerRateLimitMetrics } from '../rate-limits/rate-limit-metrics';
 
+/** A transform's wait for a sandbox process: tens of microseconds when one is free, up to the queue timeout (30 s). */
+const QUEUE_WAIT_SECONDS_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
 /**
  * Request rate, errors and latency by route template and status (the `_count` of the histogram is the request
  * count), and on /proxy the destination's latency by its status and the time spent in transforms. Fed by the same
@@ -47,7 +50,16 @@ function destinationFailure(error: string | undefined): string {
 
 /** The figures read from the app's parts at scrape time: the sandbox, the key caches, and the jobs when they run here. */
 export function registerApiMetrics(registry: Registry, app: INestApplicationContext, runJobs: boolean): void {
-  registerReactorMetrics(registry, app.get(Reactor));
+  const reactor = app.get(Reactor);
+  registerReactorMetrics(registry, reactor);
+  const queueWait = secondsHistogram(
+    registry,
+    'gatehouse_reactor_queue_wait_seconds',
+    'Time a transform run waited for a sandbox process, by how the wait ended: ran, refused (503: queue full), timed_out (503: none in time)',
+    QUEUE_WAIT_SECONDS_BUCKETS,
+    ['outcome'],
+  );
+  reactor.onQueueWait((seconds, outcome) => queueWait.observe({ outcome }, seconds));
   registerCacheMetrics(registry, app.get(ApplicationRepository), app.get(ProxyRepository));
   registerRateLimitMetrics(registry, app);
   if (runJobs) registerBackgroundMetrics(registry, app.get(BackgroundJobs), app.get(DataSource));
