@@ -185,7 +185,12 @@ export class SandboxProcess {
   private checkDeadline(): void {
     this.deadlineTimer = null;
     const head = this.inFlight[0];
-    if (!head || this.stopped) return;
+    if (!head) return;
+    if (this.stopped) {
+      // Exited, and its pipe never reported the end (it always should): what it ran is answered all the same.
+      this.stop('died');
+      return;
+    }
     const left = head.startedAt + this.options.settings.timeoutMs - performance.now();
     if (left > 1) {
       this.deadlineTimer = setTimeout(() => this.checkDeadline(), left);
