@@ -57,6 +57,26 @@ describe('LogBatchWriter', () => {
     expect(ingest.batches.map((b) => b.join('')).sort()).toEqual(['ad', 'bc']);
   });
 
+  it('keeps flushesPerLane flushes of one lane in flight at once, and no more', async () => {
+    const started: string[][] = [];
+    const finish: (() => void)[] = [];
+    const ingest = new (class extends FakeIngest {
+      override execute(logs: Log[]): Promise<number> {
+        started.push(logs.map((l) => l.id));
+        return new Promise((resolve) => finish.push(() => resolve(logs.length)));
+      }
+    })();
+    const writer = new LogBatchWriter(ingest, { maxRows: 1, maxWaitMs: 60_000, maxParallelFlushes: 1, flushesPerLane: 2 });
+    const writes = ['a', 'b', 'c'].map((id) => writer.write([log(id)]));
+    expect(started).toEqual([['a'], ['b']]);
+    finish.shift()!();
+    await writes[0];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([['a'], ['b'], ['c']]);
+    finish.splice(0).forEach((f) => f());
+    await Promise.all(writes);
+  });
+
   it('retries the jobs of a failed batch one by one, so only the bad one fails', async () => {
     const ingest = new FakeIngest();
     const writer = new LogBatchWriter(ingest, { maxRows: 100, maxWaitMs: 5, maxParallelFlushes: 1 });

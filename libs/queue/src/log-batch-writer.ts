@@ -6,14 +6,20 @@ export interface LogBatchOptions {
   /** ...or this long after the first of them arrived. */
   maxWaitMs: number;
   /**
-   * Transactions in flight at once: one per lane. Each tenant's logs always take the same lane, so two flushes of
-   * one writer never wait for each other's chain heads (a tenant's chain is extended by one transaction at a time).
+   * Lanes: each tenant's logs always take the same lane, so the flushes of two lanes never wait for each other's
+   * chain heads.
    */
   maxParallelFlushes: number;
+  /**
+   * Flushes in flight at once in one lane. A second one is chained after the heads the first leads to and sent
+   * while the first commits (in PostgreSQL it waits for the first's head locks), so the connection does not sit
+   * idle while the worker hashes the next batch and the round trip is hidden. Default 2.
+   */
+  flushesPerLane?: number;
 }
 
 // A 50 ms window: under light load one transaction (one WAL flush) carries many jobs instead of one each.
-export const DEFAULT_LOG_BATCH: LogBatchOptions = { maxRows: 2000, maxWaitMs: 50, maxParallelFlushes: 2 };
+export const DEFAULT_LOG_BATCH: LogBatchOptions = { maxRows: 2000, maxWaitMs: 50, maxParallelFlushes: 2, flushesPerLane: 2 };
 
 interface Waiting {
   logs: Log[];
@@ -33,7 +39,8 @@ export class LogBatchWriter {
 
   constructor(ingest: IngestLogs, options: LogBatchOptions = DEFAULT_LOG_BATCH) {
     const lanes = Math.max(1, options.maxParallelFlushes);
-    this.lanes = Array.from({ length: lanes }, () => new LogLane(ingest, { ...options, maxParallelFlushes: 1 }));
+    const perLane = Math.max(1, options.flushesPerLane ?? 1);
+    this.lanes = Array.from({ length: lanes }, () => new LogLane(ingest, { ...options, maxParallelFlushes: perLane }));
   }
 
   write(logs: Log[]): Promise<void> {

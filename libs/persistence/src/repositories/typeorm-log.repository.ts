@@ -93,6 +93,9 @@ export class TypeormLogRepository extends LogRepository {
     }
     const before = tenants.map((t) => this.knownHeads.get(t)!);
     const { rows, heads } = chainRows(before, logs);
+    // Remembered now, not after the commit: a next batch of these tenants is chained after them while this one is
+    // in flight (its statement then waits for this one's locks). If this one fails, the next is refused too.
+    this.knownHeads.remember(heads);
     try {
       await this.em.query(`SELECT log_chain_append($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::json)`, [
         [...logs.map((l) => l.id)].sort(compare),
@@ -109,7 +112,6 @@ export class TypeormLogRepository extends LogRepository {
       if (code === HEAD_MOVED || code === ID_STORED) return undefined;
       throw error;
     }
-    this.knownHeads.remember(heads);
     return logs.length;
   }
 
