@@ -3,8 +3,11 @@ import { CommandContext } from './cli/command';
 import { runInOwner } from './cli/control-socket';
 import { CliResult, ContextOpener, errorLine, execute, isDataDirInUse } from './cli/execute';
 
-/** How long a command waits for an embedded database held by a process that does not take commands yet. */
-const WAIT_FOR_DATA_DIR_MS = 30_000;
+/**
+ * How long a command waits for an embedded database held by a process that does not take commands yet (a service
+ * starting, or another command): opening PGlite and migrating took over 30 s on a loaded machine.
+ */
+const WAIT_FOR_DATA_DIR_MS = 120_000;
 
 /** The `gatehouse` command line (bin/gatehouse.js runs this file from dist). */
 async function main(argv: string[]): Promise<CliResult> {
