@@ -10,6 +10,8 @@ import { forgetKey, storedKey, storeKey } from './session';
 interface Session {
   api: Api;
   application: Application;
+  /** The key may not read its own application (no application:read): `application` holds only what was probed. */
+  probed?: boolean;
 }
 
 type SignIn = { state: 'checking' } | { state: 'signed-out'; error?: string } | { state: 'signed-in'; session: Session };
@@ -21,11 +23,26 @@ async function resolveKey(key: string, onRefused: () => void): Promise<{ session
     const { data, error, response } = await api.GET('/applications/key');
     if (data) return { session: { api, application: data } };
     if (response.status === 401) return { error: 'This key was not accepted.' };
-    if (response.status === 403) return { error: 'This key may not read its own application (application:read), which the console needs to know what it may show.' };
+    if (response.status === 403) return { session: await probedSession(api) };
     return { error: problemText(error, response) };
   } catch {
     return { error: 'The service could not be reached.' };
   }
+}
+
+/**
+ * A key without application:read (an auditor's key holding log:read alone, say) cannot read its own application, so
+ * what it may list is asked of the lists themselves: one entry each, a 403 meaning no. Only a management key can hold
+ * log:read or proxy:read, so that is its type. Nothing else is known: the pages show no action needing more.
+ */
+async function probedSession(api: Api): Promise<Session> {
+  const [logs, proxies] = await Promise.all([
+    api.GET('/logs', { params: { query: { size: 1 } } }),
+    api.GET('/proxies', { params: { query: { size: 1 } } }),
+  ]);
+  const permissions = [logs.response.ok && 'log:read', proxies.response.ok && 'proxy:read'].filter((p): p is string => typeof p === 'string');
+  const application: Application = { id: '', tenant_id: '', name: 'a key without application:read', type: 'management', permissions, rules: [], created_at: '' };
+  return { api, application, probed: true };
 }
 
 export function App() {
@@ -77,7 +94,13 @@ export function App() {
       />
     );
   }
-  return <Shell session={signIn.session} onSignOut={signOut} />;
+  return (
+    <Shell
+      session={signIn.session}
+      onSignOut={signOut}
+      onSelfChanged={(application) => setSignIn((s) => (s.state === 'signed-in' ? { state: 'signed-in', session: { ...s.session, application } } : s))}
+    />
+  );
 }
 
 function SignInForm({ error, onRefused, onSignedIn }: { error?: string; onRefused: () => void; onSignedIn: (key: string, session: Session) => void }) {
@@ -138,7 +161,7 @@ const SECTIONS = [
 
 type SectionPath = (typeof SECTIONS)[number]['path'];
 
-function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+function Shell({ session, onSignOut, onSelfChanged }: { session: Session; onSignOut: () => void; onSelfChanged: (application: Application) => void }) {
   const { api, application } = session;
   const { path } = useRoute();
   const allowed = SECTIONS.filter((s) => application.permissions.includes(s.permission));
@@ -174,7 +197,15 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           ))}
         </nav>
         <span className="who">
-          Signed in as <strong>{application.name}</strong> ({application.type})
+          {session.probed ? (
+            <>
+              Signed in with a key that may not read its own application: pages shown by what it may list
+            </>
+          ) : (
+            <>
+              Signed in as <strong>{application.name}</strong> ({application.type})
+            </>
+          )}
         </span>
         <button type="button" onClick={onSignOut}>
           Sign out
@@ -199,18 +230,30 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <p>This key may not see {section.label.toLowerCase()}: it lacks {section.permission}.</p>
         </Page>
       ) : (
-        <SectionPage section={section.path} subPath={subPath} api={api} application={application} />
+        <SectionPage section={section.path} subPath={subPath} api={api} application={application} onSelfChanged={onSelfChanged} />
       )}
     </div>
   );
 }
 
-function SectionPage({ section, subPath, api, application }: { section: SectionPath; subPath: string; api: Api; application: Application }) {
+function SectionPage({
+  section,
+  subPath,
+  api,
+  application,
+  onSelfChanged,
+}: {
+  section: SectionPath;
+  subPath: string;
+  api: Api;
+  application: Application;
+  onSelfChanged: (application: Application) => void;
+}) {
   switch (section) {
     case 'logs':
       return <LogsPage api={api} />;
     case 'applications':
-      return <ApplicationsPage api={api} application={application} path={subPath} />;
+      return <ApplicationsPage api={api} application={application} path={subPath} onSelfChanged={onSelfChanged} />;
     case 'proxies':
       return <ProxiesPage api={api} application={application} path={subPath} />;
   }

@@ -548,6 +548,38 @@ describe('console (in chromium)', () => {
     await page.close();
   });
 
+  it("follows an edit of the signed-in key's own application: a page it no longer may see leaves the navigation", async () => {
+    const self = await createApplication({ name: 'Self editor', type: 'management', permissions: ['application:read', 'application:update', 'log:read', 'proxy:read'] });
+    const page = await newPage(`/console/applications/${self.id}/edit`);
+    await signIn(page, self.key);
+    const nav = page.getByRole('navigation', { name: 'Console' });
+    await nav.getByRole('link', { name: 'Proxies' }).waitFor();
+    const permissions = page.getByRole('group', { name: 'Permissions', exact: true });
+    await permissions.getByRole('checkbox', { name: 'proxy:read' }).uncheck();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { name: 'Self editor', level: 1 }).waitFor();
+    await nav.getByRole('link', { name: 'Proxies' }).waitFor({ state: 'detached' });
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Logs', 'Applications']);
+    // And the service agrees: the key reads its own application without proxy:read.
+    const own = (await fetch(`${service.baseUrl}/applications/key`, { headers: { 'svc-api-key': self.key } }).then((r) => r.json())) as { permissions: string[] };
+    expect(own.permissions).not.toContain('proxy:read');
+    await page.close();
+  });
+
+  it('signs in with a key that may not read its own application (log:read alone), showing the pages it may list', async () => {
+    const reader = await createApplication({ name: 'Log reader', type: 'management', permissions: ['log:read'] });
+    const page = await newPage('/console/');
+    await signIn(page, reader.key);
+    await page.getByRole('heading', { name: 'Audit logs' }).waitFor();
+    await page.getByText('Signed in with a key that may not read its own application').waitFor();
+    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Logs']);
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length > 0);
+    // What it took to find out: GET /applications/key and GET /proxies refused.
+    browser.expectError(/status of 403/, { all: true });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.close();
+  });
+
   it('wrote no browser console errors', () => {
     expect(browser.errors).toEqual([]);
   });

@@ -24,7 +24,18 @@ interface RevealedKey {
  * /console/applications: the list (`''`), a new one (`'/new'`), one application (`'/<id>'`) and its edit form
  * (`'/<id>/edit'`). `application` is the signed-in key's own application: what it holds decides the actions shown.
  */
-export function ApplicationsPage({ api, application, path }: { api: Api; application: Application; path: string }) {
+export function ApplicationsPage({
+  api,
+  application,
+  path,
+  onSelfChanged,
+}: {
+  api: Api;
+  application: Application;
+  path: string;
+  /** The signed-in key's own application was edited: what the console shows follows its new permissions. */
+  onSelfChanged?: (app: Application) => void;
+}) {
   const [revealed, setRevealed] = useState<RevealedKey | null>(null);
   const [notice, setNotice] = useState('');
   const may = (permission: string) => application.permissions.includes(permission);
@@ -56,7 +67,18 @@ export function ApplicationsPage({ api, application, path }: { api: Api; applica
       </Page>
     );
   }
-  if (action === 'edit') return <EditApplication api={api} id={id} />;
+  if (action === 'edit') {
+    return (
+      <EditApplication
+        api={api}
+        id={id}
+        onSaved={(saved) => {
+          if (saved.id === application.id) onSelfChanged?.(saved);
+          navigate(`applications/${id}`);
+        }}
+      />
+    );
+  }
   if (action !== undefined) return <Page title="Page not found" />;
   return (
     <ApplicationDetail
@@ -169,10 +191,10 @@ function useApplication(api: Api, id: string) {
   return [state, (app: Application) => setState({ app, loading: false })] as const;
 }
 
-function EditApplication({ api, id }: { api: Api; id: string }) {
+function EditApplication({ api, id, onSaved }: { api: Api; id: string; onSaved: (app: Application) => void }) {
   const [{ app, error, loading }] = useApplication(api, id);
   if (!app) return <Page title="Edit application">{loading ? <p>Loading…</p> : <p className="error">{error}</p>}</Page>;
-  return <ApplicationForm api={api} existing={app} onSaved={() => navigate(`applications/${id}`)} />;
+  return <ApplicationForm api={api} existing={app} onSaved={onSaved} />;
 }
 
 function ApplicationDetail({
