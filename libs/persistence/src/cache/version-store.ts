@@ -73,17 +73,6 @@ export class InMemoryVersionStore extends VersionStore {
   async close(): Promise<void> {}
 }
 
-interface Deferred {
-  promise: Promise<string | null>;
-  resolve(version: string | null): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: (version: string | null) => void;
-  const promise = new Promise<string | null>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
 // A hash per entity type: {epoch, count}. (Not the `gatehouse:version:*` strings of earlier releases, which a replica
 // of an earlier release may still INCR: a hash under that name would break both.)
 const PREFIX = 'gatehouse:cache-version:';
@@ -101,11 +90,12 @@ const RUN_ID = /^run_id:([0-9a-f]+)\s*$/m;
  *   not persisted) removes the epoch with it; the first reader that finds no epoch writes a new one (HSETNX) and
  *   trusts nothing until it is there;
  * - `count` moves on every committed change (HINCRBY).
- * Reading stays one round trip (HMGET), and one HMGET per version is under way at a time, answering every read asked
- * for while it waited to be sent: it is sent in the check phase (setImmediate) of the turn of the event loop that asked
- * first, or as soon as the previous one is answered. Every request that joins it arrived before it was sent, so its
- * answer holds every change acknowledged before that request arrived; concurrent requests share one command instead
- * of one each. Commands fail fast instead of queueing while Redis is away.
+ * Reading stays one round trip (HMGET), and one HMGET answers every read of a version asked for in the same turn of the
+ * event loop: it is sent in the turn's check phase (setImmediate), after the I/O callbacks of every request that joins
+ * it, so each of those requests arrived before it was sent and its answer holds every change acknowledged before that
+ * request arrived. Concurrent requests share one command instead of one each, and none waits for an earlier one to be
+ * answered (no auto-pipelining here: it keeps one pipeline under way and queues the rest behind it). Commands fail
+ * fast instead of queueing while Redis is away.
  */
 export class RedisVersionStore extends VersionStore {
   private readonly redis: Redis;
@@ -120,7 +110,6 @@ export class RedisVersionStore extends VersionStore {
   ) {
     super();
     this.redis = new Redis(url, {
-      enableAutoPipelining: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       commandTimeout: 1000,
@@ -143,31 +132,22 @@ export class RedisVersionStore extends VersionStore {
     }
   }
 
-  /** Per version name: whether an HMGET is under way, and the read that waits to be sent when it is answered. */
-  private readonly reads = new Map<string, { inFlight: boolean; next?: Deferred }>();
+  /** Per version name, the read that waits to be sent (in this turn's check phase), joined by every read asked for. */
+  private readonly waiting = new Map<string, Promise<string | null>>();
 
   read(name: string): Promise<string | null> {
-    let state = this.reads.get(name);
-    if (!state) this.reads.set(name, (state = { inFlight: false }));
-    if (!state.next) {
-      state.next = deferred();
-      if (!state.inFlight) setImmediate(() => this.send(name));
+    let read = this.waiting.get(name);
+    if (!read) {
+      read = new Promise((resolve) =>
+        setImmediate(() => {
+          // Sent now: a read asked for from here on waits for the next one.
+          this.waiting.delete(name);
+          resolve(this.readNow(name));
+        }),
+      );
+      this.waiting.set(name, read);
     }
-    return state.next.promise;
-  }
-
-  /** Sends the waiting read: every caller joined it before this moment, so after it arrived. */
-  private send(name: string): void {
-    const state = this.reads.get(name)!;
-    const batch = state.next;
-    if (!batch || state.inFlight) return;
-    state.next = undefined;
-    state.inFlight = true;
-    void this.readNow(name).then((version) => {
-      state.inFlight = false;
-      batch.resolve(version);
-      if (state.next) this.send(name);
-    });
+    return read;
   }
 
   private async readNow(name: string): Promise<string | null> {

@@ -59,6 +59,8 @@ export class RedisRateCounter extends RateCounter {
   private readonly redis: Redis & { gatehouseTake: TakeCommand };
   private readonly keyPrefix: string;
   readonly stats: RateCounterStats = { unavailable: 0 };
+  /** Takes asked for in this turn of the event loop, sent together in its check phase. */
+  private queued: QueuedTake[] = [];
   /** Until the first connection is up, commands wait for it (briefly) rather than fail. */
   private firstConnection?: Promise<void>;
 
@@ -69,8 +71,9 @@ export class RedisRateCounter extends RateCounter {
   ) {
     super();
     this.keyPrefix = `${prefix}:ratelimit:`;
+    // Not auto-pipelined (it keeps one pipeline under way and queues the rest behind it): `take` sends the takes of a
+    // turn of the event loop together, and several such pipelines may be under way.
     const redis = new Redis(url, {
-      enableAutoPipelining: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: COMMAND_TIMEOUT_MS,
@@ -94,7 +97,10 @@ export class RedisRateCounter extends RateCounter {
     if (this.firstConnection) await this.firstConnection;
     let reply: number[];
     try {
-      reply = await this.redis.gatehouseTake(keys.length, ...keys, ...limits);
+      reply = await new Promise<number[]>((resolve, reject) => {
+        if (this.queued.length === 0) setImmediate(() => this.sendQueued());
+        this.queued.push({ args: [keys.length, ...keys, ...limits], resolve, reject });
+      });
     } catch (error) {
       this.stats.unavailable++;
       this.onUnavailable(error);
@@ -108,7 +114,30 @@ export class RedisRateCounter extends RateCounter {
     };
   }
 
+  /** Sends the takes asked for in this turn of the event loop as one pipeline: one write, one read of the replies. */
+  private sendQueued(): void {
+    const queued = this.queued;
+    this.queued = [];
+    const pipeline = this.redis.pipeline() as unknown as { gatehouseTake(...args: (string | number)[]): void; exec(): Promise<[Error | null, unknown][] | null> };
+    for (const take of queued) pipeline.gatehouseTake(...take.args);
+    pipeline.exec().then(
+      (results) =>
+        queued.forEach((take, i) => {
+          const [error, reply] = results?.[i] ?? [new Error('no reply')];
+          if (error) take.reject(error);
+          else take.resolve(reply as number[]);
+        }),
+      (error: unknown) => queued.forEach((take) => take.reject(error)),
+    );
+  }
+
   async close(): Promise<void> {
     this.redis.disconnect();
   }
+}
+
+interface QueuedTake {
+  args: (string | number)[];
+  resolve(reply: number[]): void;
+  reject(error: unknown): void;
 }
