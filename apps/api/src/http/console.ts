@@ -1,23 +1,34 @@
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
 
+/** What the console's index.html carries where the server puts each response's style nonce (a <meta> the code reads). */
+export const STYLE_NONCE_PLACEHOLDER = '__GATEHOUSE_STYLE_NONCE__';
+
 /**
  * The console's policy: everything from this origin only (scripts, styles, the API calls), nothing inline, no
  * frames, no forms posted elsewhere. The console holds an API key, so an injected script must have nowhere to run.
+ * With `styleNonce` (index.html's response) style elements carrying that nonce are allowed too: the transform editor
+ * (CodeMirror) writes its styles into a <style> element it stamps with the nonce, and no other inline style runs.
+ * Scripts never get a nonce: script-src stays 'self'.
  */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function consoleCsp(styleNonce?: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+export const CONSOLE_CSP = consoleCsp();
 
 /** Where `npm run build` puts the console (dist/console), seen from this file in dist/apps/api/src/http. */
 export function consoleDirectory(): string | undefined {
@@ -35,19 +46,22 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
 
 /**
  * Serves the built console at /console: its hashed assets for a year, and index.html (never cached) for every other
- * path below /console, so a deep link (/console/logs?entity_type=card) opens the page it names. Absent build: nothing
- * is mounted and /console answers 404 like any unknown path.
+ * path below /console, so a deep link (/console/logs?entity_type=card) opens the page it names. index.html is read
+ * once and answered with a fresh random style nonce (128 bits) in both the CSP header and the page. Absent build:
+ * nothing is mounted and /console answers 404 like any unknown path.
  */
 export function mountConsole(app: NestExpressApplication, dir = consoleDirectory()): void {
   if (!dir) return;
-  const index = join(dir, 'index.html');
+  const index = readFileSync(join(dir, 'index.html'), 'utf8');
   const router = express.Router();
   router.use(securityHeaders);
   router.use('/assets', express.static(join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }));
   router.use((req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    const nonce = randomBytes(16).toString('base64');
+    res.setHeader('Content-Security-Policy', consoleCsp(nonce));
     res.setHeader('Cache-Control', 'no-cache');
-    res.sendFile(index);
+    res.type('html').send(index.replaceAll(STYLE_NONCE_PLACEHOLDER, nonce));
   });
   app.use('/console', router);
 }

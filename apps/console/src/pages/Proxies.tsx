@@ -1,15 +1,32 @@
+import { lazy, Suspense } from 'react';
 import type { Api, Application } from '../api/client';
-import { Page } from '../components/Page';
+import { ProxiesList } from './ProxiesList';
+import './proxies.css';
 
-/**
- * Placeholder for the proxies pages (issue 15; built in the console-proxies branch, which replaces this file).
- * `path` is the part of the address after /console/proxies (`''`, `'/new'`, `'/<id>'`).
- */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- the signature App.tsx renders; the real page uses it
-export function ProxiesPage(_props: { api: Api; application: Application; path: string }) {
+// The editor page carries CodeMirror: its own chunk, fetched when a proxy is opened, so the sign-in, logs and list
+// pages do not load it.
+const ProxiesEditor = lazy(() => import('./ProxiesEditor'));
+
+export interface ProxiesPageProps {
+  api: Api;
+  application: Application;
+  /** The path after /console/proxies: '' (the list), '/new', or '/<id>'. */
+  path: string;
+}
+
+/** /console/proxies (the list), /console/proxies/new and /console/proxies/<id> (the editor). */
+export function ProxiesPage({ api, application, path }: ProxiesPageProps) {
+  const rest = path.replace(/^\/+|\/+$/g, '');
+  if (rest === '') return <ProxiesList api={api} permissions={application.permissions} />;
   return (
-    <Page title="Proxies">
-      <p>The proxies pages are not built yet: use the API (`GET /proxies`) meanwhile.</p>
-    </Page>
+    <Suspense
+      fallback={
+        <main className="content" aria-busy="true">
+          Loading the editor…
+        </main>
+      }
+    >
+      <ProxiesEditor key={rest} api={api} permissions={application.permissions} id={rest === 'new' ? undefined : rest} />
+    </Suspense>
   );
 }

@@ -1,0 +1,126 @@
+import { FormEvent, useEffect, useState } from 'react';
+import { Api, problemText } from '../api/client';
+import type { Proxy } from './ProxiesApi';
+import { followLink, href } from './ProxiesNav';
+
+const PAGE_SIZE = 20;
+
+interface Listing {
+  proxies: Proxy[];
+  page: number;
+  totalPages: number;
+  totalItems: number;
+}
+
+/** The tenant's proxies, newest first, a page at a time (page and size, CONTRACT section 1), with a name filter. */
+export function ProxiesList({ api, permissions }: { api: Api; permissions: readonly string[] }) {
+  const [page, setPage] = useState(1);
+  const [name, setName] = useState('');
+  const [filter, setFilter] = useState('');
+  const [listing, setListing] = useState<Listing | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const canRead = permissions.includes('proxy:read');
+  const canCreate = permissions.includes('proxy:create');
+
+  useEffect(() => {
+    if (!canRead) return;
+    let live = true;
+    setError(undefined);
+    const query = { page, size: PAGE_SIZE, ...(filter ? { name: filter } : {}) };
+    api
+      .GET('/proxies', { params: { query } })
+      .then(({ data, error: problem, response }) => {
+        if (!live) return;
+        if (data) {
+          setListing({ proxies: data.data, page: data.pagination.page_number ?? page, totalPages: data.pagination.total_pages ?? 1, totalItems: data.pagination.total_items ?? data.data.length });
+        } else setError(problemText(problem, response));
+      })
+      .catch(() => live && setError('The service could not be reached.'));
+    return () => {
+      live = false;
+    };
+  }, [api, page, filter, canRead]);
+
+  function search(event: FormEvent) {
+    event.preventDefault();
+    setPage(1);
+    setFilter(name.trim());
+  }
+
+  return (
+    <main className="content proxies">
+      <div className="proxies-heading">
+        <h1>Proxies</h1>
+        {canCreate && (
+          <a className="button-link" href={href('proxies/new')} onClick={(e) => followLink(e, 'proxies/new')}>
+            New proxy
+          </a>
+        )}
+      </div>
+      {!canRead ? (
+        <p>This key does not hold proxy:read, so it cannot list proxies.</p>
+      ) : (
+        <>
+          <form className="filters" role="search" onSubmit={search}>
+            <div className="field">
+              <label htmlFor="proxy-name-filter">Name contains</label>
+              <input id="proxy-name-filter" value={name} onChange={(e) => setName(e.target.value)} placeholder="* matches anything" />
+            </div>
+            <div className="actions">
+              <button type="submit">Search</button>
+            </div>
+          </form>
+          {error && (
+            <p className="error" role="alert">
+              {error}
+            </p>
+          )}
+          <table className="proxies-table">
+            <caption className="visually-hidden">Proxies, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Destination</th>
+                <th scope="col">Needs an API key</th>
+                <th scope="col">Transforms</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {listing?.proxies.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <a href={href(`proxies/${p.id}`)} onClick={(e) => followLink(e, `proxies/${p.id}`)}>
+                      {p.name}
+                    </a>
+                  </td>
+                  <td className="mono">{p.destination_url}</td>
+                  <td>{p.require_auth ? 'Yes' : 'No'}</td>
+                  <td>{[p.request_transform && 'request', p.response_transform && 'response'].filter(Boolean).join(', ') || 'none'}</td>
+                  <td>{new Date(p.created_at).toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <nav className="pager" aria-label="Pages of proxies">
+            <button type="button" className="secondary" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>
+              Previous page
+            </button>
+            <span className="status" role="status" data-testid="proxies-status">
+              {listing === undefined
+                ? 'Loading…'
+                : listing.totalItems === 0
+                  ? filter
+                    ? 'No proxy matches.'
+                    : 'No proxies yet.'
+                  : `Page ${listing.page} of ${Math.max(1, listing.totalPages)} (${listing.totalItems} proxies)`}
+            </span>
+            <button type="button" className="secondary" disabled={!listing || page >= listing.totalPages} onClick={() => setPage((p) => p + 1)}>
+              Next page
+            </button>
+          </nav>
+        </>
+      )}
+    </main>
+  );
+}
