@@ -291,11 +291,16 @@ describe('console proxies (in chromium)', () => {
     expect((await api('PATCH', `/proxies/${id}`, { rate_limit: { limit: 50, window_seconds: 60 } })).status).toBe(200);
     await page.getByLabel('Name', { exact: true }).fill('Orders upstream v2');
     await page.getByRole('button', { name: 'Remove GREETING' }).click();
+    // A member named like an Object.prototype property is a member like any other (CONTRACT section 6).
+    await page.getByRole('button', { name: 'Add a value' }).click();
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Name 1');
+    await page.keyboard.type('__proto__');
+    await page.getByLabel('Value 1').fill('kept');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByTestId('proxy-status').filter({ hasText: 'Saved.' }).waitFor();
     const edited = (await api('GET', `/proxies/${id}`)).json;
     expect(edited).toMatchObject({ name: 'Orders upstream v2', rate_limit: { limit: 50, window_seconds: 60 }, request_transform: { code: FIXED } });
-    expect(edited.configuration ?? {}).toEqual({});
+    expect(Object.entries(edited.configuration)).toEqual([['__proto__', 'kept']]);
 
     // The list shows it, a link to its page.
     await page.getByRole('link', { name: 'Proxies' }).first().click();

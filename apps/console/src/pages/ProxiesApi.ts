@@ -74,8 +74,8 @@ function configurationObject(rows: readonly ConfigRow[]): Record<string, string>
 
 const transform = (code: string) => (code.trim() === '' ? null : { code });
 
-/** POST /proxies: the whole form. */
-export function createBody(form: ProxyForm): ProxyBody {
+/** What a create and an update both send: every field the form edits but the configuration. */
+function fields(form: ProxyForm) {
   return {
     name: form.name,
     destination_url: form.destination_url,
@@ -83,8 +83,12 @@ export function createBody(form: ProxyForm): ProxyBody {
     request_transform: transform(form.request_transform),
     response_transform: transform(form.response_transform),
     application: form.application_id.trim() ? { id: form.application_id.trim() } : null,
-    configuration: form.configuration.length > 0 ? configurationObject(form.configuration) : null,
   };
+}
+
+/** POST /proxies: the whole form. */
+export function createBody(form: ProxyForm): ProxyBody {
+  return { ...fields(form), configuration: form.configuration.length > 0 ? configurationObject(form.configuration) : null };
 }
 
 /**
@@ -92,18 +96,11 @@ export function createBody(form: ProxyForm): ProxyBody {
  * A PATCH, not a PUT, so what the form does not show (the proxy's rate limit) stays as it is.
  */
 export function patchBody(form: ProxyForm, before: Proxy): ProxyPatch {
-  const configuration: Record<string, string | null> = {};
-  for (const key of Object.keys(before.configuration ?? {})) configuration[key] = null;
-  Object.assign(configuration, configurationObject(form.configuration));
-  return {
-    name: form.name,
-    destination_url: form.destination_url,
-    require_auth: form.require_auth,
-    request_transform: transform(form.request_transform),
-    response_transform: transform(form.response_transform),
-    application: form.application_id.trim() ? { id: form.application_id.trim() } : null,
-    configuration,
-  };
+  const kept = new Set(form.configuration.map((r) => r.key));
+  const removed = Object.keys(before.configuration ?? {}).filter((key) => !kept.has(key));
+  // Built by Object.fromEntries (never by assignment), so a member named `__proto__` is a member, not a prototype.
+  const configuration: Record<string, string | null> = Object.fromEntries([...removed.map((key) => [key, null]), ...form.configuration.map((r) => [r.key, r.value])]);
+  return { ...fields(form), configuration };
 }
 
 /** ProblemDetails `errors` as a plain map (snake_case field paths to messages); empty when absent. */
