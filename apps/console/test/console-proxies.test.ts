@@ -53,8 +53,12 @@ describe('console proxies (in chromium)', () => {
     // The destination: a plain-http server on loopback (allowed below, as the proxies tests allow it), echoing JSON.
     upstream = createServer((req, res) => {
       seen.push({ method: req.method!, url: req.url!, headers: req.headers });
-      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes' });
-      res.end(JSON.stringify({ upstream: true, method: req.method, url: req.url }));
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes' });
+        res.end(JSON.stringify({ upstream: true, method: req.method, url: req.url, body }));
+      });
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/api`;
@@ -246,7 +250,7 @@ describe('console proxies (in chromium)', () => {
     });
     expect(marked).toEqual({ line: 3, text: ';', numberAtMarker: '3' });
     // The editor's styles came through the nonce: CodeMirror's <style> is stamped, and its rules apply.
-    expect(await page.evaluate(() => getComputedStyle(document.querySelector('.cm-editor')).display)).toBe('flex');
+    expect(await page.evaluate(() => window.getComputedStyle(document.querySelector('.cm-editor')).display)).toBe('flex');
     const styles = await page.evaluate(() => [...document.querySelectorAll('style')].map((s: any) => s.nonce));
     expect(styles.length).toBeGreaterThan(0);
     expect(styles.every((nonce: string) => nonce.length >= 22)).toBe(true);
@@ -278,14 +282,17 @@ describe('console proxies (in chromium)', () => {
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     await page.getByTestId('try-status').filter({ hasText: '200' }).waitFor();
     const answered = JSON.parse((await page.getByTestId('try-body').textContent())!);
-    expect(answered).toEqual({ upstream: true, method: 'POST', url: '/api/orders/42?expand=items' });
+    // The request transform ran: the upstream got its body (the configuration's greeting, the body sent).
+    expect(answered).toEqual({ upstream: true, method: 'POST', url: '/api/orders/42?expand=items', body: expect.any(String) });
+    expect(JSON.parse(answered.body)).toEqual({ greeting: 'hello', seen: { amount: 5 } });
     const last = seen[seen.length - 1]!;
     expect(last.headers['svc-api-key']).toBeUndefined();
     expect(last.headers['svc-proxy-key']).toBeUndefined();
     await page.getByText('Headers (').click();
     await page.locator('.try-result dt', { hasText: 'svc-proxy-destination-status' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'proxy-try.png'), fullPage: true });
+    await page.getByRole('heading', { name: 'Try the proxy' }).scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SCREENSHOTS, 'proxy-try.png') });
 
     // Edit: a rate limit set through the API survives the console's save (a merge patch), the removed member goes.
     expect((await api('PATCH', `/proxies/${id}`, { rate_limit: { limit: 50, window_seconds: 60 } })).status).toBe(200);
