@@ -1,12 +1,11 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Page } from 'playwright-core';
 import { CreatedTenant } from '@gatehouse/domain';
-import { REPO_ROOT, ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
+import { ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '../../../test/support/test-env';
+import { ConsoleBrowser, screenshot, seriousViolations, signIn as pasteKey, WAIT } from './browser';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.
 declare const window: any;
@@ -14,10 +13,6 @@ declare const document: any;
 
 // A browser start and a built service on a loaded 2-core machine: generous bounds, and every wait is on a condition.
 jest.setTimeout(240_000);
-const WAIT = 45_000;
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = join(REPO_ROOT, 'tmp', 'console-screenshots');
 
 /** The transform as first typed: line 3 does not parse (`{;`), at column 19. */
 const BROKEN = [
@@ -40,16 +35,11 @@ describe('console proxies (in chromium)', () => {
   let service: ServiceProcess;
   let upstream: Server;
   let upstreamUrl: string;
-  let browser: Browser;
-  let context: BrowserContext;
+  let browser: ConsoleBrowser;
   let tenant: CreatedTenant;
   const seen: Seen[] = [];
-  /** Every console error, uncaught page error and CSP violation (reported by the page, see `watch`). */
-  const browserErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`);
-    if (!existsSync(join(REPO_ROOT, 'dist/console/index.html'))) throw new Error('dist/console is missing: run `npm run build` first');
     // The destination: a plain-http server on loopback (allowed below, as the proxies tests allow it), echoing JSON.
     upstream = createServer((req, res) => {
       seen.push({ method: req.method!, url: req.url!, headers: req.headers });
@@ -75,30 +65,13 @@ describe('console proxies (in chromium)', () => {
       PROXY_ALLOW_HTTP: 'true',
       PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      timeout: WAIT,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-GB' });
-    context.setDefaultTimeout(WAIT);
+    browser = await ConsoleBrowser.launch(service.baseUrl);
     // Reports every CSP violation as a console error (an init script runs whatever the page's CSP says).
-    await context.addInitScript(() => {
+    await browser.context.addInitScript(() => {
       document.addEventListener('securitypolicyviolation', (e: any) => {
         console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} (${e.sample})`);
       });
     });
-    mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
   afterAll(async () => {
@@ -106,20 +79,6 @@ describe('console proxies (in chromium)', () => {
     await service?.stop();
     await new Promise((resolve) => upstream?.close(resolve));
   });
-
-  function watch(page: Page): void {
-    page.on('console', (message) => {
-      if (message.type() === 'error') browserErrors.push(`${page.url()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => browserErrors.push(`${page.url()}: ${error.message}`));
-  }
-
-  /** Takes the one expected browser error matching `pattern` off the list (a 400 the page shows, say). */
-  function expectBrowserError(pattern: RegExp): void {
-    const at = browserErrors.findIndex((e) => pattern.test(e));
-    if (at < 0) throw new Error(`no browser error matched ${pattern}: ${JSON.stringify(browserErrors)}`);
-    browserErrors.splice(at, 1);
-  }
 
   async function until(condition: () => boolean): Promise<void> {
     const deadline = Date.now() + WAIT;
@@ -129,27 +88,13 @@ describe('console proxies (in chromium)', () => {
     }
   }
 
-  async function newPage(path: string): Promise<Page> {
-    const page = await context.newPage();
-    watch(page);
-    await page.goto(`${service.baseUrl}${path}`);
-    return page;
-  }
+  const newPage = (path: string) => browser.newPage(path);
+  const browserErrors = () => browser.errors;
+  const expectBrowserError = (pattern: RegExp) => browser.expectError(pattern);
 
   async function signIn(page: Page): Promise<void> {
-    await page.getByLabel('API key').fill(tenant.key);
-    await page.keyboard.press('Enter');
+    await pasteKey(page, tenant.key);
     await page.getByText('Signed in as').waitFor();
-  }
-
-  async function seriousViolations(page: Page): Promise<string[]> {
-    // Evaluated over the DevTools protocol, which the page's CSP does not govern: the console's own CSP stays on.
-    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-    const result = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> }> } }).axe;
-      return axe.run(document, { resultTypes: ['violations'] });
-    });
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
   }
 
   async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
@@ -210,7 +155,7 @@ describe('console proxies (in chromium)', () => {
       style.textContent = 'body { color: red; }';
       document.head.appendChild(style);
     });
-    await until(() => browserErrors.some((e) => /CSP violation: style-src/.test(e)));
+    await until(() => browserErrors().some((e) => /CSP violation: style-src/.test(e)));
     expectBrowserError(/CSP violation: style-src/);
     expectBrowserError(/inline style violates the following Content Security Policy directive 'style-src/);
     await page.evaluate(() => document.getElementById('unstamped').remove());
@@ -257,7 +202,7 @@ describe('console proxies (in chromium)', () => {
     // Nothing was created.
     expect((await api('GET', '/proxies')).json.data).toEqual([]);
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'proxy-editor.png') });
+    await screenshot(page, 'proxy-editor');
 
     // Fixed and saved: the page becomes the proxy's, with its key.
     await typeRequestTransform(page, FIXED);
@@ -292,7 +237,7 @@ describe('console proxies (in chromium)', () => {
     await page.locator('.try-result dt', { hasText: 'svc-proxy-destination-status' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await page.getByRole('heading', { name: 'Try the proxy' }).scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(SCREENSHOTS, 'proxy-try.png') });
+    await screenshot(page, 'proxy-try');
 
     // Edit: a rate limit set through the API survives the console's save (a merge patch), the removed member goes.
     expect((await api('PATCH', `/proxies/${id}`, { rate_limit: { limit: 50, window_seconds: 60 } })).status).toBe(200);
@@ -314,7 +259,7 @@ describe('console proxies (in chromium)', () => {
     await page.getByRole('link', { name: 'Orders upstream v2' }).waitFor();
     await page.getByTestId('proxies-status').filter({ hasText: 'Page 1 of 1 (1 proxies)' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'proxies.png') });
+    await screenshot(page, 'proxies');
 
     // Delete, with a confirmation: Escape keeps the proxy, Delete removes it.
     await page.getByRole('link', { name: 'Orders upstream v2' }).click();
@@ -344,6 +289,6 @@ describe('console proxies (in chromium)', () => {
   });
 
   it('wrote no browser console errors and no CSP violations', () => {
-    expect(browserErrors).toEqual([]);
+    expect(browserErrors()).toEqual([]);
   });
 });

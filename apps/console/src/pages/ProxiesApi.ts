@@ -103,18 +103,6 @@ export function patchBody(form: ProxyForm, before: Proxy): ProxyPatch {
   return { ...fields(form), configuration };
 }
 
-/** ProblemDetails `errors` as a plain map (snake_case field paths to messages); empty when absent. */
-export function problemErrors(error: unknown): Record<string, string[]> {
-  if (!error || typeof error !== 'object') return {};
-  const errors = (error as { errors?: unknown }).errors;
-  if (!errors || typeof errors !== 'object') return {};
-  const out: Record<string, string[]> = {};
-  for (const [field, messages] of Object.entries(errors)) {
-    if (Array.isArray(messages)) out[field] = messages.filter((m): m is string => typeof m === 'string');
-  }
-  return out;
-}
-
 const AT = /\s*\(line (\d+), column (\d+)\)\s*$/;
 
 /**

@@ -1,5 +1,10 @@
 import { FormEvent, useEffect, useId, useRef, useState } from 'react';
-import { Api, problemText } from '../api/client';
+import { Api, fieldErrors, problemText } from '../api/client';
+import { CopyBox } from '../components/CopyBox';
+import { ConfirmDialog } from '../components/Dialog';
+import { Page } from '../components/Page';
+import { Field } from '../components/Field';
+import { Link, navigate } from '../components/router';
 import { CodeEditor, CodeProblem } from '../editor/CodeEditor';
 import {
   compileProblem,
@@ -9,13 +14,11 @@ import {
   EMPTY_FORM,
   formOf,
   patchBody,
-  problemErrors,
   Proxy,
   ProxyForm,
   TRANSFORM_TEMPLATES,
   TransformField,
 } from './ProxiesApi';
-import { followLink, href, navigate } from './ProxiesNav';
 import { ProxiesTry } from './ProxiesTry';
 
 const TRANSFORM_LABELS: Record<TransformField, string> = { request_transform: 'Request transform', response_transform: 'Response transform' };
@@ -102,7 +105,7 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
           navigate(`proxies/${result.data.id}`, { replace: true });
         }
       } else {
-        setErrors(problemErrors(result.error));
+        setErrors(fieldErrors(result.error));
         setSummary(problemText(result.error, result.response));
       }
     } catch {
@@ -133,13 +136,10 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
   if (loaded.state === 'loading') return <main className="content" aria-busy="true">Loading the proxy…</main>;
   if (loaded.state === 'missing') {
     return (
-      <main className="content">
-        <h1>Proxy not found</h1>
+      <Page title="Proxy not found" className="proxies">
         <p role="alert">{loaded.message}</p>
-        <a href={href('proxies')} onClick={(e) => followLink(e, 'proxies')}>
-          Back to the proxies
-        </a>
-      </main>
+        <Link to="proxies">Back to the proxies</Link>
+      </Page>
     );
   }
 
@@ -148,22 +148,31 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
   const configMessages = Object.entries(errors).filter(([f]) => f.startsWith('configuration'));
 
   return (
-    <main className="content proxies">
-      <p className="breadcrumb">
-        <a href={href('proxies')} onClick={(e) => followLink(e, 'proxies')}>
-          Proxies
-        </a>
-      </p>
-      <div className="proxies-heading">
-        <h1>{proxy ? `Proxy ${proxy.name}` : 'New proxy'}</h1>
-        {proxy && canDelete && (
+    <Page
+      title={proxy ? `Proxy ${proxy.name}` : 'New proxy'}
+      className="proxies"
+      actions={
+        proxy &&
+        canDelete && (
           <button type="button" className="danger" onClick={() => setConfirming(true)}>
             Delete proxy
           </button>
-        )}
-      </div>
+        )
+      }
+    >
+      <p className="breadcrumb">
+        <Link to="proxies">Proxies</Link>
+      </p>
 
-      {proxy && <ProxyKey value={proxy.key} requireAuth={proxy.require_auth} />}
+      {proxy && (
+        <div className="proxy-key">
+          <CopyBox
+            label="Proxy key (SVC-PROXY-KEY)"
+            value={proxy.key}
+            note={`Callers name the proxy with this key${proxy.require_auth ? ', and also send an API key holding proxy:invoke (require_auth is on)' : ' alone (require_auth is off)'}.`}
+          />
+        </div>
+      )}
 
       <form className="proxy-form" onSubmit={save} noValidate aria-describedby={summary ? 'proxy-summary' : undefined}>
         {summary && (
@@ -227,37 +236,27 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
 
       {proxy && canInvoke && <ProxiesTry api={api} proxy={proxy} />}
 
-      <ConfirmDelete open={confirming} name={proxy?.name ?? ''} busy={busy} onConfirm={() => void remove()} onCancel={() => setConfirming(false)} />
-    </main>
+      <ConfirmDialog
+        open={confirming}
+        title={`Delete the proxy ${proxy?.name ?? ''}?`}
+        confirmLabel="Delete"
+        danger
+        busy={busy}
+        onConfirm={() => void remove()}
+        onCancel={() => setConfirming(false)}
+      >
+        <p>Its key stops working at once for every caller. This cannot be undone.</p>
+      </ConfirmDialog>
+    </Page>
   );
 }
 
 function TextField(props: { id: string; label: string; value: string; onChange: (v: string) => void; errors: string[]; hint?: string; required?: boolean }) {
   const { id, label, value, onChange, errors, hint, required } = props;
-  const described = [hint && `${id}-hint`, errors.length > 0 && `${id}-error`].filter(Boolean).join(' ') || undefined;
   return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        value={value}
-        onChange={(e) => onChange(e.target.value)}
-        aria-invalid={errors.length > 0 ? true : undefined}
-        aria-describedby={described}
-        aria-required={required || undefined}
-        spellCheck={false}
-      />
-      {hint && (
-        <p id={`${id}-hint`} className="hint">
-          {hint}
-        </p>
-      )}
-      {errors.length > 0 && (
-        <p id={`${id}-error`} className="field-error">
-          {errors.join(' ')}
-        </p>
-      )}
-    </div>
+    <Field id={id} label={label} error={errors} hint={hint}>
+      {(control) => <input {...control} value={value} onChange={(e) => onChange(e.target.value)} aria-required={required || undefined} spellCheck={false} />}
+    </Field>
   );
 }
 
@@ -365,68 +364,5 @@ function ConfigurationEditor(props: { rows: ConfigRow[]; onChange: (rows: Config
         Add a value
       </button>
     </section>
-  );
-}
-
-/** The proxy key (the SVC-PROXY-KEY callers send), copyable. */
-function ProxyKey({ value, requireAuth }: { value: string; requireAuth: boolean }) {
-  const [copied, setCopied] = useState<string | undefined>();
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(value);
-      setCopied('Copied.');
-    } catch {
-      setCopied('The browser did not allow copying: select the key and copy it.');
-    }
-  }
-  return (
-    <div className="proxy-key">
-      <label id="proxy-key-label" htmlFor="proxy-key">
-        Proxy key (SVC-PROXY-KEY)
-      </label>
-      <div className="copy-row">
-        <input id="proxy-key" className="mono" readOnly value={value} aria-describedby="proxy-key-hint" />
-        <button type="button" className="secondary" onClick={() => void copy()}>
-          Copy
-        </button>
-        <span role="status">{copied}</span>
-      </div>
-      <p id="proxy-key-hint" className="hint">
-        Callers name the proxy with this key{requireAuth ? ', and also send an API key holding proxy:invoke (require_auth is on)' : ' alone (require_auth is off)'}.
-      </p>
-    </div>
-  );
-}
-
-/** A modal confirmation (native dialog: the focus stays inside, Escape cancels). */
-function ConfirmDelete({ open, name, busy, onConfirm, onCancel }: { open: boolean; name: string; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const d = dialog.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
-  }, [open]);
-  return (
-    <dialog
-      ref={dialog}
-      className="confirm"
-      aria-labelledby="confirm-delete-title"
-      onCancel={(e) => {
-        e.preventDefault();
-        onCancel();
-      }}
-    >
-      <h2 id="confirm-delete-title">Delete the proxy {name}?</h2>
-      <p>Its key stops working at once for every caller. This cannot be undone.</p>
-      <div className="form-actions">
-        <button type="button" className="secondary" onClick={onCancel} autoFocus>
-          Cancel
-        </button>
-        <button type="button" className="danger" onClick={onConfirm} disabled={busy}>
-          {busy ? 'Deleting…' : 'Delete'}
-        </button>
-      </div>
-    </dialog>
   );
 }

@@ -1,7 +1,8 @@
 import { FormEvent, useEffect, useState } from 'react';
 import { Api, problemText } from '../api/client';
 import type { Proxy } from './ProxiesApi';
-import { followLink, href } from './ProxiesNav';
+import { Link } from '../components/router';
+import { Page } from '../components/Page';
 
 const PAGE_SIZE = 20;
 
@@ -48,15 +49,17 @@ export function ProxiesList({ api, permissions }: { api: Api; permissions: reado
   }
 
   return (
-    <main className="content proxies">
-      <div className="proxies-heading">
-        <h1>Proxies</h1>
-        {canCreate && (
-          <a className="button-link" href={href('proxies/new')} onClick={(e) => followLink(e, 'proxies/new')}>
+    <Page
+      title="Proxies"
+      className="proxies"
+      actions={
+        canCreate && (
+          <Link className="button" to="proxies/new">
             New proxy
-          </a>
-        )}
-      </div>
+          </Link>
+        )
+      }
+    >
       {!canRead ? (
         <p>This key does not hold proxy:read, so it cannot list proxies.</p>
       ) : (
@@ -90,9 +93,7 @@ export function ProxiesList({ api, permissions }: { api: Api; permissions: reado
               {listing?.proxies.map((p) => (
                 <tr key={p.id}>
                   <td>
-                    <a href={href(`proxies/${p.id}`)} onClick={(e) => followLink(e, `proxies/${p.id}`)}>
-                      {p.name}
-                    </a>
+                    <Link to={`proxies/${p.id}`}>{p.name}</Link>
                   </td>
                   <td className="mono">{p.destination_url}</td>
                   <td>{p.require_auth ? 'Yes' : 'No'}</td>
@@ -121,6 +122,6 @@ export function ProxiesList({ api, permissions }: { api: Api; permissions: reado
           </nav>
         </>
       )}
-    </main>
+    </Page>
   );
 }
