@@ -52,7 +52,7 @@ describe('strict input', () => {
     const headers: Record<string, string> = { 'svc-api-key': admin.key, ...options.headers };
     if (body) {
       headers['content-type'] = options.type ?? (method === 'PATCH' ? PATCH_TYPE : 'application/json');
-      headers['content-length'] = String(body.length);
+      if (headers['transfer-encoding'] === undefined) headers['content-length'] = String(body.length);
     }
     return new Promise((resolve, reject) => {
       const req = httpRequest(`${base}${path}`, { method, headers }, (res) => {
@@ -423,6 +423,56 @@ describe('strict input', () => {
       await expectRefused(400, () => send('POST', '/proxies', { body: `{"name":"n","destination_url":"${upstream.origin}/","__proto__":{"x":1}}` }), ['__proto__']);
       await expectRefused(400, () => send('PATCH', `/proxies/${proxy.id}`, { body: '{"application":{"constructor":{"prototype":{"x":1}}}}' }), ['application.constructor']);
       expect(({} as Record<string, unknown>).x).toBeUndefined();
+    });
+  });
+
+  describe('GET, HEAD and DELETE take no body: one sent anyway is a 400, never ignored', () => {
+    const BODILESS: [string, string, () => string][] = [
+      ['GET', '/applications', () => '/applications'],
+      ['GET', '/applications/key', () => '/applications/key'],
+      ['GET', '/applications/{id}', () => `/applications/${app.id}`],
+      ['GET', '/proxies', () => '/proxies'],
+      ['GET', '/proxies/{id}', () => `/proxies/${proxy.id}`],
+      ['GET', '/logs', () => '/logs'],
+      ['GET', '/logs/entity-types', () => '/logs/entity-types'],
+      ['GET', '/permissions', () => '/permissions?application_type=private'],
+      ['GET', '/health/live', () => '/health/live'],
+      ['DELETE', '/applications/{id}', () => `/applications/${app.id}`],
+      ['DELETE', '/proxies/{id}', () => `/proxies/${proxy.id}`],
+    ];
+
+    it.each(BODILESS)('%s %s with a JSON body is a 400, and nothing is deleted', async (method, _route, path) => {
+      const reply = await expectRefused(400, () => send(method, path(), { body: '{"filter":{"name":"x"}}' }));
+      expect(reply.body.detail).toBe(`A ${method} request takes no body`);
+    });
+
+    it.each(BODILESS)('%s %s with a body of another type, or chunked, is a 400 too', async (method, _route, path) => {
+      await expectRefused(400, () => send(method, path(), { body: 'confirm=yes', type: 'application/x-www-form-urlencoded' }));
+      await expectRefused(400, () => send(method, path(), { body: 'x', type: 'text/plain', headers: { 'transfer-encoding': 'chunked' } }));
+    });
+
+    it('HEAD with a body is a 400', async () => {
+      expect((await send('HEAD', '/applications', { body: '{}' })).status).toBe(400);
+    });
+
+    it('an empty body (Content-Length: 0, or chunked with no chunk) is no body: answered as usual', async () => {
+      expect((await send('GET', '/applications', { headers: { 'content-length': '0' } })).status).toBe(200);
+      expect((await send('GET', '/applications', { headers: { 'transfer-encoding': 'chunked' } })).status).toBe(200);
+      const doomed = await createApplication(t, admin.key, { name: 'doomed', type: 'private', permissions: ['token:read'] });
+      expect((await send('DELETE', `/applications/${doomed.id}`, { headers: { 'transfer-encoding': 'chunked' } })).status).toBe(204);
+    });
+
+    it('a body over the size limit is the same 400, declared or chunked, and the connection stays usable', async () => {
+      const big = `{"a":"${'x'.repeat(1024 * 1024)}"}`;
+      await expectRefused(400, () => send('GET', '/applications', { body: big }));
+      await expectRefused(400, () => send('DELETE', `/applications/${app.id}`, { body: big, headers: { 'transfer-encoding': 'chunked' } }));
+      expect((await send('GET', '/applications')).status).toBe(200);
+    });
+
+    it('/proxy passes a GET body on to the destination: the data plane is not this API', async () => {
+      const open = await as(t, admin.key).post('/proxies', { name: 'open', destination_url: `${upstream.origin}/`, require_auth: false });
+      const res = await t.http().get('/proxy').set('svc-proxy-key', open.body.key).set('content-type', 'application/json').send('{"a":1}');
+      expect([res.status, res.text]).toEqual([200, '{"upstream":true}']);
     });
   });
 

@@ -5,7 +5,7 @@ import { problem, ProblemDetails, sendProblem } from './problem-details';
 
 /**
  * JSON bodies for the management API: `application/json` for POST and PUT, `application/merge-patch+json`
- * for PATCH (RFC 7396); anything else carrying a body is a 415, and so is a `charset` other than UTF-8. The body
+ * for PATCH (RFC 7396); GET, HEAD and DELETE take none (a non-empty body is a 400); anything else carrying a body is a 415, and so is a `charset` other than UTF-8. The body
  * must be strict UTF-8 and a JSON object whose every string is well-formed Unicode: what is accepted is exactly what
  * was sent, never a decoder's U+FFFD. The proxy route streams its own bodies.
  */
@@ -15,6 +15,18 @@ export function jsonBody(limitBytes: number, skipPrefix: string): RequestHandler
   const readRaw = express.raw({ limit: limitBytes, type: () => true, inflate: true });
   return (req: Request, res: Response, next: NextFunction) => {
     if (req.path === skipPrefix || req.path.startsWith(`${skipPrefix}/`)) return next();
+    if (BODILESS_METHODS.has(req.method)) {
+      if (!hasBody(req)) return next();
+      const refusal = problem(400, `A ${req.method} request takes no body`);
+      if (req.headers['content-length'] !== undefined) return sendProblem(res, refusal);
+      // Chunked: read (bounded) to tell an empty body, which is no body, from one; the same 400 beyond the limit.
+      return readRaw(req, res, (error?: unknown) => {
+        if (error) return sendProblem(res, (error as { type?: string }).type === 'entity.too.large' ? refusal : readFailure(error, limitBytes));
+        if ((req.body as Buffer).length > 0) return sendProblem(res, refusal);
+        req.body = undefined;
+        next();
+      });
+    }
     if (!hasBody(req)) {
       // A merge patch is a document: a PATCH without one names nothing to change and is refused like `null`.
       return req.method === 'PATCH' ? sendProblem(res, problem(400, NOT_AN_OBJECT)) : next();
@@ -36,6 +48,12 @@ export function jsonBody(limitBytes: number, skipPrefix: string): RequestHandler
     });
   };
 }
+
+/**
+ * Methods whose requests this API gives no meaning to a body (RFC 9110 9.3.1, 9.3.2, 9.3.5): one sent anyway is
+ * refused with a 400 rather than ignored, since its sender expects it to count (a filter, a confirmation).
+ */
+const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE']);
 
 const NOT_AN_OBJECT = 'The request body must be a JSON object';
 // fatal: an overlong form, a CESU-8 surrogate, a truncated sequence or a stray byte is an error, not U+FFFD.
