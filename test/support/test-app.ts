@@ -29,7 +29,7 @@ export async function startTestApp(env: Record<string, string> = {}, logs: TestA
   // A test may bring its own (migrated) database, e.g. a private cluster it stops.
   const url = env.DATABASE_URL ?? TEST_DATABASE_URL;
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, ...env });
-  const database = await openDatabase({ url, dataDir: '', poolSize: 5 });
+  const database = await openDatabase({ url, dataDir: '', poolSize: 5, statementTimeoutMs: config.databaseStatementTimeoutMs });
   const app = await createApiApp({ config, database, runJobs: false, logger: logs.logger ?? false, accessLog: logs.accessLog });
   const server = app.getHttpServer();
   return {

@@ -20,6 +20,8 @@ export interface AppConfig {
   reactorTenantMaxQueue: number;
   proxyTimeoutMs: number;
   databasePoolSize: number;
+  /** A statement PostgreSQL runs longer than this is cancelled, and one it never answers fails this plus 2 s later; 0: none. */
+  databaseStatementTimeoutMs: number;
   /** The Ed25519 key that signs log checkpoints, as given (PEM, or base64/hex of the 32-byte seed); never logged. */
   logSigningKey?: string;
   logSigningKeyFile?: string;
@@ -73,6 +75,7 @@ export function loadConfig(processEnv: Env = process.env): AppConfig {
     reactorTenantMaxQueue: integer(env, 'REACTOR_TENANT_MAX_QUEUE', 100, 1, 10_000),
     proxyTimeoutMs: integer(env, 'PROXY_TIMEOUT_MS', 25_000, 10, 300_000),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
     ...signingKey(env),
     logCheckpointIntervalMs: integer(env, 'LOG_CHECKPOINT_INTERVAL_MS', 30_000, 1000, 60_000),
     authThrottleLimit: integer(env, 'AUTH_THROTTLE_LIMIT', 60, 0, 1_000_000),

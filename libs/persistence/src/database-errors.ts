@@ -14,9 +14,10 @@ const UNAVAILABLE_SOCKET_CODES = new Set([
 ]);
 // SQLSTATEs: class 08 connection exception, 53 insufficient resources (disk full, out of memory, too many
 // connections), 57P01-57P05 shutdown, crash, cannot connect now (starting up, shutting down, in recovery), database
-// dropped, idle session timeout, 58 system error (I/O); and 40001/40P01, a serialization failure or deadlock, which
-// the same request retried later succeeds at.
-const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57P0[1-5]|58[0-9A-Z]{3}|40001|40P01)$/;
+// dropped, idle session timeout, 58 system error (I/O); 57014, a statement cancelled (by `statement_timeout`:
+// the server is too slow to answer now); and 40001/40P01, a serialization failure or deadlock, which the same
+// request retried later succeeds at.
+const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57P0[1-5]|57014|58[0-9A-Z]{3}|40001|40P01)$/;
 // node-postgres and pg-pool report a connection lost mid-query, a connection that could not be made in time, or a
 // client already broken by such a failure, with no code at all: only their messages tell (TypeORM's QueryFailedError
 // carries the driver's message too). PGlite behind its socket server fails the same way.

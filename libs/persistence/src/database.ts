@@ -8,7 +8,17 @@ export interface DatabaseOptions {
   dataDir: string;
   poolSize?: number;
   applicationName?: string;
+  /**
+   * PostgreSQL only (not the embedded database): a statement running longer is cancelled by the server
+   * (`statement_timeout`, SQLSTATE 57014), and one the server never answers (a hung host, a network partition)
+   * fails on the client QUERY_TIMEOUT_GRACE_MS later (`query_timeout`); both are 503s. 0 or absent: no limit.
+   * Migrations run without it (a large index may take long; waiting for another replica's migration lock too).
+   */
+  statementTimeoutMs?: number;
 }
+
+/** How long after the server should have cancelled a statement the client stops waiting for its answer. */
+export const QUERY_TIMEOUT_GRACE_MS = 2000;
 
 export interface Database {
   dataSource: DataSource;
@@ -23,7 +33,7 @@ const MIGRATION_LOCK_KEY = 0x6761_7465;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) {
-    const dataSource = createDataSource(options.url, options.poolSize ?? 10, options.applicationName);
+    const dataSource = createDataSource(options.url, options.poolSize ?? 10, options.applicationName, options.statementTimeoutMs);
     await dataSource.initialize();
     keepConnectionErrorsHandled(dataSource);
     return { dataSource, embedded: false, close: () => dataSource.destroy() };
@@ -31,7 +41,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return openEmbedded(options);
 }
 
-function createDataSource(url: string, poolSize: number, applicationName = 'gatehouse'): DataSource {
+function createDataSource(url: string, poolSize: number, applicationName = 'gatehouse', statementTimeoutMs = 0): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
@@ -41,7 +51,11 @@ function createDataSource(url: string, poolSize: number, applicationName = 'gate
     synchronize: false,
     logging: false,
     applicationName,
-    extra: { max: poolSize, connectionTimeoutMillis: 5000 },
+    extra: {
+      max: poolSize,
+      connectionTimeoutMillis: 5000,
+      ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, query_timeout: statementTimeoutMs + QUERY_TIMEOUT_GRACE_MS } : {}),
+    },
   });
 }
 
@@ -107,18 +121,28 @@ export async function runMigrations(database: Database): Promise<string[]> {
     // One process owns an embedded database, and its single connection could not hold a lock besides.
     return (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name);
   }
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
+  // Connections of their own, without the statement timeout: a migration may build a large index, and a replica
+  // waits here for as long as another one migrates.
+  const extra = { ...(dataSource.options as { extra?: Record<string, unknown> }).extra, max: 2, statement_timeout: undefined, query_timeout: undefined };
+  const unbounded = new DataSource({ ...dataSource.options, extra } as typeof dataSource.options);
+  await unbounded.initialize();
+  keepConnectionErrorsHandled(unbounded);
   try {
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const runner = unbounded.createQueryRunner();
+    await runner.connect();
     try {
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
-      return applied.map((m) => m.name);
+      await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+      try {
+        const applied = await unbounded.runMigrations({ transaction: 'each' });
+        return applied.map((m) => m.name);
+      } finally {
+        await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      }
     } finally {
-      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      await runner.release();
     }
   } finally {
-    await runner.release();
+    await unbounded.destroy();
   }
 }
 

@@ -20,6 +20,7 @@ export async function openMigratedDatabase(config: AppConfig, logger?: PinoLogge
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
     applicationName,
   });
   const applied = await runMigrations(database);

@@ -90,6 +90,7 @@ export async function startJobsHost(options: Omit<BackgroundJobsOptions, 'checkp
 export class TcpForwarder {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private frozen = false;
   port = 0;
 
   constructor(
@@ -107,6 +108,7 @@ export class TcpForwarder {
         socket.on('error', () => undefined);
       }
       client.pipe(upstream).pipe(client);
+      if (this.frozen) for (const socket of [client, upstream]) socket.pause();
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -114,6 +116,17 @@ export class TcpForwarder {
     const address = server.address();
     this.port = typeof address === 'object' && address ? address.port : 0;
     this.server = server;
+  }
+
+  /** Holds every byte in both directions with the connections left open: a server (or a network) that hangs. */
+  freeze(): void {
+    this.frozen = true;
+    for (const socket of this.sockets) socket.pause();
+  }
+
+  thaw(): void {
+    this.frozen = false;
+    for (const socket of this.sockets) socket.resume();
   }
 
   async stop(): Promise<void> {
