@@ -6,6 +6,7 @@ import { ApplicationsPage } from './pages/Applications';
 import { LogsPage } from './pages/Logs';
 import { ProxiesPage } from './pages/Proxies';
 import { forgetKey, storedKey, storeKey } from './session';
+import { ErrorAlert } from './components/ErrorAlert';
 
 interface Session {
   api: Api;
@@ -139,11 +140,7 @@ function SignInForm({ error, onRefused, onSignedIn }: { error?: string; onRefuse
           aria-describedby={message ? 'sign-in-error' : undefined}
           autoFocus
         />
-        {message && (
-          <p id="sign-in-error" className="error" role="alert">
-            {message}
-          </p>
-        )}
+        <ErrorAlert id="sign-in-error" message={message} />
         <button type="submit" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import { REPO_ROOT } from '../../../test/support/service-process';
+import { REPO_ROOT, ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
+import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '../../../test/support/test-env';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.
 declare const window: any;
@@ -20,6 +21,11 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOTS = join(REPO_ROOT, process.env.CONSOLE_SCREENSHOTS === 'docs' ? 'docs/console' : 'tmp/console-screenshots');
 
 /** Debian's chromium through playwright-core at 1280x800 in Europe/Berlin, every browser error collected. */
+/** The built service the console is tried against: the test database, the test signing key, one sandbox process. */
+export function startConsoleService(env: Record<string, string> = {}): Promise<ServiceProcess> {
+  return startServiceProcess({ DATABASE_URL: TEST_DATABASE_URL, LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, REACTOR_POOL_SIZE: '1', ...env });
+}
+
 export class ConsoleBrowser {
   /** Every console error and uncaught page error: a CSP violation shows up here too. */
   readonly errors: string[] = [];

@@ -2,10 +2,9 @@ import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Page } from 'playwright-core';
 import { CreatedTenant } from '@gatehouse/domain';
-import { ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
+import { ServiceProcess } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
-import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '../../../test/support/test-env';
-import { ConsoleBrowser, screenshot, seriousViolations, signIn as pasteKey, WAIT } from './browser';
+import { ConsoleBrowser, startConsoleService, screenshot, seriousViolations, signIn as pasteKey, WAIT } from './browser';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.
 declare const window: any;
@@ -58,13 +57,7 @@ describe('console proxies (in chromium)', () => {
     } finally {
       await admin.close();
     }
-    service = await startServiceProcess({
-      DATABASE_URL: TEST_DATABASE_URL,
-      LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY,
-      REACTOR_POOL_SIZE: '1',
-      PROXY_ALLOW_HTTP: 'true',
-      PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
-    });
+    service = await startConsoleService({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8' });
     browser = await ConsoleBrowser.launch(service.baseUrl);
     // Reports every CSP violation as a console error (an init script runs whatever the page's CSP says).
     await browser.context.addInitScript(() => {

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Page } from 'playwright-core';
 import { CreatedTenant, Log, LogRepository } from '@gatehouse/domain';
-import { ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
+import { ServiceProcess } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
-import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '../../../test/support/test-env';
-import { ConsoleBrowser, screenshot, seriousViolations, signIn, TIME_ZONE, WAIT } from './browser';
+import { ConsoleBrowser, startConsoleService, screenshot, seriousViolations, signIn, TIME_ZONE, WAIT } from './browser';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.
 declare const window: any;
@@ -47,13 +46,8 @@ describe('console (in chromium)', () => {
     } finally {
       await admin.close();
     }
-    service = await startServiceProcess({
-      DATABASE_URL: TEST_DATABASE_URL,
-      LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY,
-      // Checkpoints every second (the least allowed), so the integrity panel has one to show soon.
-      LOG_CHECKPOINT_INTERVAL_MS: '1000',
-      REACTOR_POOL_SIZE: '1',
-    });
+    // Checkpoints every second (the least allowed), so the integrity panel has one to show soon.
+    service = await startConsoleService({ LOG_CHECKPOINT_INTERVAL_MS: '1000' });
     browser = await ConsoleBrowser.launch(service.baseUrl);
   });
 

@@ -1,4 +1,5 @@
 import { ReactNode, useEffect, useRef } from 'react';
+import { ErrorAlert } from './ErrorAlert';
 
 /**
  * A modal confirmation on the native `<dialog>`: showModal keeps the focus inside and makes the page behind inert,
@@ -61,11 +62,7 @@ export function ConfirmDialog({
         >
           <h2 id="dialog-title">{title}</h2>
           {children}
-          {error && (
-            <p className="error" role="alert">
-              {error}
-            </p>
-          )}
+          <ErrorAlert message={error} />
           <div className="actions">
             <button type="button" className="secondary" onClick={onCancel} disabled={busy} autoFocus>
               Cancel

@@ -1,3 +1,5 @@
+import { ErrorAlert } from './ErrorAlert';
+
 /** Where a list paged over the cursor stands, and what fetched the current page went wrong with. */
 export interface Paging {
   loading: boolean;
@@ -35,11 +37,7 @@ export function ListStatus({
       <p className="status" role="status" data-testid={testId}>
         {error ? '' : loading ? 'Loading…' : count === 0 ? empty : shown(count, next !== undefined)}
       </p>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       {next && !loading && !error && (
         <button type="button" className={moreClassName} onClick={onMore}>
           Load more

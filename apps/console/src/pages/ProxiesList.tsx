@@ -3,6 +3,7 @@ import { Api, problemText } from '../api/client';
 import type { Proxy } from './ProxiesApi';
 import { Link } from '../components/router';
 import { Page } from '../components/Page';
+import { ErrorAlert } from '../components/ErrorAlert';
 
 const PAGE_SIZE = 20;
 
@@ -73,11 +74,7 @@ export function ProxiesList({ api, permissions }: { api: Api; permissions: reado
               <button type="submit">Search</button>
             </div>
           </form>
-          {error && (
-            <p className="error" role="alert">
-              {error}
-            </p>
-          )}
+          <ErrorAlert message={error} />
           <table className="proxies-table">
             <caption className="visually-hidden">Proxies, newest first</caption>
             <thead>

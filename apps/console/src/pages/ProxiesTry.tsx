@@ -1,6 +1,7 @@
 import { FormEvent, useState } from 'react';
 import type { Api } from '../api/client';
 import { Method, METHODS, Proxy, tryProxy, TryResult } from './ProxiesApi';
+import { ErrorAlert } from '../components/ErrorAlert';
 
 /** "Try the proxy": one request through /proxy/... with this proxy's key, and the response as it came back. */
 export function ProxiesTry({ api, proxy }: { api: Api; proxy: Proxy }) {
@@ -75,11 +76,7 @@ export function ProxiesTry({ api, proxy }: { api: Api; proxy: Proxy }) {
           </button>
         </div>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       <div aria-live="polite">
         {result && (
           <div className="try-result" data-testid="try-result">
