@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
+import { accessRecord } from './access-log';
 
 /** What the console's index.html carries where the server puts each response's style nonce (a <meta> the code reads). */
 export const STYLE_NONCE_PLACEHOLDER = '__GATEHOUSE_STYLE_NONCE__';
@@ -45,6 +46,15 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
 }
 
 /**
+ * The console's route for the access log, the metrics and the trace: its assets or its pages, never the raw path
+ * (one label per page or file would grow the metrics without bound).
+ */
+function consoleRoute(req: Request, _res: Response, next: NextFunction): void {
+  accessRecord(req).route = req.path.startsWith('/assets/') ? '/console/assets/*' : '/console/*';
+  next();
+}
+
+/**
  * Serves the built console at /console: its hashed assets for a year, and index.html (never cached) for every other
  * path below /console, so a deep link (/console/logs?entity_type=card) opens the page it names. index.html is read
  * once and answered with a fresh random style nonce (128 bits) in both the CSP header and the page. Absent build:
@@ -54,6 +64,7 @@ export function mountConsole(app: NestExpressApplication, dir = consoleDirectory
   if (!dir) return;
   const index = readFileSync(join(dir, 'index.html'), 'utf8');
   const router = express.Router();
+  router.use(consoleRoute);
   router.use(securityHeaders);
   router.use('/assets', express.static(join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }));
   router.use((req: Request, res: Response, next: NextFunction) => {
