@@ -54,6 +54,18 @@ function isSnapshotting(value: unknown): value is Snapshotting {
   return typeof candidate?.snapshot === 'function' && typeof candidate.restore === 'function';
 }
 
+/** A fake that keeps its rows in an InMemoryTable: InMemoryUnitOfWork snapshots the table. */
+export interface HoldsTable {
+  readonly table: Snapshotting;
+}
+
+/** What InMemoryUnitOfWork snapshots of a registered fake: the fake itself, or the table it holds, or nothing. */
+function snapshottingOf(value: unknown): Snapshotting | undefined {
+  if (isSnapshotting(value)) return value;
+  const table = (value as Partial<HoldsTable> | null)?.table;
+  return isSnapshotting(table) ? table : undefined;
+}
+
 // Rows are copied in and out, as a database would: a caller mutating what it got changes nothing stored.
 function copy<T>(value: T): T {
   return structuredClone(value);
@@ -169,19 +181,11 @@ export class InMemoryLogRepository extends LogRepository {
   }
 }
 
-export class InMemoryApplicationRepository extends ApplicationRepository implements Snapshotting {
-  private readonly table = new InMemoryTable<Application>();
+export class InMemoryApplicationRepository extends ApplicationRepository implements HoldsTable {
+  readonly table = new InMemoryTable<Application>();
 
   all(): Application[] {
     return this.table.all();
-  }
-
-  snapshot(): unknown {
-    return this.table.snapshot();
-  }
-
-  restore(state: unknown): void {
-    this.table.restore(state);
   }
 
   private get rows(): Map<string, Application> {
@@ -251,19 +255,11 @@ export class InMemoryApplicationRepository extends ApplicationRepository impleme
   }
 }
 
-export class InMemoryTenantRepository extends TenantRepository implements Snapshotting {
-  private readonly table = new InMemoryTable<Tenant>();
+export class InMemoryTenantRepository extends TenantRepository implements HoldsTable {
+  readonly table = new InMemoryTable<Tenant>();
 
   all(): Tenant[] {
     return this.table.all();
-  }
-
-  snapshot(): unknown {
-    return this.table.snapshot();
-  }
-
-  restore(state: unknown): void {
-    this.table.restore(state);
   }
 
   async insert(tenant: Tenant): Promise<void> {
@@ -339,7 +335,7 @@ export class InMemoryUnitOfWork extends UnitOfWork {
   }
 
   async run<T>(work: (tx: TransactionScope) => Promise<T>): Promise<T> {
-    const fakes = [...this.repositories.values()].filter(isSnapshotting);
+    const fakes = [...this.repositories.values()].map(snapshottingOf).filter((fake) => fake !== undefined);
     const snapshots = fakes.map((fake) => fake.snapshot());
     const pending: AuditEvent[] = [];
     const scope: TransactionScope = {

@@ -2,22 +2,14 @@ import { ConflictError } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
 import { Proxy } from '../proxies/proxy';
 import { ProxyFilter, ProxyRepository } from '../proxies/proxy.repository';
-import { InMemoryTable, pageInMemory, Snapshotting } from './in-memory-ports';
+import { HoldsTable, InMemoryTable, pageInMemory } from './in-memory-ports';
 
 /** The ProxyRepository of unit tests; same observable behaviour as the TypeORM adapter (the persistence suite runs both). */
-export class InMemoryProxyRepository extends ProxyRepository implements Snapshotting {
-  private readonly table = new InMemoryTable<Proxy>();
+export class InMemoryProxyRepository extends ProxyRepository implements HoldsTable {
+  readonly table = new InMemoryTable<Proxy>();
 
   all(): Proxy[] {
     return this.table.all();
-  }
-
-  snapshot(): unknown {
-    return this.table.snapshot();
-  }
-
-  restore(state: unknown): void {
-    this.table.restore(state);
   }
 
   async insert(proxy: Proxy): Promise<void> {
