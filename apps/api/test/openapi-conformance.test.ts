@@ -82,15 +82,21 @@ describe('the OpenAPI document against the real API', () => {
     return examples;
   }
 
+  /** Each request example of POST `path` sent: a 201 as documented; the ids created, in the examples' order. */
+  async function createExamples(api: ReturnType<typeof as>, path: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const [, example] of examplesOf(path, 'post')) {
+      const res = await api.post(path, example.value);
+      expect(res.status).toBe(201);
+      conforms('post', path, res);
+      ids.push(res.body.id);
+    }
+    return ids;
+  }
+
   it('applications: request examples accepted, every response as documented', async () => {
     const api = as(t, admin.key);
-    const created: string[] = [];
-    for (const [, example] of examplesOf('/applications', 'post')) {
-      const res = await api.post('/applications', example.value);
-      expect(res.status).toBe(201);
-      conforms('post', '/applications', res);
-      created.push(res.body.id);
-    }
+    const created = await createExamples(api, '/applications');
     const id = created[0]!;
     for (const [, example] of examplesOf('/applications/{id}', 'put')) {
       const res = await api.put(`/applications/${id}`, example.value);
@@ -120,13 +126,7 @@ describe('the OpenAPI document against the real API', () => {
 
   it('proxies: request examples accepted, every response as documented', async () => {
     const api = as(t, admin.key);
-    const ids: string[] = [];
-    for (const [, example] of examplesOf('/proxies', 'post')) {
-      const res = await api.post('/proxies', example.value);
-      expect(res.status).toBe(201);
-      conforms('post', '/proxies', res);
-      ids.push(res.body.id);
-    }
+    const ids = await createExamples(api, '/proxies');
     const id = ids[1]!;
     for (const [, example] of examplesOf('/proxies/{id}', 'put')) conforms('put', '/proxies/{id}', await api.put(`/proxies/${id}`, example.value).expect(200));
     for (const [, example] of examplesOf('/proxies/{id}', 'patch')) {
