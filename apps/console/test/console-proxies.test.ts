@@ -247,6 +247,35 @@ describe('console proxies (in chromium)', () => {
     expect(edited).toMatchObject({ name: 'Orders upstream v2', rate_limit: { limit: 50, window_seconds: 60 }, request_transform: { code: FIXED } });
     expect(Object.entries(edited.configuration)).toEqual([['__proto__', 'kept']]);
 
+    // The rate limit: the form shows the one set through the API; a value the API refuses is shown at its field and
+    // nothing changes; a valid one is saved; both fields emptied remove it.
+    expect(await page.getByLabel('Requests').inputValue()).toBe('50');
+    expect(await page.getByLabel('Per window of (seconds)').inputValue()).toBe('60');
+    await page.getByLabel('Requests').fill('0');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    const limitError = page.locator('#proxy-rate-limit-limit-error');
+    await limitError.waitFor();
+    expect(await limitError.textContent()).toMatch(/1/);
+    expect(await page.getByLabel('Requests').getAttribute('aria-invalid')).toBe('true');
+    expectBrowserError(/status of 400/);
+    expect((await api('GET', `/proxies/${id}`)).json.rate_limit).toEqual({ limit: 50, window_seconds: 60 });
+    await page.getByLabel('Requests').fill('20');
+    await page.getByLabel('Per window of (seconds)').fill('10');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByTestId('proxy-status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await api('GET', `/proxies/${id}`)).json.rate_limit).toEqual({ limit: 20, window_seconds: 10 });
+    expect(await limitError.count()).toBe(0);
+    await page.getByLabel('Requests').fill('');
+    await page.getByLabel('Per window of (seconds)').fill('');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    // 'Saved.' is on the page from the save before, so wait for the API to have it rather than for the status.
+    for (let i = 0; (await api('GET', `/proxies/${id}`)).json.rate_limit !== undefined; i++) {
+      if (i > WAIT / 50) throw new Error('the rate limit was not removed');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await page.getByTestId('proxy-status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
     // The list shows it, a link to its page.
     await page.getByRole('link', { name: 'Proxies' }).first().click();
     await page.getByRole('link', { name: 'Orders upstream v2' }).waitFor();

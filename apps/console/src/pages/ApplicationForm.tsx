@@ -1,6 +1,7 @@
 import { FormEvent, useEffect, useRef, useState } from 'react';
 import { AccessRule, Api, Application, ApplicationType, CreateApplication, fieldErrors, Permission, problemText, UpdateApplication } from '../api/client';
 import { Field, FieldError } from '../components/Field';
+import { RateLimitDraft, rateLimitBody, rateLimitDraft, RateLimitFields, toInt } from '../components/RateLimitFields';
 import { Page } from '../components/Page';
 import { Link } from '../components/router';
 import { localInputToIso, TIME_ZONE } from '../format';
@@ -36,8 +37,7 @@ interface Draft {
   rules: RuleDraft[];
   canCreateExpiring: boolean;
   expiresAt: string;
-  limit: string;
-  windowSeconds: string;
+  rateLimit: RateLimitDraft;
 }
 
 let nextKey = 1;
@@ -59,14 +59,8 @@ function draftOf(app?: Application): Draft {
     })),
     canCreateExpiring: app?.can_create_expiring_applications ?? false,
     expiresAt: '',
-    limit: app?.rate_limit ? String(app.rate_limit.limit) : '',
-    windowSeconds: app?.rate_limit ? String(app.rate_limit.window_seconds) : '',
+    rateLimit: rateLimitDraft(app?.rate_limit),
   };
-}
-
-/** A number field's text as sent: empty is absent, anything else goes as typed, for the API to judge. */
-function toInt(text: string): number | undefined {
-  return text.trim() === '' ? undefined : Number(text);
 }
 
 /** The request body, as typed: the API validates it and its messages come back to the fields. */
@@ -86,7 +80,7 @@ function toBody(d: Draft): Omit<CreateApplication, 'type'> {
     }));
   }
   if (d.type === 'private') body.can_create_expiring_applications = d.canCreateExpiring;
-  body.rate_limit = d.limit.trim() === '' && d.windowSeconds.trim() === '' ? null : { limit: toInt(d.limit), window_seconds: toInt(d.windowSeconds) };
+  body.rate_limit = rateLimitBody(d.rateLimit);
   return body as Omit<CreateApplication, 'type'>;
 }
 
@@ -291,21 +285,13 @@ export function ApplicationForm({ api, existing, onSaved }: { api: Api; existing
           </div>
         )}
 
-        <fieldset className="group" aria-describedby={at(errors, 'rate_limit').length ? 'rate-limit-error' : undefined}>
-          <legend>Rate limit (optional)</legend>
-          <p className="hint">Empty: the tenant&apos;s default, if the operator set one, else unlimited.</p>
-          <div className="row">
-            <Field id="rate-limit-limit" label="Requests" error={at(errors, 'rate_limit.limit')}>
-              {(control) => <input {...control} type="number" inputMode="numeric" min={1} step={1} value={draft.limit} onChange={(e) => set('limit', e.target.value)} />}
-            </Field>
-            <Field id="rate-limit-window" label="Per window of (seconds)" error={at(errors, 'rate_limit.window_seconds')}>
-              {(control) => (
-                <input {...control} type="number" inputMode="numeric" min={1} step={1} value={draft.windowSeconds} onChange={(e) => set('windowSeconds', e.target.value)} />
-              )}
-            </Field>
-          </div>
-          <FieldError id="rate-limit-error" messages={at(errors, 'rate_limit')} />
-        </fieldset>
+        <RateLimitFields
+          idPrefix="rate-limit"
+          draft={draft.rateLimit}
+          onChange={(rateLimit) => set('rateLimit', rateLimit)}
+          hint="Empty: the tenant's default, if the operator set one, else unlimited."
+          errors={{ all: at(errors, 'rate_limit'), limit: at(errors, 'rate_limit.limit'), windowSeconds: at(errors, 'rate_limit.window_seconds') }}
+        />
 
         {draft.type !== 'management' && (
           <fieldset className="group rules" aria-describedby={at(errors, 'rules').length ? 'rules-error' : undefined}>

@@ -1,6 +1,7 @@
 import type { Api } from '../api/client';
 import type { components } from '../api/schema.gen';
 import type { CodeProblem } from '../editor/CodeEditor';
+import { NO_RATE_LIMIT, RateLimitDraft, rateLimitBody, rateLimitDraft } from '../components/RateLimitFields';
 
 export type Proxy = components['schemas']['ProxyResponse'];
 type ProxyBody = components['schemas']['ProxyBodyDto'];
@@ -24,6 +25,8 @@ export interface ProxyForm {
   request_transform: string;
   response_transform: string;
   configuration: ConfigRow[];
+  /** Counted per proxy, across its callers. */
+  rate_limit: RateLimitDraft;
 }
 
 export const EMPTY_FORM: ProxyForm = {
@@ -34,6 +37,7 @@ export const EMPTY_FORM: ProxyForm = {
   request_transform: '',
   response_transform: '',
   configuration: [],
+  rate_limit: NO_RATE_LIMIT,
 };
 
 export const TRANSFORM_TEMPLATES: Record<TransformField, string> = {
@@ -50,6 +54,7 @@ export function formOf(proxy: Proxy): ProxyForm {
     request_transform: proxy.request_transform?.code ?? '',
     response_transform: proxy.response_transform?.code ?? '',
     configuration: Object.entries(proxy.configuration ?? {}).map(([key, value]) => ({ key, value })),
+    rate_limit: rateLimitDraft(proxy.rate_limit),
   };
 }
 
@@ -88,19 +93,26 @@ function fields(form: ProxyForm) {
 
 /** POST /proxies: the whole form. */
 export function createBody(form: ProxyForm): ProxyBody {
-  return { ...fields(form), configuration: form.configuration.length > 0 ? configurationObject(form.configuration) : null };
+  return {
+    ...fields(form),
+    configuration: form.configuration.length > 0 ? configurationObject(form.configuration) : null,
+    rate_limit: rateLimitBody(form.rate_limit),
+  };
 }
 
 /**
  * PATCH /proxies/{id} (merge patch): every field the form edits, and the configuration members it removed as null.
- * A PATCH, not a PUT, so what the form does not show (the proxy's rate limit) stays as it is.
+ * A PATCH, not a PUT, so what the form does not show stays as it is; the rate limit is sent only when the form's
+ * differs from the proxy's as loaded, so a limit set elsewhere meanwhile is not undone by saving another field.
  */
 export function patchBody(form: ProxyForm, before: Proxy): ProxyPatch {
   const kept = new Set(form.configuration.map((r) => r.key));
   const removed = Object.keys(before.configuration ?? {}).filter((key) => !kept.has(key));
   // Built by Object.fromEntries (never by assignment), so a member named `__proto__` is a member, not a prototype.
   const configuration: Record<string, string | null> = Object.fromEntries([...removed.map((key) => [key, null]), ...form.configuration.map((r) => [r.key, r.value])]);
-  return { ...fields(form), configuration };
+  const rateLimit = rateLimitBody(form.rate_limit);
+  const changed = JSON.stringify(rateLimit) !== JSON.stringify(rateLimitBody(rateLimitDraft(before.rate_limit)));
+  return { ...fields(form), configuration, ...(changed ? { rate_limit: rateLimit } : {}) };
 }
 
 const AT = /\s*\(line (\d+), column (\d+)\)\s*$/;

@@ -4,6 +4,7 @@ import { CopyBox } from '../components/CopyBox';
 import { ConfirmDialog } from '../components/Dialog';
 import { Page } from '../components/Page';
 import { Field } from '../components/Field';
+import { RateLimitFields } from '../components/RateLimitFields';
 import { Link, navigate } from '../components/router';
 import { CodeEditor, CodeProblem } from '../editor/CodeEditor';
 import {
@@ -27,7 +28,20 @@ const TRANSFORM_HINTS: Record<TransformField, string> = {
   response_transform: 'Runs on every destination response: req.args has body, headers and status; return { body, headers } (and status).',
 };
 /** Fields the form shows an API message next to; any other field's message goes into the summary. */
-const SHOWN = new Set(['name', 'destination_url', 'require_auth', 'application', 'application.id', 'request_transform', 'request_transform.code', 'response_transform', 'response_transform.code']);
+const SHOWN = new Set([
+  'name',
+  'destination_url',
+  'require_auth',
+  'application',
+  'application.id',
+  'request_transform',
+  'request_transform.code',
+  'response_transform',
+  'response_transform.code',
+  'rate_limit',
+  'rate_limit.limit',
+  'rate_limit.window_seconds',
+]);
 
 interface Props {
   api: Api;
@@ -210,6 +224,13 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
           onChange={(v) => update('application_id', v)}
           errors={fieldError('application', 'application.id')}
           hint="A public or private application of this tenant: the transforms' svc client acts as it."
+        />
+        <RateLimitFields
+          idPrefix="proxy-rate-limit"
+          draft={form.rate_limit}
+          onChange={(v) => update('rate_limit', v)}
+          hint="Counted per proxy, across all its callers (a require_auth call also counts against the caller's own limit). Empty: unlimited."
+          errors={{ all: fieldError('rate_limit'), limit: fieldError('rate_limit.limit'), windowSeconds: fieldError('rate_limit.window_seconds') }}
         />
 
         {(['request_transform', 'response_transform'] as const).map((field) => (
