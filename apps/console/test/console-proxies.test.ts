@@ -232,6 +232,16 @@ describe('console proxies (in chromium)', () => {
     await page.getByRole('heading', { name: 'Try the proxy' }).scrollIntoViewIfNeeded();
     await screenshot(page, 'proxy-try');
 
+    // The application field suggests the tenant's public and private applications (this key may read them).
+    const svcApp = await api('POST', '/applications', { name: 'Orders svc', type: 'private', permissions: ['token:read'] });
+    expect(svcApp.status).toBe(201);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Proxy Orders upstream' }).waitFor();
+    const option = page.locator(`#proxy-application-options option[value="${svcApp.json.id}"]`);
+    await option.waitFor({ state: 'attached' });
+    expect(await option.getAttribute('label')).toBe('Orders svc (private)');
+    expect(await page.getByLabel('Application id (optional)').getAttribute('list')).toBe('proxy-application-options');
+    await page.getByLabel('Application id (optional)').fill(svcApp.json.id);
     // Edit: a rate limit set through the API survives the console's save (a merge patch), the removed member goes.
     expect((await api('PATCH', `/proxies/${id}`, { rate_limit: { limit: 50, window_seconds: 60 } })).status).toBe(200);
     await page.getByLabel('Name', { exact: true }).fill('Orders upstream v2');
@@ -244,7 +254,7 @@ describe('console proxies (in chromium)', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByTestId('proxy-status').filter({ hasText: 'Saved.' }).waitFor();
     const edited = (await api('GET', `/proxies/${id}`)).json;
-    expect(edited).toMatchObject({ name: 'Orders upstream v2', rate_limit: { limit: 50, window_seconds: 60 }, request_transform: { code: FIXED } });
+    expect(edited).toMatchObject({ name: 'Orders upstream v2', rate_limit: { limit: 50, window_seconds: 60 }, request_transform: { code: FIXED }, application_id: svcApp.json.id });
     expect(Object.entries(edited.configuration)).toEqual([['__proto__', 'kept']]);
 
     // The rate limit: the form shows the one set through the API; a value the API refuses is shown at its field and

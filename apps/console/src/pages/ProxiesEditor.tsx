@@ -1,5 +1,5 @@
 import { FormEvent, useEffect, useId, useRef, useState } from 'react';
-import { Api, fieldErrors, problemText } from '../api/client';
+import { Api, Application, fieldErrors, problemText } from '../api/client';
 import { CopyBox } from '../components/CopyBox';
 import { ConfirmDialog } from '../components/Dialog';
 import { Page } from '../components/Page';
@@ -68,6 +68,7 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
   const canSave = permissions.includes(id ? 'proxy:update' : 'proxy:create');
   const canDelete = permissions.includes('proxy:delete');
   const canInvoke = permissions.includes('proxy:invoke');
+  const applications = useSvcApplications(api, permissions.includes('application:read'));
 
   useEffect(() => {
     created = undefined;
@@ -224,7 +225,15 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
           onChange={(v) => update('application_id', v)}
           errors={fieldError('application', 'application.id')}
           hint="A public or private application of this tenant: the transforms' svc client acts as it."
+          list={applications.length > 0 ? 'proxy-application-options' : undefined}
         />
+        {applications.length > 0 && (
+          <datalist id="proxy-application-options">
+            {applications.map((a) => (
+              <option key={a.id} value={a.id} label={`${a.name} (${a.type})`} />
+            ))}
+          </datalist>
+        )}
         <RateLimitFields
           idPrefix="proxy-rate-limit"
           draft={form.rate_limit}
@@ -272,13 +281,33 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
   );
 }
 
-function TextField(props: { id: string; label: string; value: string; onChange: (v: string) => void; errors: string[]; hint?: string; required?: boolean }) {
-  const { id, label, value, onChange, errors, hint, required } = props;
+function TextField(props: { id: string; label: string; value: string; onChange: (v: string) => void; errors: string[]; hint?: string; required?: boolean; list?: string }) {
+  const { id, label, value, onChange, errors, hint, required, list } = props;
   return (
     <Field id={id} label={label} error={errors} hint={hint}>
-      {(control) => <input {...control} value={value} onChange={(e) => onChange(e.target.value)} aria-required={required || undefined} spellCheck={false} />}
+      {(control) => <input {...control} value={value} onChange={(e) => onChange(e.target.value)} aria-required={required || undefined} spellCheck={false} list={list} />}
     </Field>
   );
+}
+
+/**
+ * The applications a proxy's svc client may act as (public and private, the newest 100), offered as
+ * suggestions for the application id when the key may read applications; none otherwise (the id is typed).
+ */
+function useSvcApplications(api: Api, canRead: boolean): Application[] {
+  const [applications, setApplications] = useState<Application[]>([]);
+  useEffect(() => {
+    if (!canRead) return;
+    let live = true;
+    api
+      .GET('/applications', { params: { query: { type: ['private', 'public'], size: 100 } } })
+      .then(({ data }) => live && setApplications(data?.data ?? []))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, [api, canRead]);
+  return applications;
 }
 
 /** One transform: CodeMirror, with the API's compile error at its line and column and, under it, in words. */
