@@ -257,7 +257,20 @@ export function toRule(dto: AccessRuleDto): AccessRule {
   };
 }
 
+/** The responses of frozen applications (the key cache's entries, which GET /applications/{id} reads), made once. */
+const responses = new WeakMap<Application, ApplicationResponse>();
+
 export function toApplicationResponse(app: Application, key?: string): ApplicationResponse {
+  if (key !== undefined || !Object.isFrozen(app)) return newApplicationResponse(app, key);
+  let response = responses.get(app);
+  if (!response) {
+    response = Object.freeze(newApplicationResponse(app));
+    responses.set(app, response);
+  }
+  return response;
+}
+
+function newApplicationResponse(app: Application, key?: string): ApplicationResponse {
   const body: ApplicationResponse = {
     id: app.id,
     tenant_id: app.tenantId,

@@ -9,6 +9,12 @@ import { applyRateLimitOutcome } from '../rate-limits/rate-limit-headers';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 import { PrincipalResolvers } from './principal-resolver';
 
+/** What a route's decorators say about its authentication, read once per handler. */
+interface RouteAuth {
+  isPublic: boolean;
+  permission: string | undefined;
+}
+
 /**
  * Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then the application's rate limit
  * (429; every authenticated request counts, svc calls included), then 403.
@@ -21,6 +27,8 @@ import { PrincipalResolvers } from './principal-resolver';
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  private readonly routes = new WeakMap<object, RouteAuth>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticate: AuthenticateApiKey,
@@ -29,13 +37,18 @@ export class ApiKeyGuard implements CanActivate {
     private readonly resolvers: PrincipalResolvers,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
-    const req = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    const route = this.routeOf(context);
+    return route.isPublic || this.authenticateRequest(context, route);
+  }
+
+  private async authenticateRequest(context: ExecutionContext, route: RouteAuth): Promise<boolean> {
+    const http = context.switchToHttp();
+    const req = http.getRequest<Request & AuthenticatedRequest>();
     const header = req.headers['svc-api-key'];
     const key = typeof header === 'string' ? header : undefined;
-    const viaSvc = await this.resolvers.principalOf(req);
+    const claimed = this.resolvers.principalOf(req);
+    const viaSvc = claimed && (await claimed);
     let early: EarlyCount | undefined;
     const principal =
       viaSvc ?? (await this.authenticate.execute(key, () => clientAddressOf(req), (candidate) => (early = this.countEarly(candidate)))).principal;
@@ -46,10 +59,23 @@ export class ApiKeyGuard implements CanActivate {
     if (viaSvc) record.svc = true;
     const limits = applicationLimits(principal);
     const outcome = early && sameLimits(early.limits, limits) ? early.outcome : limits.length > 0 ? this.rateLimiter.admit(limits) : undefined;
-    applyRateLimitOutcome(context.switchToHttp().getResponse<Response>(), await outcome);
-    const permission = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets);
-    if (permission) requirePermission(principal, permission);
+    if (outcome) applyRateLimitOutcome(http.getResponse<Response>(), await outcome);
+    if (route.permission) requirePermission(principal, route.permission);
     return true;
+  }
+
+  private routeOf(context: ExecutionContext): RouteAuth {
+    const handler = context.getHandler();
+    let route = this.routes.get(handler);
+    if (!route) {
+      const targets = [handler, context.getClass()];
+      route = {
+        isPublic: this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets) === true,
+        permission: this.reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets),
+      };
+      this.routes.set(handler, route);
+    }
+    return route;
   }
 
   /** Starts counting the request against the limit of a not yet verified principal (see the class's comment). */
@@ -60,13 +86,14 @@ export class ApiKeyGuard implements CanActivate {
 }
 
 interface EarlyCount {
-  limits: AppliedLimit[];
+  limits: readonly AppliedLimit[];
   outcome: Promise<RateLimitOutcome | undefined>;
 }
 
-function sameLimits(a: AppliedLimit[], b: AppliedLimit[]): boolean {
+function sameLimits(a: readonly AppliedLimit[], b: readonly AppliedLimit[]): boolean {
   return (
-    a.length === b.length &&
-    a.every((x, i) => x.entity === b[i]!.entity && x.id === b[i]!.id && x.limit.limit === b[i]!.limit.limit && x.limit.windowSeconds === b[i]!.limit.windowSeconds)
+    a === b ||
+    (a.length === b.length &&
+      a.every((x, i) => x.entity === b[i]!.entity && x.id === b[i]!.id && x.limit.limit === b[i]!.limit.limit && x.limit.windowSeconds === b[i]!.limit.windowSeconds))
   );
 }

@@ -4,10 +4,11 @@ import type { Principal } from '@gatehouse/domain';
 
 /**
  * A way other than SVC-API-KEY for a request to carry its principal (the svc bridge's internal listener, where
- * transform calls act as the proxy's application). Undefined means "not mine"; a thrown error refuses the request.
+ * transform calls act as the proxy's application). Undefined, at once, means "not mine" (what nearly every request hears,
+ * so it costs no promise); else the principal, or a rejection that refuses the request.
  */
 export interface PrincipalResolver {
-  principalOf(req: IncomingMessage): Promise<Principal | undefined>;
+  principalOf(req: IncomingMessage): Promise<Principal> | undefined;
 }
 
 /**
@@ -22,9 +23,9 @@ export class PrincipalResolvers {
     this.resolvers.push(resolver);
   }
 
-  async principalOf(req: IncomingMessage): Promise<Principal | undefined> {
+  principalOf(req: IncomingMessage): Promise<Principal> | undefined {
     for (const resolver of this.resolvers) {
-      const principal = await resolver.principalOf(req);
+      const principal = resolver.principalOf(req);
       if (principal) return principal;
     }
     return undefined;

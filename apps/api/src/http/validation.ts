@@ -10,9 +10,18 @@ import { FREE_FORM_MAPS } from './json-body';
  * `@IsObject`), and the map itself is put back afterwards as a null-prototype copy. The JSON body parser has already
  * refused those names everywhere else.
  */
-class StrictValidationPipe extends ValidationPipe {
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type !== 'body' || !isPlainObject(value)) return super.transform(value, metadata);
+class StrictValidationPipe implements PipeTransform {
+  constructor(private readonly validation: ValidationPipe) {}
+
+  transform(value: unknown, metadata: ArgumentMetadata): unknown {
+    // What ValidationPipe does with them, without its promise (every authenticated route has both): a custom
+    // decorator's value (the principal) is not validated, and a string path parameter stays as it is.
+    if (metadata.type === 'custom' || (metadata.type === 'param' && metadata.metatype === String && typeof value === 'string')) return value;
+    return this.validate(value, metadata);
+  }
+
+  private async validate(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'body' || !isPlainObject(value)) return this.validation.transform(value, metadata);
     const maps = new Map<string, Record<string, unknown>>();
     for (const name of FREE_FORM_MAPS) {
       const member = value[name];
@@ -20,7 +29,7 @@ class StrictValidationPipe extends ValidationPipe {
       maps.set(name, stringMap(Object.entries(member)));
       value[name] = {};
     }
-    const dto = (await super.transform(value, metadata)) as Record<string, unknown>;
+    const dto = (await this.validation.transform(value, metadata)) as Record<string, unknown>;
     for (const [name, map] of maps) dto[name] = map;
     return dto;
   }
@@ -31,15 +40,15 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The global pipe: DTO classes validate shape and types; unknown fields are refused, never ignored. */
-export function createValidationPipe(): ValidationPipe {
-  return new StrictValidationPipe({
+export function createValidationPipe(): PipeTransform {
+  return new StrictValidationPipe(new ValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
     forbidUnknownValues: true,
     stopAtFirstError: false,
     exceptionFactory: (errors) => new ValidationError(flattenErrors(errors)),
-  });
+  }));
 }
 
 /** class-validator's tree as `rules[0].conditions[1].value` paths, the form CONTRACT.md section 2 names. */

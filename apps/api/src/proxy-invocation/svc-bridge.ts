@@ -72,8 +72,11 @@ export class SvcLoopback implements PrincipalResolver, OnApplicationBootstrap, O
    * The principal of a svc call, for the ApiKeyGuard (through PrincipalResolvers): undefined when the request did not arrive on the
    * internal listener (then only SVC-API-KEY counts), a 401 when it did without the secret.
    */
-  async principalOf(req: IncomingMessage): Promise<Principal | undefined> {
-    if (!this.internalSockets.has(req.socket)) return undefined;
+  principalOf(req: IncomingMessage): Promise<Principal> | undefined {
+    return this.internalSockets.has(req.socket) ? this.svcPrincipalOf(req) : undefined;
+  }
+
+  private async svcPrincipalOf(req: IncomingMessage): Promise<Principal> {
     const offered = req.headers[SECRET_HEADER];
     if (typeof offered !== 'string' || !sameSecret(Buffer.from(offered), this.secret)) {
       throw new AuthenticationError('The internal listener admits svc calls only');

@@ -10,12 +10,24 @@ export const RATE_LIMIT_FIELDS = new Set(['ratelimit-policy', 'ratelimit']);
  */
 export function setRateLimitHeaders(res: ServerResponse, outcome: RateLimitOutcome): void {
   const { limits, decision } = outcome;
-  res.setHeader('ratelimit-policy', limits.map((applied) => `"${applied.entity}";q=${applied.limit.limit};w=${applied.limit.windowSeconds}`).join(', '));
+  res.setHeader('ratelimit-policy', policyOf(limits));
   res.setHeader('ratelimit', limits.map((applied, i) => `"${applied.entity}";r=${decision.buckets[i]!.remaining};t=${decision.buckets[i]!.resetSeconds}`).join(', '));
 }
 
+/** The policies of frozen limits (a cached key's, see applicationLimits) are written once. */
+const policies = new WeakMap<readonly AppliedLimit[], string>();
+
+function policyOf(limits: readonly AppliedLimit[]): string {
+  let policy = policies.get(limits);
+  if (policy === undefined) {
+    policy = limits.map((applied) => `"${applied.entity}";q=${applied.limit.limit};w=${applied.limit.windowSeconds}`).join(', ');
+    if (Object.isFrozen(limits)) policies.set(limits, policy);
+  }
+  return policy;
+}
+
 /** Counts the request against its limits and sets the headers; throws the 429 (Retry-After) when one is exhausted. */
-export async function enforceRateLimits(limiter: RateLimiter, res: ServerResponse, limits: AppliedLimit[]): Promise<void> {
+export async function enforceRateLimits(limiter: RateLimiter, res: ServerResponse, limits: readonly AppliedLimit[]): Promise<void> {
   if (limits.length === 0) return;
   applyRateLimitOutcome(res, await limiter.admit(limits));
 }

@@ -39,7 +39,7 @@ export class ResolveProxyForInvocation {
    * The proxy and the rate limits this invocation counts against: the proxy's, and the calling application's when
    * the proxy requires one. `client`: the caller's address, whose failed keys (proxy or API) are throttled.
    */
-  async execute(proxyKey: string | undefined, apiKey: string | undefined, client?: ClientAddress): Promise<{ proxy: Proxy; limits: AppliedLimit[] }> {
+  async execute(proxyKey: string | undefined, apiKey: string | undefined, client?: ClientAddress): Promise<{ proxy: Proxy; limits: readonly AppliedLimit[] }> {
     if (!proxyKey) throw new NotFoundError('Proxy');
     this.authenticate.checkClient(client);
     const proxy = looksLikeProxyKey(proxyKey) ? await this.proxies.findByKey(proxyKey) : null;

@@ -13,7 +13,7 @@ export interface AppliedLimit {
 }
 
 export interface RateLimitOutcome {
-  limits: AppliedLimit[];
+  limits: readonly AppliedLimit[];
   decision: RateDecision;
 }
 
@@ -23,12 +23,26 @@ export interface RateLimiterStats {
   failedOpen: number;
 }
 
-/** The limit of the calling application: its own, else its tenant's default (Principal.rateLimit). */
-export function applicationLimits(principal: Principal | undefined): AppliedLimit[] {
-  return principal?.rateLimit ? [{ entity: 'application', id: principal.applicationId, limit: principal.rateLimit }] : [];
+const NO_LIMITS: readonly AppliedLimit[] = Object.freeze([]);
+/** The limits of frozen principals (those of cached keys, shared by every request with the key), made once. */
+const principalLimits = new WeakMap<Principal, readonly AppliedLimit[]>();
+
+/**
+ * The limit of the calling application: its own, else its tenant's default (Principal.rateLimit). A frozen principal
+ * gets the same frozen array every time (see principalOf), so callers may compare them by identity.
+ */
+export function applicationLimits(principal: Principal | undefined): readonly AppliedLimit[] {
+  if (!principal?.rateLimit) return NO_LIMITS;
+  if (!Object.isFrozen(principal)) return [{ entity: 'application', id: principal.applicationId, limit: principal.rateLimit }];
+  let limits = principalLimits.get(principal);
+  if (!limits) {
+    limits = Object.freeze([Object.freeze({ entity: 'application' as const, id: principal.applicationId, limit: principal.rateLimit })]);
+    principalLimits.set(principal, limits);
+  }
+  return limits;
 }
 
-export function proxyLimits(proxy: Proxy): AppliedLimit[] {
+export function proxyLimits(proxy: Proxy): readonly AppliedLimit[] {
   return proxy.rateLimit ? [{ entity: 'proxy', id: proxy.id, limit: proxy.rateLimit }] : [];
 }
 
@@ -54,7 +68,7 @@ export class RateLimiter {
   constructor(private readonly counter: RateCounter) {}
 
   /** undefined when no limit applies or the counter is unreachable; else the states, for the response's headers. */
-  async admit(limits: AppliedLimit[]): Promise<RateLimitOutcome | undefined> {
+  async admit(limits: readonly AppliedLimit[]): Promise<RateLimitOutcome | undefined> {
     if (limits.length === 0) return undefined;
     const decision = await this.counter.take(limits.map((applied) => ({ key: bucketKey(applied), limit: applied.limit })));
     if (decision === null) {

@@ -1,4 +1,4 @@
-import { AuditEvent, Application, ApplicationFilter, ApplicationRepository, CommitObserver, Page, PageQuery } from '@gatehouse/domain';
+import { AccessRule, AccessRuleCondition, AuditEvent, Application, ApplicationFilter, ApplicationRepository, CommitObserver, Page, PageQuery } from '@gatehouse/domain';
 import { VersionedCache } from './versioned-cache';
 import { VersionStore } from './version-store';
 
@@ -21,8 +21,10 @@ export class CachedApplicationRepository extends ApplicationRepository {
     versions: VersionStore,
   ) {
     super();
-    this.byKeyHash = new VersionedCache(versions, VERSION, APPLICATION_MAX_AGE_MS);
-    this.byId = new VersionedCache(versions, VERSION, APPLICATION_MAX_AGE_MS);
+    // Shared by every request that hits the entry: frozen, so no caller can change what the next one sees, and so what
+    // is derived from an entry (its principal, its rate limits, its response) can be made once (principalOf).
+    this.byKeyHash = new VersionedCache(versions, VERSION, APPLICATION_MAX_AGE_MS, freezeApplication);
+    this.byId = new VersionedCache(versions, VERSION, APPLICATION_MAX_AGE_MS, freezeApplication);
   }
 
   /** Hits and misses of key lookups (authentication), since start. */
@@ -62,6 +64,24 @@ export class CachedApplicationRepository extends ApplicationRepository {
   findExpired(now: Date, limit: number): Promise<Application[]> {
     return this.inner.findExpired(now, limit);
   }
+}
+
+function freezeApplication(app: Application): Application {
+  return Object.freeze({
+    ...app,
+    permissions: Object.freeze([...app.permissions]) as string[],
+    rules: Object.freeze(
+      app.rules.map((rule) =>
+        Object.freeze({
+          ...rule,
+          permissions: Object.freeze([...rule.permissions]) as string[],
+          ...(rule.conditions ? { conditions: Object.freeze(rule.conditions.map((condition) => Object.freeze({ ...condition }))) as AccessRuleCondition[] } : {}),
+        }),
+      ),
+    ) as AccessRule[],
+    rateLimit: app.rateLimit && Object.freeze({ ...app.rateLimit }),
+    ...(app.tenantRateLimit ? { tenantRateLimit: Object.freeze({ ...app.tenantRateLimit }) } : {}),
+  });
 }
 
 /** Bumps the version of each entity type a committed transaction touched. */
