@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import type { Invocation } from './invocation';
 
@@ -25,16 +25,16 @@ export interface HostFunctionLimits {
  * arguments isolated-vm has already copied out of the sandbox; anything else is refused.
  */
 export function createHostFunction(binding: ContextBinding, limits: HostFunctionLimits) {
-  return (op: unknown, a?: unknown, b?: unknown, c?: unknown): HostAnswer => {
+  return (op: unknown, a?: unknown, b?: unknown, c?: unknown, d?: unknown): HostAnswer => {
     try {
       switch (op) {
         case 'log':
           binding.invocation?.log(a, b);
           return [true, undefined];
         case 'hash':
-          return digest(a, null, b, limits);
+          return digest(a, null, b, c, limits);
         case 'hmac':
-          return digest(a, b, c, limits);
+          return digest(a, b, c, d, limits);
         case 'randomBytes':
           if (typeof a !== 'number' || !Number.isInteger(a) || a < 0 || a > limits.maxRandomBytes) {
             return [false, 'randomBytes size is out of range'];
@@ -65,13 +65,39 @@ export function createHostFunction(binding: ContextBinding, limits: HostFunction
   };
 }
 
-function digest(algorithm: unknown, key: unknown, data: unknown, limits: HostFunctionLimits): HostAnswer {
+/** Encodings a digest may be answered in as text, encoded here rather than by the sandbox's script. */
+const DIGEST_ENCODINGS = new Set(['hex', 'base64']);
+
+/**
+ * A hash or HMAC of bytes the sandbox copied out: its bytes, or its text in `encoding` (hex or base64; any
+ * other value: the bytes, which the sandbox encodes itself).
+ */
+function digest(algorithm: unknown, key: unknown, data: unknown, encoding: unknown, limits: HostFunctionLimits): HostAnswer {
   if (typeof algorithm !== 'string' || !HASHES.has(algorithm)) return [false, 'Digest method not supported'];
   // isolated-vm may materialise copies in another realm (Jest runs code in a vm context): no instanceof.
   if (!types.isUint8Array(data) || data.byteLength > limits.maxDigestInput) return [false, 'invalid digest input'];
-  if (key === null) return [true, exactArrayBuffer(createHash(algorithm).update(data).digest())];
-  if (!types.isUint8Array(key) || key.byteLength > limits.maxDigestInput) return [false, 'invalid HMAC key'];
-  return [true, exactArrayBuffer(createHmac(algorithm, key).update(data).digest())];
+  if (key !== null && (!types.isUint8Array(key) || key.byteLength > limits.maxDigestInput)) return [false, 'invalid HMAC key'];
+  const bytes = key === null ? hash(algorithm, data, 'buffer') : hmac(algorithm, key, data);
+  if (typeof encoding === 'string' && DIGEST_ENCODINGS.has(encoding)) return [true, bytes.toString(encoding as 'hex' | 'base64')];
+  return [true, exactArrayBuffer(bytes)];
+}
+
+/**
+ * HMAC (RFC 2104) over the one-shot hash: H((K ^ opad) || H((K ^ ipad) || data)), K zero-padded to the
+ * hash's block (hashed first when longer). The same bytes as createHmac, at a third of its cost: OpenSSL 3
+ * sets up an HMAC context per createHmac (about 10 µs), where a one-shot hash costs about 1 µs.
+ */
+export function hmac(algorithm: string, key: Uint8Array, data: Uint8Array): Buffer {
+  const block = algorithm === 'sha384' || algorithm === 'sha512' ? 128 : 64;
+  const k = key.byteLength > block ? hash(algorithm, key, 'buffer') : key;
+  const inner = Buffer.alloc(block + data.byteLength, 0x36);
+  for (let i = 0; i < k.byteLength; i++) inner[i] ^= k[i]!;
+  inner.set(data, block);
+  const innerHash = hash(algorithm, inner, 'buffer');
+  const outer = Buffer.alloc(block + innerHash.byteLength, 0x5c);
+  for (let i = 0; i < k.byteLength; i++) outer[i] ^= k[i]!;
+  outer.set(innerHash, block);
+  return hash(algorithm, outer, 'buffer');
 }
 
 // Node Buffers may be views into a shared 8 KiB pool; copy exactly the bytes meant for the sandbox.

@@ -7,6 +7,7 @@ import {
   decodeCounters,
   frameFields,
   FrameReader,
+  FrameWriter,
   SANDBOX_SETTINGS_ENV,
   stringField,
   type FailureKind,
@@ -84,8 +85,8 @@ export class SandboxProcess {
   private readonly inFlight: InFlight[] = [];
   /** One timer for the running invocation's deadline, re-armed only when it fires early. */
   private deadlineTimer: NodeJS.Timeout | null = null;
-  private outgoing = '';
-  private flushScheduled = false;
+  /** Frames to the process, coalesced per turn of the event loop. */
+  private readonly writer: FrameWriter;
   /** Code hashes sent to the process; it may have evicted some since (it then asks again). */
   private readonly sentCode = new Set<string>();
   private stopped = false;
@@ -105,6 +106,7 @@ export class SandboxProcess {
       stdio: ['ignore', 'ignore', 'inherit', 'pipe', 'pipe'],
     });
     this.toChild = this.child.stdio[3] as Writable;
+    this.writer = new FrameWriter((text) => this.toChild.write(text));
     const fromChild = this.child.stdio[4] as Readable;
     // A write to a process that just died: its end is handled below.
     this.toChild.on('error', () => undefined);
@@ -203,6 +205,7 @@ export class SandboxProcess {
   private stop(kind: 'died' | 'deadline'): void {
     if (!this.stopped) {
       this.stopped = true;
+      this.writer.stop();
       if (!this.exited) this.child.kill('SIGKILL');
     }
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
@@ -231,20 +234,8 @@ export class SandboxProcess {
     this.sentCode.add(codeHash);
   }
 
-  /** Frames sent in one turn of the event loop leave in one write. */
   private send(frame: string): void {
-    if (this.stopped) return;
-    this.outgoing += `${frame}\n`;
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    process.nextTick(() => this.flush());
-  }
-
-  private flush(): void {
-    this.flushScheduled = false;
-    const text = this.outgoing;
-    this.outgoing = '';
-    if (!this.stopped && text !== '') this.toChild.write(text);
+    if (!this.stopped) this.writer.send(frame);
   }
 
   /** What the process says is checked as coming from where tenant code runs: a frame out of turn is ignored. */

@@ -145,6 +145,42 @@ export class FrameReader {
   }
 }
 
+/**
+ * Coalesces the frames sent during one turn of the event loop into one write, made after that turn's I/O
+ * callbacks (setImmediate): the invocations started by every request read in that turn leave in one
+ * system call and wake the sandbox process once. On this 2-CPU machine a write that wakes another process
+ * costs the writer about 20 µs, most of a round trip's price; flushing per callback (process.nextTick)
+ * made one write per frame, as each request's transform starts in a callback of its own.
+ */
+export class FrameWriter {
+  private outgoing = '';
+  private scheduled = false;
+  private stopped = false;
+
+  constructor(private readonly write: (text: string) => void) {}
+
+  send(frame: string): void {
+    if (this.stopped) return;
+    this.outgoing += `${frame}\n`;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Nothing more is written, what waits is dropped (the peer is gone). */
+  stop(): void {
+    this.stopped = true;
+    this.outgoing = '';
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const text = this.outgoing;
+    this.outgoing = '';
+    if (!this.stopped && text !== '') this.write(text);
+  }
+}
+
 /** A JSON-encoded string field, or null when it is not one. */
 export function stringField(field: string): string | null {
   try {

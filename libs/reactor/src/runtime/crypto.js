@@ -1,7 +1,7 @@
 // The sandbox runtime: require('crypto').
 /* global ErrorCtor, MapCtor, MapGet, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
    TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, checkSize, define,
-   encodeString, lazy, limits, toBuffer, utf8Encode */
+   encodeString, lazy, limits, normalizeEncoding, toBuffer, utf8Encode */
 /* exported requireModule */
 const HASHES = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'];
 function hashAlgorithm(alg) {
@@ -23,7 +23,14 @@ function joinChunks(chunks) {
   for (const c of chunks) { out.set(c, p); p += c.length; }
   return out;
 }
+// Hex and base64 digests come from the host as text (encoding them here cost more than the hash).
+function hostEncoding(encoding) {
+  if (encoding === undefined || encoding === 'buffer') return undefined;
+  const e = normalizeEncoding(encoding);
+  return e === 'hex' || e === 'base64' ? e : undefined;
+}
 function finishDigest(raw, encoding) {
+  if (typeof raw === 'string') return raw;
   const b = toBuffer(new U8(raw));
   return encoding === undefined || encoding === 'buffer' ? b : b.toString(encoding);
 }
@@ -49,8 +56,8 @@ const getCrypto = lazy(function () {
       const st = digestOf(this);
       st.done = true;
       const raw = st.key === null
-        ? callHost('hash', st.alg, joinChunks(st.chunks))
-        : callHost('hmac', st.alg, st.key, joinChunks(st.chunks));
+        ? callHost('hash', st.alg, joinChunks(st.chunks), hostEncoding(encoding))
+        : callHost('hmac', st.alg, st.key, joinChunks(st.chunks), hostEncoding(encoding));
       return finishDigest(raw, encoding);
     }
   }

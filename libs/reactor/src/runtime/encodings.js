@@ -1,6 +1,6 @@
 // The sandbox runtime: byte encodings.
 /* global MathMin, StringCtor, StringFromCharCode, TypeErrorCtor, U8 */
-/* exported ENCODINGS, HEX, asBytes, base64Decode, base64Encode, bytesForHost, decodeBytes, encodeString, hexEncode,
+/* exported ENCODINGS, HEX, asBytes, base64Decode, base64Encode, bytesForHost, decodeBytes, encodeString, hexEncode, normalizeEncoding,
    hexValue, latin1Decode, latin1Encode, utf16leDecode, utf8Decode, utf8Encode, utf8IncompleteTail */
 function utf8Encode(str) {
   const s = StringCtor(str);

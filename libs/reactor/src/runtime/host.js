@@ -1,8 +1,8 @@
 // The sandbox runtime: calling the host function, and globals built on first use.
 /* global ErrorCtor, G, ObjectDefineProperty, define, host */
 /* exported callHost, lazy, lazyGlobal */
-function callHost(op, a, b, c, ErrorType) {
-  const r = host(op, a, b, c);
+function callHost(op, a, b, c, d, ErrorType) {
+  const r = host(op, a, b, c, d);
   if (r[0] === true) return r[1];
   throw new (ErrorType || ErrorCtor)(r[1]);
 }

@@ -126,7 +126,7 @@ const getUrlClasses = lazy(function () {
   }
   function setUrlPart(self, part, value, fromParams) {
     const st = urlOf(self);
-    st.rec = callHost('urlSet', st.rec.href, part, StringCtor(value), TypeErrorCtor);
+    st.rec = callHost('urlSet', st.rec.href, part, StringCtor(value), undefined, TypeErrorCtor);
     if (!fromParams && st.params && (part === 'search' || part === 'href')) {
       WeakMapGet(paramsState, st.params).list = parseFormUrlencoded(StringSlice(st.rec.search, 1));
     }
@@ -134,7 +134,7 @@ const getUrlClasses = lazy(function () {
   class URL {
     constructor(url, base) {
       if (arguments.length === 0) throw new TypeErrorCtor('The "url" argument must be specified');
-      const rec = callHost('url', StringCtor(url), base === undefined ? undefined : StringCtor(base), undefined, TypeErrorCtor);
+      const rec = callHost('url', StringCtor(url), base === undefined ? undefined : StringCtor(base), undefined, undefined, TypeErrorCtor);
       WeakMapSet(urlState, this, { rec: rec, params: null });
     }
     static canParse(url, base) {
