@@ -170,6 +170,9 @@ describe('Reactor: transforms that work', () => {
         hmacLongKey: crypto.createHmac('sha384', 'k'.repeat(200)).update('m').digest('HEX'),
         encodings: ['latin1', 'base64url', 'Base64', 'binary'].map((e) => crypto.createHash('sha1').update('abc').digest(e)),
         rawHmac: Buffer.isBuffer(crypto.createHmac('md5', 'k').update('x').digest()),
+        text: crypto.createHmac('sha256', 'clé ✓').update('a\u00e9').update('\ud83d\ude00 \ud800').digest('hex'),
+        mixed: crypto.createHash('sha256').update('ab').update(Buffer.from([0xff])).update('✓').digest('base64'),
+        latin1: crypto.createHash('md5').update('\u00e9', 'latin1').update('x').digest('hex'),
         rawDigest: Buffer.isBuffer(crypto.createHash('sha256').update('x').digest()),
         uuid: crypto.randomUUID(),
         random: [crypto.randomBytes(16).length, Buffer.isBuffer(crypto.randomBytes(4))],
@@ -186,14 +189,38 @@ describe('Reactor: transforms that work', () => {
       hmac: createHmac('sha256', 'key').update('message').digest('hex'),
       hmacBufferKey: createHmac('sha512', Buffer.from([1, 2, 3])).update('m').digest('base64'),
       hmacLongKey: createHmac('sha384', 'k'.repeat(200)).update('m').digest('hex'),
-      encodings: ['latin1', 'base64url', 'base64', 'latin1'].map((e) => createHash('sha1').update('abc').digest(e as 'latin1')),
+      encodings: ['latin1', 'base64url', 'base64', 'latin1'].map((e) => createHash('sha1').update('abc').digest(e as 'binary')),
       rawHmac: true,
+      text: createHmac('sha256', 'clé ✓').update('a\u00e9').update('\ud83d\ude00 \ud800').digest('hex'),
+      mixed: createHash('sha256').update('ab').update(Buffer.from([0xff])).update('✓').digest('base64'),
+      latin1: createHash('md5').update('\u00e9', 'latin1').update('x').digest('hex'),
       rawDigest: true,
       uuid: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
       random: [16, true],
       nodePrefix: true,
       unknown: 'Digest method not supported',
     });
+  });
+
+  it('holds digests to 32 MiB of input, counting text by its UTF-8 bytes', async () => {
+    const roomy = new Reactor({ poolSize: 1, memoryLimitMb: 128 });
+    try {
+      const result = await roomy.run(
+        input(`const crypto = require('crypto');
+        module.exports = async () => {
+          const ascii = crypto.createHash('sha1').update('a'.repeat(11200000)).digest('hex');
+          let over = null;
+          try { crypto.createHmac('sha1', 'k').update('a'.repeat(30000000)).update('€'.repeat(1200000)); } catch (e) { over = e.name + ': ' + e.message; }
+          return { headers: {}, body: { ascii, over } };
+        };`),
+      );
+      expect(okBody(result)).toEqual({
+        ascii: createHash('sha1').update('a'.repeat(11200000)).digest('hex'),
+        over: 'RangeError: Digest input exceeds 33554432 bytes',
+      });
+    } finally {
+      await roomy.close();
+    }
   });
 
   it('lets setTimeout and clearTimeout work within the invocation', async () => {

@@ -74,12 +74,23 @@ const DIGEST_ENCODINGS = new Set(['hex', 'base64']);
  */
 function digest(algorithm: unknown, key: unknown, data: unknown, encoding: unknown, limits: HostFunctionLimits): HostAnswer {
   if (typeof algorithm !== 'string' || !HASHES.has(algorithm)) return [false, 'Digest method not supported'];
-  // isolated-vm may materialise copies in another realm (Jest runs code in a vm context): no instanceof.
-  if (!types.isUint8Array(data) || data.byteLength > limits.maxDigestInput) return [false, 'invalid digest input'];
-  if (key !== null && (!types.isUint8Array(key) || key.byteLength > limits.maxDigestInput)) return [false, 'invalid HMAC key'];
-  const bytes = key === null ? hash(algorithm, data, 'buffer') : hmac(algorithm, key, data);
+  // UTF-8 text comes as a string, anything else as bytes. isolated-vm may materialise copies in another
+  // realm (Jest runs code in a vm context): no instanceof.
+  const input = digestInput(data, limits.maxDigestInput);
+  if (input === null) return [false, 'invalid digest input'];
+  const secret = key === null ? null : digestInput(key, limits.maxDigestInput);
+  if (key !== null && secret === null) return [false, 'invalid HMAC key'];
+  const bytes = secret === null ? hash(algorithm, input, 'buffer') : hmac(algorithm, secret, input);
   if (typeof encoding === 'string' && DIGEST_ENCODINGS.has(encoding)) return [true, bytes.toString(encoding as 'hex' | 'base64')];
   return [true, exactArrayBuffer(bytes)];
+}
+
+function digestInput(value: unknown, max: number): Uint8Array | null {
+  if (typeof value === 'string') {
+    const bytes = Buffer.from(value, 'utf8');
+    return bytes.byteLength > max ? null : bytes;
+  }
+  return types.isUint8Array(value) && value.byteLength <= max ? value : null;
 }
 
 /**

@@ -15,14 +15,33 @@ function dataBytes(data, encoding) {
   if (!b) throw new TypeErrorCtor('The "data" argument must be of type string or an instance of Buffer, TypedArray, or DataView.');
   return b;
 }
+// UTF-8 text goes to the host as text (Node encodes it natively; encoding it here cost more than the
+// hash): the chunks are joined as one string while they are all text, else as bytes.
 function joinChunks(chunks) {
+  let text = true;
+  for (const c of chunks) if (typeof c !== 'string') { text = false; break; }
+  if (text) return chunks.join('');
   let total = 0;
-  for (const c of chunks) total += c.length;
+  const bytes = [];
+  for (const c of chunks) { const b = typeof c === 'string' ? utf8Encode(c) : c; bytes.push(b); total += b.length; }
   const out = new U8(total);
   let p = 0;
-  for (const c of chunks) { out.set(c, p); p += c.length; }
+  for (const b of bytes) { out.set(b, p); p += b.length; }
   return out;
 }
+function utf8Length(s) {
+  let size = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) size += 1;
+    else if (c < 0x800) size += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { size += 4; i++; }
+    else size += 3;
+  }
+  return size;
+}
+function chunkLength(c) { return typeof c === 'string' ? utf8Length(c) : c.length; }
+function isUtf8(encoding) { return encoding === undefined || encoding === 'utf8' || encoding === 'utf-8' || normalizeEncoding(encoding) === 'utf8'; }
 // Hex and base64 digests come from the host as text (encoding them here cost more than the hash).
 function hostEncoding(encoding) {
   if (encoding === undefined || encoding === 'buffer') return undefined;
@@ -46,10 +65,15 @@ const getCrypto = lazy(function () {
     constructor(alg) { WeakMapSet(digestState, this, { alg: hashAlgorithm(alg), key: null, chunks: [], size: 0, done: false }); }
     update(data, encoding) {
       const st = digestOf(this);
-      const bytes = bytesForHost(dataBytes(data, encoding));
-      st.size += bytes.length;
-      if (st.size > limits.maxDigestInput) throw new RangeErrorCtor('Digest input exceeds ' + limits.maxDigestInput + ' bytes');
-      st.chunks.push(bytes);
+      // Text counts as 3 bytes a character (at most what UTF-8 takes) until that bound passes the limit.
+      const chunk = typeof data === 'string' && isUtf8(encoding) ? data : bytesForHost(dataBytes(data, encoding));
+      st.size += typeof chunk === 'string' ? chunk.length * 3 : chunk.length;
+      if (st.size > limits.maxDigestInput) {
+        st.size = chunkLength(chunk);
+        for (const c of st.chunks) st.size += chunkLength(c);
+        if (st.size > limits.maxDigestInput) throw new RangeErrorCtor('Digest input exceeds ' + limits.maxDigestInput + ' bytes');
+      }
+      st.chunks.push(chunk);
       return this;
     }
     digest(encoding) {
@@ -64,9 +88,9 @@ const getCrypto = lazy(function () {
   class Hmac extends Hash {
     constructor(alg, key) {
       super(alg);
-      const k = typeof key === 'string' ? utf8Encode(key) : asBytes(key);
-      if (!k) throw new TypeErrorCtor('The "key" argument must be of type string or an instance of Buffer, TypedArray, or DataView.');
-      WeakMapGet(digestState, this).key = bytesForHost(k);
+      const k = typeof key === 'string' ? key : asBytes(key);
+      if (k === null) throw new TypeErrorCtor('The "key" argument must be of type string or an instance of Buffer, TypedArray, or DataView.');
+      WeakMapGet(digestState, this).key = typeof k === 'string' ? k : bytesForHost(k);
     }
   }
   function randomBytes(size, callback) {
