@@ -130,7 +130,9 @@ function problemResponse(description: string, headers?: ResponseObject['headers'
 const ERRORS = {
   400: problemResponse('Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field'),
   401: problemResponse('`SVC-API-KEY` missing, unknown, regenerated away, or of an expired application'),
-  403: problemResponse('The key is valid but lacks the permission the operation needs'),
+  403: problemResponse(
+    'The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit',
+  ),
   404: problemResponse('No such resource in the caller\'s tenant'),
   413: problemResponse('The body exceeds the size limit (1 MiB by default)'),
   415: problemResponse('An unsupported Content-Type or charset (PATCH takes application/merge-patch+json)'),

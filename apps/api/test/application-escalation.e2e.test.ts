@@ -176,6 +176,41 @@ describe('no escalation between applications', () => {
     });
   });
 
+  describe('rate limits are powers too', () => {
+    // Limited to 1,000 a minute: never reached here, and still a limit an unlimited application escapes.
+    const LIMIT = { limit: 1000, window_seconds: 60 };
+
+    it('a limited key cannot mint an application without a limit or with a looser one, lift its own, nor take over or bind an unlimited one', async () => {
+      const admin = await newTenant(t);
+      const limited = await createApplication(t, admin.key, { name: 'limited admin', type: 'management', permissions: [...MANAGEMENT_PERMISSIONS], rate_limit: LIMIT });
+      const unlimited = await createApplication(t, admin.key, VALID.private);
+      const events = (await auditEvents(t, { tenantId: admin.tenantId })).length;
+      const before = await snapshot(admin.tenantId, unlimited.id);
+      const api = as(t, limited.key);
+
+      const minted = await api.post('/applications', { name: 'free', type: 'management', permissions: ['log:read'] });
+      expectProblem(minted, 403);
+      expect(minted.body.detail).toBe(
+        "This application may not grant what it does not hold itself: no rate limit, looser than this application's own (1000 requests per 60 s)",
+      );
+      expectProblem(await api.post('/applications', { name: 'fast', type: 'management', permissions: ['log:read'], rate_limit: { limit: 100, window_seconds: 1 } }), 403);
+      const lifted = await api.put(`/applications/${limited.id}`, { name: 'limited admin', permissions: [...MANAGEMENT_PERMISSIONS] });
+      expectProblem(lifted, 403);
+      expect(lifted.body.detail).toContain('no rate limit');
+      for (const [, action, act] of VERBS) expectEscalation(await act(limited.key, unlimited.id), action, ['that application has no rate limit']);
+      const bound = await api.post('/proxies', { name: 'bound', destination_url: upstream.origin, application: { id: unlimited.id } });
+      expectEscalation(bound, 'bind a proxy to', ['no rate limit']);
+      expect(await snapshot(admin.tenantId, unlimited.id)).toEqual(before);
+      expect((await as(t, admin.key).get(`/applications/${limited.id}`).expect(200)).body.rate_limit).toEqual(LIMIT);
+      expect(await auditEvents(t, { tenantId: admin.tenantId })).toHaveLength(events);
+
+      // Within its own limit it works as before: a tighter child, its own limit tightened, a tighter application regenerated.
+      const child = await api.post('/applications', { name: 'child', type: 'private', permissions: ['token:read'], rate_limit: { limit: 10, window_seconds: 60 } }).expect(201);
+      await api.post(`/applications/${child.body.id}/regenerate`).expect(200);
+      await api.put(`/applications/${limited.id}`, { name: 'limited admin', permissions: [...MANAGEMENT_PERMISSIONS], rate_limit: { limit: 500, window_seconds: 60 } }).expect(200);
+    });
+  });
+
   describe('through svc', () => {
     const outcome = `const settle = (p) => p.then((body) => ({ ok: true, body }), (e) => ({ ok: false, status: e.status, detail: e.body && e.body.detail }));`;
 

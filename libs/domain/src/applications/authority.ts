@@ -1,10 +1,21 @@
 import { EscalationError } from '../shared/domain-error';
+import { describeRateLimit, RateLimit } from '../rate-limits/rate-counter';
 import { ApplicationGrant } from './application';
 import { permissionAllowedFor } from './permissions';
 import { mayCreateApplications, Principal } from './principal';
 
-/** What an application can do here: its permissions, its rules' permissions, and the expiring-application flag. */
-export type Powers = Pick<ApplicationGrant, 'permissions' | 'rules' | 'canCreateExpiringApplications'>;
+/**
+ * What an application can do here: its permissions, its rules' permissions, the expiring-application flag, and how
+ * often (its own rate limit; null or absent: none of its own, so its tenant's default applies, if any).
+ */
+export type Powers = Pick<ApplicationGrant, 'permissions' | 'rules' | 'canCreateExpiringApplications'> & { rateLimit?: RateLimit | null };
+
+/** Whether `inner` never allows more than `outer`: no larger burst and no faster sustained rate. Null: unlimited. */
+export function rateLimitWithin(inner: RateLimit | null, outer: RateLimit | null): boolean {
+  if (!outer) return true;
+  if (!inner) return false;
+  return inner.limit <= outer.limit && inner.limit * outer.windowSeconds <= outer.limit * inner.windowSeconds;
+}
 
 export const CAN_CREATE_EXPIRING = 'can_create_expiring_applications';
 
@@ -24,11 +35,24 @@ export function powersBeyond(principal: Principal, powers: Powers): string[] {
   return [...missing];
 }
 
+/**
+ * A rate limit is a power too: an application limited itself may not make or act on one that may call more often (it
+ * would use that key instead of its own), nor lift its own limit. Compared as they apply: an application without a
+ * limit of its own is held to its tenant's default. Undefined when `powers` calls no more often than the caller may;
+ * else what it may, in words.
+ */
+function rateBeyond(principal: Principal, powers: Powers): string | undefined {
+  const limit = powers.rateLimit ?? principal.tenantRateLimit ?? null;
+  if (rateLimitWithin(limit, principal.rateLimit ?? null)) return undefined;
+  return `${limit ? `a rate limit of ${describeRateLimit(limit)}` : 'no rate limit'}, looser than this application's own (${describeRateLimit(principal.rateLimit)})`;
+}
+
 /** No escalation through provisioning: a create or an update grants only what the caller holds itself. */
 export function requireGrantable(principal: Principal, grant: Powers): void {
   const missing = powersBeyond(principal, grant);
-  if (missing.length > 0) {
-    throw new EscalationError(`This application may not grant what it does not hold itself: ${describe(missing)}`);
+  const rate = rateBeyond(principal, grant);
+  if (missing.length > 0 || rate) {
+    throw new EscalationError(`This application may not grant what it does not hold itself: ${[...missing.map(describePower), ...(rate ? [rate] : [])].join(', ')}`);
   }
 }
 
@@ -36,7 +60,8 @@ export type ActionOnApplication = 'update' | 'regenerate the key of' | 'delete' 
 
 /**
  * No escalation between applications: a caller may act on another application (update, regenerate, delete, or lend
- * its identity to a proxy's transforms) only if everything that application can do is within what the caller holds.
+ * its identity to a proxy's transforms) only if everything that application can do (its rate limit included) is
+ * within what the caller holds.
  * Otherwise a weaker key could take over a stronger one (a new key for it), disarm it (strip or delete it), or wield
  * it through `svc`. An application acting on itself holds exactly its own powers, so it may always (e.g. regenerate
  * its own key).
@@ -44,13 +69,15 @@ export type ActionOnApplication = 'update' | 'regenerate the key of' | 'delete' 
 export function requireAuthorityOver(principal: Principal, target: Powers & { id: string }, action: ActionOnApplication): void {
   if (target.id === principal.applicationId) return;
   const missing = powersBeyond(principal, target);
-  if (missing.length > 0) {
+  const rate = rateBeyond(principal, target);
+  if (missing.length > 0 || rate) {
+    const holds = missing.length > 0 ? [`that application holds ${missing.map(describePower).join(', ')}, which this one does not`] : [];
     throw new EscalationError(
-      `This application may not ${action} an application that can do more than it can: that application holds ${describe(missing)}, which this one does not`,
+      `This application may not ${action} an application that can do more than it can: ${[...holds, ...(rate ? [`that application has ${rate}`] : [])].join('; ')}`,
     );
   }
 }
 
-function describe(missing: string[]): string {
-  return missing.map((power) => (power === CAN_CREATE_EXPIRING ? `${CAN_CREATE_EXPIRING} (which needs application:create)` : power)).join(', ');
+function describePower(power: string): string {
+  return power === CAN_CREATE_EXPIRING ? `${CAN_CREATE_EXPIRING} (which needs application:create)` : power;
 }

@@ -220,3 +220,76 @@ describe('powersBeyond', () => {
     expect(powersBeyond(s.admin, powers)).toEqual([]);
   });
 });
+
+describe('rate limits are powers too: a limited key makes, frees or takes over nothing that may call more often', () => {
+  const PER_MINUTE_10 = { limit: 10, windowSeconds: 60 };
+  /** A management application holding every management permission, limited to `rateLimit`, as a caller. */
+  async function limitedAdmin(s: Setup, rateLimit = PER_MINUTE_10, tenantRateLimit?: { limit: number; windowSeconds: number }) {
+    const created = await s.create.execute(s.admin, { name: 'limited admin', type: 'management', permissions: [...MANAGEMENT_PERMISSIONS], rateLimit });
+    return principalOf({ ...created.application, ...(tenantRateLimit ? { tenantRateLimit } : {}) });
+  }
+  const create = (s: Setup, caller: ReturnType<typeof principalOf>, rateLimit?: { limit: number; windowSeconds: number }) =>
+    s.create.execute(caller, { name: 'child', type: 'management', permissions: ['log:read'], ...(rateLimit ? { rateLimit } : {}) });
+
+  it('refuses creating an application with no limit or a looser one (a larger burst, or a faster rate)', async () => {
+    const s = await setup();
+    const caller = await limitedAdmin(s);
+    await expectRefused(s, create(s, caller), ['no rate limit, looser than this application\'s own (10 requests per 60 s)']);
+    await expectRefused(s, create(s, caller, { limit: 11, windowSeconds: 60 }), ['a rate limit of 11 requests per 60 s']);
+    // 5 a second is a burst of 5 but 300 a minute.
+    await expectRefused(s, create(s, caller, { limit: 5, windowSeconds: 1 }), ['a rate limit of 5 requests per 1 s']);
+  });
+
+  it('allows creating an application limited as tightly or more', async () => {
+    const s = await setup();
+    const caller = await limitedAdmin(s);
+    for (const rateLimit of [PER_MINUTE_10, { limit: 5, windowSeconds: 60 }, { limit: 10, windowSeconds: 120 }, { limit: 1, windowSeconds: 6 }]) {
+      expect((await create(s, caller, rateLimit)).application.rateLimit).toEqual(rateLimit);
+    }
+  });
+
+  it('refuses an application lifting or loosening its own limit, and lets it tighten it or regenerate its key', async () => {
+    const s = await setup();
+    const self = await limitedAdmin(s);
+    const permissions = [...MANAGEMENT_PERMISSIONS];
+    await expectRefused(s, s.update.execute(self, self.applicationId, { name: 'me', permissions }), ['no rate limit']);
+    await expectRefused(s, s.update.execute(self, self.applicationId, { name: 'me', permissions, rateLimit: { limit: 100, windowSeconds: 60 } }), ['100 requests per 60 s']);
+    const tightened = await s.update.execute(self, self.applicationId, { name: 'me', permissions, rateLimit: { limit: 5, windowSeconds: 60 } });
+    expect(tightened.rateLimit).toEqual({ limit: 5, windowSeconds: 60 });
+    await expect(s.regenerate.execute(self, self.applicationId)).resolves.toBeDefined();
+  });
+
+  it.each(['PUT', 'regenerate', 'delete'] as const)('refuses %s on an application without a limit, or a looser one, and allows it on a tighter one', async (verb) => {
+    const s = await setup();
+    const caller = await limitedAdmin(s);
+    const act = verbs(s).find(([name]) => name === verb)![1];
+    const unlimited = await create(s, s.admin);
+    await expectRefused(s, act(caller, unlimited.application.id, ['log:read']), ['that application has no rate limit']);
+    const looser = await create(s, s.admin, { limit: 60, windowSeconds: 60 });
+    await expectRefused(s, act(caller, looser.application.id, ['log:read']), ['that application has a rate limit of 60 requests per 60 s']);
+    const tighter = await create(s, s.admin, { limit: 2, windowSeconds: 60 });
+    // A PUT replaces the limit too: the tighter application keeps one within the caller's.
+    const attempt =
+      verb === 'PUT' ? s.update.execute(caller, tighter.application.id, { name: 'same', permissions: ['log:read'], rateLimit: { limit: 2, windowSeconds: 60 } }) : act(caller, tighter.application.id, ['log:read']);
+    await expect(attempt).resolves.not.toThrow();
+  });
+
+  it("compares limits as they apply: without a limit of its own an application is held to its tenant's default", async () => {
+    const s = await setup();
+    const tenantDefault = { limit: 100, windowSeconds: 60 };
+    // Held to the default only: it may create applications without a limit (they are held to the same default).
+    const byDefault = { ...principalOf(s.root), rateLimit: tenantDefault, tenantRateLimit: tenantDefault };
+    await expect(create(s, byDefault)).resolves.toBeDefined();
+    await expectRefused(s, create(s, byDefault, { limit: 1000, windowSeconds: 60 }), ['1000 requests per 60 s']);
+    // With a limit of its own, tighter than the default: an application without one would be held to the looser default.
+    const ownLimit = await limitedAdmin(s, PER_MINUTE_10, tenantDefault);
+    await expectRefused(s, create(s, ownLimit), ['a rate limit of 100 requests per 60 s']);
+    await expect(create(s, ownLimit, PER_MINUTE_10)).resolves.toBeDefined();
+  });
+
+  it('leaves an unlimited caller free to grant any limit, or none', async () => {
+    const s = await setup();
+    await expect(create(s, s.admin)).resolves.toBeDefined();
+    await expect(create(s, s.admin, { limit: 1_000_000, windowSeconds: 1 })).resolves.toBeDefined();
+  });
+});

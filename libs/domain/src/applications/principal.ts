@@ -13,6 +13,8 @@ export interface Principal {
   canCreateExpiringApplications: boolean;
   /** The limit its requests count against: the application's own, else its tenant's default; absent: unlimited. */
   rateLimit?: RateLimit | null;
+  /** Its tenant's default rate limit (what an application without a limit of its own is held to); absent: none. */
+  tenantRateLimit?: RateLimit | null;
   /** The request this principal made, for the audit logs it causes (absent outside HTTP). */
   origin?: RequestOrigin;
 }
@@ -42,6 +44,7 @@ function newPrincipal(app: Application): Principal {
     permissions: new Set(app.permissions),
     canCreateExpiringApplications: app.type === 'private' && app.canCreateExpiringApplications === true,
     rateLimit: app.rateLimit ?? app.tenantRateLimit ?? null,
+    tenantRateLimit: app.tenantRateLimit ?? null,
   };
 }
 
