@@ -11,6 +11,7 @@ const { availableParallelism, loadavg } = require('node:os');
 const { load, progress, summarize } = require('./load');
 const { readdirSync, readFileSync } = require('node:fs');
 const { cpuMs, createTenant, databaseUrl, fmt, freePort, recreateDatabase, startGatehouse } = require('./service');
+const { PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL } = require('./proxy-transforms');
 
 const DB = 'gatehouse_bench_proxy';
 const DB_URL = databaseUrl(DB);
@@ -27,15 +28,6 @@ const REALISTIC_ROUTE = 'Gatehouse, realistic transforms (JSON rewrite + HMAC)';
 // The routes also measured over one connection.
 const UNLOADED = new Set([DIRECT, REFERENCE, NONE, TRIVIAL_ROUTE]);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
-
-const PAYLOAD = JSON.stringify({
-  id: 'ord_7f3a9c',
-  amount: 1250,
-  currency: 'eur',
-  card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
-  customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
-  metadata: { source: 'bench', attempt: 1 },
-});
 
 // The upstream: echoes the request body as JSON. Runs in its own process, like a real destination.
 const UPSTREAM_SOURCE = `
@@ -75,35 +67,6 @@ const server = http.createServer((req, res) => {
 server.keepAliveTimeout = 65000;
 server.listen(Number(process.env.PORT), '127.0.0.1', () => process.send('ready'));
 `;
-
-const TRIVIAL = 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });';
-
-const REALISTIC_REQUEST = `
-const crypto = require('crypto');
-module.exports = async function (req) {
-  const { body, headers } = req.args;
-  const card = body.card || {};
-  const rewritten = {
-    reference: body.id,
-    amount: { value: body.amount, currency: String(body.currency).toUpperCase() },
-    payment_method: { type: 'card', last4: String(card.number).slice(-4), expiry: card.exp_month + '/' + card.exp_year },
-    customer: { name: body.customer.name, email: body.customer.email.toLowerCase() },
-    metadata: Object.assign({}, body.metadata, { forwarded_at: new Date().toISOString() }),
-  };
-  const payload = JSON.stringify(rewritten);
-  const signature = crypto.createHmac('sha256', req.configuration.SIGNING_SECRET).update(payload).digest('hex');
-  return { body: rewritten, headers: Object.assign({}, headers, { 'x-signature': signature, 'x-request-id': crypto.randomUUID() }) };
-};`;
-
-const REALISTIC_RESPONSE = `
-module.exports = async function (req) {
-  const { body, headers, status } = req.args;
-  return {
-    status,
-    headers: { 'content-type': 'application/json', 'x-upstream-status': String(status) },
-    body: { ok: status < 400, reference: body.reference, amount: body.amount, signed: true },
-  };
-};`;
 
 /**
  * Context switches (voluntary and not) of a process and its children, every thread counted: how often the serving

@@ -35,21 +35,13 @@ describe('FrameWriter', () => {
 });
 
 describe('FrameReader', () => {
-  it('splits what arrives into lines, whatever the chunks', () => {
-    const frames: string[] = [];
-    const reader = new FrameReader(100, (frame) => frames.push(frame), () => frames.push('overflow'));
-    reader.push('d\t1\tx\nd\t2');
-    reader.push('\ty\nd\t3\t');
-    reader.push('z\n');
-    expect(frames).toEqual(['d\t1\tx', 'd\t2\ty', 'd\t3\tz']);
-  });
-
-  it('stops at a frame longer than its limit', () => {
-    const frames: string[] = [];
-    const reader = new FrameReader(8, (frame) => frames.push(frame), () => frames.push('overflow'));
-    reader.push('0123');
-    reader.push('456789');
-    reader.push('\nd\t1\n');
-    expect(frames).toEqual(['overflow']);
+  it.each([
+    { name: 'splits what arrives into lines, whatever the chunks', limit: 100, chunks: ['d\t1\tx\nd\t2', '\ty\nd\t3\t', 'z\n'], frames: ['d\t1\tx', 'd\t2\ty', 'd\t3\tz'] },
+    { name: 'stops at a frame longer than its limit', limit: 8, chunks: ['0123', '456789', '\nd\t1\n'], frames: ['overflow'] },
+  ])('$name', ({ limit, chunks, frames }) => {
+    const seen: string[] = [];
+    const reader = new FrameReader(limit, (frame) => seen.push(frame), () => seen.push('overflow'));
+    for (const chunk of chunks) reader.push(chunk);
+    expect(seen).toEqual(frames);
   });
 });

@@ -1,0 +1,75 @@
+'use strict';
+// Profiling aid for bench:proxy (not a benchmark): Reactor.run from dist in a closed loop, without HTTP, and the CPU
+// one run costs in this process and in its sandbox processes. What a transform costs beside the proxy's own work.
+//   node --no-node-snapshot bench/profile-reactor.js trivial|request|response [seconds] [concurrency]
+const { readdirSync, readFileSync } = require('node:fs');
+const { join } = require('node:path');
+const { Reactor } = require(join(__dirname, '..', 'dist/libs/reactor/src/index.js'));
+const { REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL, PAYLOAD } = require('./proxy-transforms');
+
+/** CPU time (user + system) of a process, in µs; Linux /proc. */
+function cpuUs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+function childrenOf(pid) {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    });
+}
+
+async function main() {
+  const which = process.argv[2] ?? 'trivial';
+  const seconds = Number(process.argv[3] ?? 4);
+  const concurrency = Number(process.argv[4] ?? 8);
+  const code = { trivial: TRIVIAL, request: REALISTIC_REQUEST, response: REALISTIC_RESPONSE }[which];
+  if (!code) throw new Error('trivial, request or response');
+  const body = which === 'response' ? { reference: 'ord_7f3a9c', amount: { value: 1250, currency: 'EUR' } } : JSON.parse(PAYLOAD);
+  const args = which === 'response'
+    ? { body, headers: { 'content-type': 'application/json', 'content-length': '80' }, status: 200 }
+    : { body, headers: { 'content-type': 'application/json', 'content-length': String(PAYLOAD.length) }, method: 'POST', path: '/orders', query: {} };
+  const reactor = new Reactor({});
+  const input = { tenantId: 'bench', code, args, configuration: { SIGNING_SECRET: 'bench-signing-secret' } };
+  let runs = 0;
+  let stop = false;
+  const loop = async () => {
+    while (!stop) {
+      const result = await reactor.run(input);
+      if (!result.ok) throw new Error(JSON.stringify(result.body));
+      runs++;
+    }
+  };
+  const during = async (ms) => {
+    stop = false;
+    const timer = setTimeout(() => (stop = true), ms);
+    await Promise.all(Array.from({ length: concurrency }, loop));
+    clearTimeout(timer);
+  };
+  await during(1500);
+  const sandboxes = childrenOf(process.pid);
+  const sandboxBefore = sandboxes.map(cpuUs);
+  const ownBefore = process.cpuUsage();
+  const started = performance.now();
+  runs = 0;
+  await during(seconds * 1000);
+  const elapsed = (performance.now() - started) / 1000;
+  const own = process.cpuUsage(ownBefore);
+  const sandbox = sandboxes.reduce((sum, pid, i) => sum + cpuUs(pid) - sandboxBefore[i], 0);
+  console.log(
+    `${which}, ${concurrency} at once: ${(runs / elapsed).toFixed(0)} runs/s, CPU per run: this process ${((own.user + own.system) / runs).toFixed(1)} µs, ` +
+      `sandbox processes ${(sandbox / runs).toFixed(1)} µs`,
+  );
+  await reactor.close();
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

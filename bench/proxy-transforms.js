@@ -1,0 +1,42 @@
+'use strict';
+// What bench:proxy sends and the transforms it runs (also run without HTTP by bench/profile-reactor.js).
+
+const PAYLOAD = JSON.stringify({
+  id: 'ord_7f3a9c',
+  amount: 1250,
+  currency: 'eur',
+  card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
+  customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
+  metadata: { source: 'bench', attempt: 1 },
+});
+
+const TRIVIAL = 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });';
+
+const REALISTIC_REQUEST = `
+const crypto = require('crypto');
+module.exports = async function (req) {
+  const { body, headers } = req.args;
+  const card = body.card || {};
+  const rewritten = {
+    reference: body.id,
+    amount: { value: body.amount, currency: String(body.currency).toUpperCase() },
+    payment_method: { type: 'card', last4: String(card.number).slice(-4), expiry: card.exp_month + '/' + card.exp_year },
+    customer: { name: body.customer.name, email: body.customer.email.toLowerCase() },
+    metadata: Object.assign({}, body.metadata, { forwarded_at: new Date().toISOString() }),
+  };
+  const payload = JSON.stringify(rewritten);
+  const signature = crypto.createHmac('sha256', req.configuration.SIGNING_SECRET).update(payload).digest('hex');
+  return { body: rewritten, headers: Object.assign({}, headers, { 'x-signature': signature, 'x-request-id': crypto.randomUUID() }) };
+};`;
+
+const REALISTIC_RESPONSE = `
+module.exports = async function (req) {
+  const { body, headers, status } = req.args;
+  return {
+    status,
+    headers: { 'content-type': 'application/json', 'x-upstream-status': String(status) },
+    body: { ok: status < 400, reference: body.reference, amount: body.amount, signed: true },
+  };
+};`;
+
+module.exports = { PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL };
