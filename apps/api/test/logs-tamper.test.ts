@@ -246,6 +246,29 @@ describe('tamper evidence of the audit trail', () => {
     }
   });
 
+  it('chains a batch sent while its tenant\'s first batch is still in its locked transaction after that batch, in one statement', async () => {
+    const tenantId = randomUUID();
+    const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 2 });
+    try {
+      const manager = database.dataSource.manager;
+      const writer = new TypeormLogRepository(manager);
+      const statements = jest.spyOn(manager, 'query');
+      const transactions = jest.spyOn(manager, 'transaction');
+      // Two flushes in flight at once, as a lane of the worker sends them: the first creates the head, under lock;
+      // the second waits for it and is chained after the head it leaves, instead of being locked (and waiting) too.
+      expect(await Promise.all([writer.append(newLogs(tenantId, 5, 0)), writer.append(newLogs(tenantId, 5, 5))])).toEqual([5, 5]);
+      expect(transactions).toHaveBeenCalledTimes(1);
+      expect(statements.mock.calls.filter(([text]) => /log_chain_append/.test(text))).toHaveLength(1);
+      statements.mockRestore();
+      transactions.mockRestore();
+    } finally {
+      await database.close();
+    }
+    expect(await verify(tenantId)).toMatchObject({ valid: true, logs: 10, head: { position: 10 } });
+    const order = await sql('SELECT entity_id FROM logs WHERE tenant_id = $1 ORDER BY seq', [tenantId]);
+    expect(order.map((r: { entity_id: string }) => r.entity_id)).toEqual(Array.from({ length: 10 }, (_, i) => `tok_${i}`));
+  });
+
   it('writes a batch in one statement after the head it remembers, and refuses it when that head has moved', async () => {
     const tenantId = randomUUID();
     // A pool of its own, as a worker has: nothing else of the test app's goes through it.

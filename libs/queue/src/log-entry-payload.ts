@@ -51,74 +51,33 @@ export interface LogEntryDefaults {
 /**
  * Validates one queued payload into a Log. Every problem is reported at once, as a ValidationError whose
  * field map names the fields (`prefix` places them inside a batch: `logs[3].tenant_id`).
+ * The worker runs this for every log it ingests: the checks are plain functions over the payload, with nothing
+ * allocated per field unless a field is wrong.
  */
 export function parseLogEntry(raw: unknown, defaults: LogEntryDefaults, prefix = ''): Log {
-  const errors = new FieldErrorCollector();
-  const at = (field: string) => (prefix ? `${prefix}.${field}` : field);
+  const problems = new Problems(prefix);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    errors.add(prefix || 'payload', 'must be a JSON object');
-    errors.throwIfAny();
+    problems.add('', 'must be a JSON object');
+    problems.throwIfAny();
   }
   const entry = raw as Record<string, unknown>;
-  for (const key of Object.keys(entry)) if (!FIELDS.has(key)) errors.add(at(key), 'is not allowed');
+  for (const key in entry) if (!FIELDS.has(key)) problems.add(key, 'is not allowed');
 
-  const uuid = (field: string, required: boolean): string | null => {
-    const value = entry[field];
-    if (value === undefined || value === null) {
-      if (required) errors.add(at(field), 'is required');
-      return null;
-    }
-    if (typeof value !== 'string' || !UUID_PATTERN.test(value)) {
-      errors.add(at(field), 'must be a UUID');
-      return null;
-    }
-    return value.toLowerCase();
-  };
-  const text = (field: string, max: number, nonEmpty: boolean): string => {
-    const value = entry[field];
-    if (typeof value !== 'string') {
-      errors.add(at(field), value === undefined ? 'is required' : 'must be a string');
-      return '';
-    }
-    if (nonEmpty && value.length === 0) errors.add(at(field), 'must not be empty');
-    if (value.length > max) errors.add(at(field), `must be at most ${max} characters`);
-    // PostgreSQL text cannot hold NUL; caught here, it fails this one job instead of a whole batch.
-    if (value.includes('\u0000')) errors.add(at(field), 'must not contain NUL characters');
-    return value;
-  };
-  const oneOf = <T extends string>(field: string, allowed: readonly T[], required: boolean): T | null => {
-    const value = entry[field];
-    if (value === undefined || value === null) {
-      if (required) errors.add(at(field), 'is required');
-      return null;
-    }
-    if (typeof value !== 'string' || !allowed.includes(value as T)) {
-      errors.add(at(field), `must be one of ${allowed.join(', ')}`);
-      return null;
-    }
-    return value as T;
-  };
-
-  const id = uuid('id', false) ?? defaults.id;
-  const tenantId = uuid('tenant_id', true);
-  const actorId = uuid('actor_id', false);
-  const actorType = oneOf<ActorType>('actor_type', ACTOR_TYPES, false);
-  const entityType = oneOf('entity_type', ENTITY_TYPE_VALUES, true);
-  const entityId = text('entity_id', MAX_ENTITY_ID_LENGTH, true);
-  const operation = oneOf<AuditOperation>('operation', LOG_OPERATIONS, true);
-  const message = text('message', MAX_LOG_MESSAGE_LENGTH, false);
-  const createdAt = instant(entry.created_at, at('created_at'), errors) ?? defaults.createdAt;
-  const optionalText = (field: string, max: number): string | undefined =>
-    entry[field] === undefined || entry[field] === null ? undefined : text(field, max, true);
-  const requestId = optionalText('request_id', MAX_REQUEST_ID_LENGTH);
-  const sourceIp = optionalText('source_ip', MAX_SOURCE_IP_LENGTH);
-  if (sourceIp !== undefined && isIP(sourceIp) === 0) errors.add(at('source_ip'), 'must be an IPv4 or IPv6 address');
-  const userAgent = optionalText('user_agent', MAX_USER_AGENT_LENGTH);
-  errors.throwIfAny();
-  return {
-    ...(requestId === undefined ? {} : { requestId }),
-    ...(sourceIp === undefined ? {} : { sourceIp }),
-    ...(userAgent === undefined ? {} : { userAgent }),
+  const id = uuid(entry, 'id', false, problems) ?? defaults.id;
+  const tenantId = uuid(entry, 'tenant_id', true, problems);
+  const actorId = uuid(entry, 'actor_id', false, problems);
+  const actorType = oneOf<ActorType>(entry, 'actor_type', ACTOR_TYPES, false, problems);
+  const entityType = oneOf(entry, 'entity_type', ENTITY_TYPE_VALUES, true, problems);
+  const entityId = text(entry, 'entity_id', MAX_ENTITY_ID_LENGTH, true, problems);
+  const operation = oneOf<AuditOperation>(entry, 'operation', LOG_OPERATIONS, true, problems);
+  const message = text(entry, 'message', MAX_LOG_MESSAGE_LENGTH, false, problems);
+  const createdAt = instant(entry.created_at, 'created_at', problems) ?? defaults.createdAt;
+  const requestId = optionalText(entry, 'request_id', MAX_REQUEST_ID_LENGTH, problems);
+  const sourceIp = optionalText(entry, 'source_ip', MAX_SOURCE_IP_LENGTH, problems);
+  if (sourceIp !== undefined && isIP(sourceIp) === 0) problems.add('source_ip', 'must be an IPv4 or IPv6 address');
+  const userAgent = optionalText(entry, 'user_agent', MAX_USER_AGENT_LENGTH, problems);
+  problems.throwIfAny();
+  const log: Log = {
     id,
     tenantId: tenantId!,
     actorId,
@@ -129,18 +88,82 @@ export function parseLogEntry(raw: unknown, defaults: LogEntryDefaults, prefix =
     message,
     createdAt,
   };
+  if (requestId !== undefined) log.requestId = requestId;
+  if (sourceIp !== undefined) log.sourceIp = sourceIp;
+  if (userAgent !== undefined) log.userAgent = userAgent;
+  return log;
 }
 
-function instant(value: unknown, field: string, errors: FieldErrorCollector): Date | undefined {
+/** A payload's problems; the collector and the prefixed field names are made only once there is one. */
+class Problems {
+  private collector?: FieldErrorCollector;
+
+  constructor(private readonly prefix: string) {}
+
+  /** `field` empty: the payload itself. */
+  add(field: string, message: string): void {
+    const name = this.prefix && field ? `${this.prefix}.${field}` : this.prefix || field || 'payload';
+    (this.collector ??= new FieldErrorCollector()).add(name, message);
+  }
+
+  throwIfAny(): void {
+    this.collector?.throwIfAny();
+  }
+}
+
+function uuid(entry: Record<string, unknown>, field: string, required: boolean, problems: Problems): string | null {
+  const value = entry[field];
+  if (value === undefined || value === null) {
+    if (required) problems.add(field, 'is required');
+    return null;
+  }
+  if (typeof value !== 'string' || !UUID_PATTERN.test(value)) {
+    problems.add(field, 'must be a UUID');
+    return null;
+  }
+  return value.toLowerCase();
+}
+
+function text(entry: Record<string, unknown>, field: string, max: number, nonEmpty: boolean, problems: Problems): string {
+  const value = entry[field];
+  if (typeof value !== 'string') {
+    problems.add(field, value === undefined ? 'is required' : 'must be a string');
+    return '';
+  }
+  if (nonEmpty && value.length === 0) problems.add(field, 'must not be empty');
+  if (value.length > max) problems.add(field, `must be at most ${max} characters`);
+  // PostgreSQL text cannot hold NUL; caught here, it fails this one job instead of a whole batch.
+  if (value.includes('\u0000')) problems.add(field, 'must not contain NUL characters');
+  return value;
+}
+
+function optionalText(entry: Record<string, unknown>, field: string, max: number, problems: Problems): string | undefined {
+  return entry[field] === undefined || entry[field] === null ? undefined : text(entry, field, max, true, problems);
+}
+
+function oneOf<T extends string>(entry: Record<string, unknown>, field: string, allowed: readonly T[], required: boolean, problems: Problems): T | null {
+  const value = entry[field];
+  if (value === undefined || value === null) {
+    if (required) problems.add(field, 'is required');
+    return null;
+  }
+  if (typeof value !== 'string' || !allowed.includes(value as T)) {
+    problems.add(field, `must be one of ${allowed.join(', ')}`);
+    return null;
+  }
+  return value as T;
+}
+
+function instant(value: unknown, field: string, problems: Problems): Date | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || !ISO_DATE_TIME.test(value)) {
-    errors.add(field, 'must be an ISO 8601 date-time with an offset, e.g. 2026-11-21T10:00:00.000Z');
+    problems.add(field, 'must be an ISO 8601 date-time with an offset, e.g. 2026-11-21T10:00:00.000Z');
     return undefined;
   }
   const date = new Date(value);
   const year = date.getUTCFullYear();
   if (Number.isNaN(date.getTime()) || year < 1970 || year > 9999) {
-    errors.add(field, 'must be a real date-time between 1970 and 9999');
+    problems.add(field, 'must be a real date-time between 1970 and 9999');
     return undefined;
   }
   return date;

@@ -1,4 +1,4 @@
-import { generateKeyPairSync, KeyObject } from 'node:crypto';
+import { createHash, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { FixedClock, InMemoryLogRepository } from '../testing/in-memory-ports';
 import { ChainVerifier, chainHash, CheckpointSigner, GENESIS_HASH, keyIdOf, parsePublicKey, rawPublicKey } from './log-chain';
 import { Log } from './log';
@@ -46,6 +46,38 @@ describe('the log chain', () => {
     expect(chainHash(GENESIS_HASH, { ...log!, requestId: '' }, 1)).not.toBe(base);
     // Moving bytes from one field to the next is not the same log (the length prefixes).
     expect(chainHash(GENESIS_HASH, { ...log!, entityId: 'tok_0r', message: 'ead 0' }, 1)).not.toBe(base);
+  });
+
+  it('is the documented scheme, byte for byte: ASCII, non-ASCII, long, empty and absent fields', () => {
+    // The README's definition, written the plain way: one update per field.
+    const reference = (previous: string, log: Log, position: number): string => {
+      const h = createHash('sha256').update(Buffer.from(previous, 'hex'));
+      const fields = [
+        'gatehouse.log.v1', log.tenantId, String(position), log.id, log.createdAt.toISOString(), log.actorType, log.actorId,
+        log.entityType, log.entityId, log.operation, log.message, log.requestId, log.sourceIp, log.userAgent,
+      ];
+      for (const value of fields) {
+        const bytes = value === null || value === undefined ? undefined : Buffer.from(value, 'utf8');
+        const length = Buffer.alloc(4);
+        length.writeUInt32BE(bytes === undefined ? 0xffffffff : bytes.length);
+        h.update(length);
+        if (bytes) h.update(bytes);
+      }
+      return h.digest('hex');
+    };
+    const [base] = logs(1);
+    const variants: Log[] = [
+      base!,
+      { ...base!, message: 'read ü 🔑 '.repeat(40), userAgent: 'curl/8.5 ünïcode' },
+      { ...base!, message: '', entityId: 'x'.repeat(200), requestId: 'req-1', sourceIp: '203.0.113.7', userAgent: 'svc/1.0' },
+      { ...base!, actorId: '0b9f6a4e-6a53-4d43-9d0e-3f1a3c9b7e21', actorType: 'application', message: 'm'.repeat(10_000) },
+    ];
+    let previous = GENESIS_HASH;
+    variants.forEach((log, i) => {
+      const hash = chainHash(previous, log, i + 1);
+      expect(hash).toBe(reference(previous, log, i + 1));
+      previous = hash;
+    });
   });
 
   it('verifies a clean chain, and counts the logs after the newest checkpoint as unsigned', async () => {

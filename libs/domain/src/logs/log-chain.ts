@@ -17,13 +17,13 @@ export const CHECKPOINT_TAG = 'gatehouse.checkpoint.v1';
 export const GENESIS_HASH = '0'.repeat(64);
 
 /** The fields a log's hash covers, in their order, as text (absent: null). */
-export function hashedFields(log: Log, position: number): (string | null)[] {
+export function hashedFields(log: Log, position: number, createdAt = log.createdAt.toISOString()): (string | null)[] {
   return [
     LOG_HASH_TAG,
     log.tenantId,
     String(position),
     log.id,
-    log.createdAt.toISOString(),
+    createdAt,
     log.actorType ?? null,
     log.actorId ?? null,
     log.entityType,
@@ -36,26 +36,23 @@ export function hashedFields(log: Log, position: number): (string | null)[] {
   ];
 }
 
-/** hash(n) from hash(n-1) (hex) and the log at position n; hex. */
-export function chainHash(previousHash: string, log: Log, position: number): string {
-  return chainHashBytes(Buffer.from(previousHash, 'hex'), log, position).toString('hex');
-}
-
-/** Where chainHashBytes lays out its input; grown when a log needs more. */
+/** Where chainHash lays out its input; grown when a log needs more. */
 let scratch = Buffer.allocUnsafe(4096);
 
 /**
- * The same over raw bytes. The whole input is laid out in one reused buffer and hashed in one call: the writer
- * hashes every ingested log, and a buffer, a length measurement and an update per field cost more than the hash.
+ * hash(n) from hash(n-1) and the log at position n, both hex; `createdAt` is the log's `created_at` as
+ * `toISOString()` gives it, for a caller that has it already. The writer hashes every ingested log: the whole input
+ * is laid out in one reused buffer and hashed in one call that returns hex (a Buffer result cost more than the hash
+ * itself: each one is a new backing store).
  */
-export function chainHashBytes(previous: Buffer, log: Log, position: number): Buffer {
-  const values = hashedFields(log, position);
+export function chainHash(previousHash: string, log: Log, position: number, createdAt = log.createdAt.toISOString()): string {
+  const values = hashedFields(log, position, createdAt);
   // A UTF-16 code unit takes at most 3 bytes of UTF-8: room for every field without measuring it first.
-  let room = previous.length;
+  let room = 32;
   for (const value of values) room += 4 + (value === null ? 0 : 3 * value.length);
   if (scratch.length < room) scratch = Buffer.allocUnsafe(Math.max(room, 2 * scratch.length));
   const input = scratch;
-  let at = previous.copy(input, 0);
+  let at = input.write(previousHash, 0, 32, 'hex');
   for (const value of values) {
     if (value === null) {
       // An absent field is FF FF FF FF, a length no UTF-8 field can have.
@@ -66,8 +63,7 @@ export function chainHashBytes(previous: Buffer, log: Log, position: number): Bu
     input.writeUInt32BE(length, at);
     at += 4 + length;
   }
-  // The one-shot hash: several times cheaper than a Hash object per log.
-  return hash('sha256', input.subarray(0, at), 'buffer') as Buffer;
+  return hash('sha256', input.subarray(0, at), 'hex');
 }
 
 /** The head of a tenant's chain: its last position (0 before the first log) and that log's hash. */
@@ -80,14 +76,14 @@ export interface ChainHead {
 /** Gives each log its position and hash after `head`, in the order given; returns the new head. */
 export function extendChain(head: ChainHead, logs: Log[]): ChainHead {
   let position = head.position;
-  let previous: Buffer = Buffer.from(head.hash, 'hex');
+  let previous = head.hash;
   for (const log of logs) {
     position += 1;
-    previous = chainHashBytes(previous, log, position);
+    previous = chainHash(previous, log, position);
     log.position = position;
-    log.hash = previous.toString('hex');
+    log.hash = previous;
   }
-  return { tenantId: head.tenantId, position, hash: previous.toString('hex') };
+  return { tenantId: head.tenantId, position, hash: previous };
 }
 
 /** A signed statement that a tenant's chain had `hash` at `position` at `signedAt`. */

@@ -2,7 +2,7 @@ import { EntityManager, SelectQueryBuilder } from 'typeorm';
 import {
   ChainedLog,
   ChainHead,
-  chainHashBytes,
+  chainHash,
   GENESIS_HASH,
   Log,
   LogCheckpoint,
@@ -58,6 +58,8 @@ interface LogRow {
 export class TypeormLogRepository extends LogRepository {
   /** The chain heads this repository last wrote or read: where `append`'s one-statement path chains after. */
   private readonly knownHeads = new KnownHeads();
+  /** This repository's locked transactions in flight, by tenant: they decide the heads a next batch chains after. */
+  private readonly settling = new Map<string, Promise<unknown>>();
 
   constructor(private readonly em: EntityManager) {
     super();
@@ -65,14 +67,29 @@ export class TypeormLogRepository extends LogRepository {
 
   async append(logs: Log[]): Promise<number> {
     // The same id twice in one batch is one log (the first).
-    const unique = [...new Map(logs.map((log) => [log.id, log])).values()];
+    const ids = new Set<string>();
+    const unique = logs.filter((log) => !ids.has(log.id) && ids.add(log.id));
     if (unique.length === 0) return 0;
+    const tenants = [...new Set(unique.map((l) => l.tenantId))].sort();
     // Inside a caller's transaction a refused statement would abort that transaction: the locked path only.
-    const fast = this.em.queryRunner === undefined ? await this.appendAfterKnownHeads(unique) : undefined;
-    if (fast !== undefined) return fast;
-    const { inserted, heads } = await this.em.transaction((em) => appendChained(em, unique, unique.map((l) => l.id)));
-    this.knownHeads.remember(heads);
-    return inserted;
+    if (this.em.queryRunner === undefined) {
+      // A batch of a tenant whose head a locked transaction of this writer is still moving waits for it, then is
+      // chained after the head it leaves; chained after a guess, it would only be refused and locked too (a tenant's
+      // first batches, or a writer that found its heads moved, would otherwise take the slow path over and over).
+      const pending = new Set(tenants.map((t) => this.settling.get(t)).filter((p) => p !== undefined));
+      if (pending.size > 0) await Promise.allSettled(pending);
+      const fast = await this.appendAfterKnownHeads(unique, tenants);
+      if (fast !== undefined) return fast;
+    }
+    const locked = this.em.transaction((em) => appendChained(em, unique, unique.map((l) => l.id)));
+    for (const t of tenants) this.settling.set(t, locked);
+    try {
+      const { inserted, heads } = await locked;
+      this.knownHeads.remember(heads);
+      return inserted;
+    } finally {
+      for (const t of tenants) if (this.settling.get(t) === locked) this.settling.delete(t);
+    }
   }
 
   /**
@@ -81,8 +98,7 @@ export class TypeormLogRepository extends LogRepository {
    * be taken or was refused (a head never seen here or moved by another writer, an id already stored): then
    * nothing was written, and the locked transaction decides.
    */
-  private async appendAfterKnownHeads(logs: Log[]): Promise<number | undefined> {
-    const tenants = [...new Set(logs.map((l) => l.tenantId))].sort(compare);
+  private async appendAfterKnownHeads(logs: Log[], tenants: string[]): Promise<number | undefined> {
     const unknown = tenants.filter((t) => !this.knownHeads.has(t));
     if (unknown.length > 0) {
       // Read without a lock: only a guess, which the function checks under the lock.
@@ -98,7 +114,7 @@ export class TypeormLogRepository extends LogRepository {
     this.knownHeads.remember(heads);
     try {
       await this.em.query(`SELECT log_chain_append($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::json)`, [
-        [...logs.map((l) => l.id)].sort(compare),
+        logs.map((l) => l.id).sort(),
         tenants,
         before.map((h) => h.position),
         before.map((h) => h.hash),
@@ -273,11 +289,13 @@ async function insertChained(em: EntityManager, heads: ChainHead[], logs: Log[])
  * the JSON rows of `logs` that the insert takes, and the heads after them, in the order of `heads`.
  */
 function chainRows(heads: ChainHead[], logs: Log[]): { rows: string; heads: ChainHead[] } {
-  const next = new Map<string, { position: number; hash: Buffer }>(heads.map((h) => [h.tenantId, { position: h.position, hash: Buffer.from(h.hash, 'hex') }]));
+  const next = new Map<string, ChainHead>(heads.map((h) => [h.tenantId, { ...h }]));
   const rows = logs.map((l) => {
     const head = next.get(l.tenantId)!;
+    // Once per log: the hash covers it as the row stores it.
+    const createdAt = l.createdAt.toISOString();
     head.position += 1;
-    head.hash = chainHashBytes(head.hash, l, head.position);
+    head.hash = chainHash(head.hash, l, head.position, createdAt);
     return {
       id: l.id,
       tenant_id: l.tenantId,
@@ -287,21 +305,15 @@ function chainRows(heads: ChainHead[], logs: Log[]): { rows: string; heads: Chai
       entity_id: l.entityId,
       operation: l.operation,
       message: l.message,
-      created_at: l.createdAt.toISOString(),
+      created_at: createdAt,
       request_id: l.requestId ?? null,
       source_ip: l.sourceIp ?? null,
       user_agent: l.userAgent ?? null,
       seq: head.position,
-      hash: `\\x${head.hash.toString('hex')}`,
+      hash: `\\x${head.hash}`,
     };
   });
-  return {
-    rows: JSON.stringify(rows),
-    heads: heads.map((h) => {
-      const head = next.get(h.tenantId)!;
-      return { tenantId: h.tenantId, position: head.position, hash: head.hash.toString('hex') };
-    }),
-  };
+  return { rows: JSON.stringify(rows), heads: heads.map((h) => next.get(h.tenantId)!) };
 }
 
 const HEAD_MOVED = 'GHC01';

@@ -55,16 +55,28 @@ function parseBatch(data: unknown, context: JobContext): Log[] {
   return logs;
 }
 
-/** Computed only for an entry that lacks the field: a name-based id is a SHA-256, and most entries carry their own. */
+/**
+ * Computed only for an entry that lacks the field: a name-based id is a SHA-256, and most entries carry their own.
+ * (A class, so that its getters are the prototype's: an object literal with getters per log cost more than the rest
+ * of its validation.)
+ */
+class JobLogDefaults implements LogEntryDefaults {
+  constructor(
+    private readonly context: JobContext,
+    private readonly index: number,
+  ) {}
+
+  get id(): string {
+    return derivedLogId(this.context, this.index);
+  }
+
+  get createdAt(): Date {
+    return new Date(this.context.timestamp);
+  }
+}
+
 function defaultsFor(context: JobContext, index: number): LogEntryDefaults {
-  return {
-    get id() {
-      return derivedLogId(context, index);
-    },
-    get createdAt() {
-      return new Date(context.timestamp);
-    },
-  };
+  return new JobLogDefaults(context, index);
 }
 
 function invalidJobOnError<T>(parse: () => T): T {
