@@ -58,7 +58,7 @@ interface LogRow {
 export class TypeormLogRepository extends LogRepository {
   /** The chain heads this repository last wrote or read: where `append`'s one-statement path chains after. */
   private readonly knownHeads = new KnownHeads();
-  /** This repository's locked transactions in flight, by tenant: they decide the heads a next batch chains after. */
+  /** Writes of this repository in flight that decide a tenant's head, by tenant: a next batch waits for them. */
   private readonly settling = new Map<string, Promise<unknown>>();
 
   constructor(private readonly em: EntityManager) {
@@ -72,33 +72,53 @@ export class TypeormLogRepository extends LogRepository {
     if (unique.length === 0) return 0;
     const tenants = [...new Set(unique.map((l) => l.tenantId))].sort();
     // Inside a caller's transaction a refused statement would abort that transaction: the locked path only.
-    if (this.em.queryRunner === undefined) {
-      // A batch of a tenant whose head a locked transaction of this writer is still moving waits for it, then is
-      // chained after the head it leaves; chained after a guess, it would only be refused and locked too (a tenant's
-      // first batches, or a writer that found its heads moved, would otherwise take the slow path over and over).
-      const pending = new Set(tenants.map((t) => this.settling.get(t)).filter((p) => p !== undefined));
-      if (pending.size > 0) await Promise.allSettled(pending);
-      const fast = await this.appendAfterKnownHeads(unique, tenants);
-      if (fast !== undefined) return fast;
+    if (this.em.queryRunner !== undefined) return this.appendLocked(unique, tenants);
+    const pending = new Set(tenants.map((t) => this.settling.get(t)).filter((p) => p !== undefined));
+    if (pending.size === 0 && tenants.every((t) => this.knownHeads.has(t))) {
+      return (await this.appendAfterKnownHeads(unique, tenants)) ?? (await this.appendLocked(unique, tenants));
     }
-    const locked = this.em.transaction((em) => appendChained(em, unique, unique.map((l) => l.id)));
-    for (const t of tenants) this.settling.set(t, locked);
+    // A head this writer does not know yet, or one that a write of its own still in flight will decide: this batch
+    // waits for those writes, then is chained after the heads they leave. Chained after a guess instead, it would
+    // only be refused and locked as well (a tenant's first batches, or those after a refusal, while a lane has two
+    // flushes in flight). Registered before any wait, so that the batches after it wait for it in turn, until its own
+    // heads are known: once chained (the one-statement path), or once written (the locked one).
+    let chained!: () => void;
+    this.settleBefore(tenants, new Promise<void>((resolve) => (chained = resolve)));
     try {
-      const { inserted, heads } = await locked;
+      if (pending.size > 0) await Promise.allSettled(pending);
+      return (await this.appendAfterKnownHeads(unique, tenants, chained)) ?? (await this.appendLocked(unique, tenants));
+    } finally {
+      chained();
+    }
+  }
+
+  /** The locked transaction (see appendChained); the heads it leaves are remembered, and waited for meanwhile. */
+  private appendLocked(logs: Log[], tenants: string[]): Promise<number> {
+    const locked = this.em.transaction((em) => appendChained(em, logs, logs.map((l) => l.id))).then(({ inserted, heads }) => {
       this.knownHeads.remember(heads);
       return inserted;
-    } finally {
-      for (const t of tenants) if (this.settling.get(t) === locked) this.settling.delete(t);
-    }
+    });
+    if (this.em.queryRunner === undefined) this.settleBefore(tenants, locked);
+    return locked;
+  }
+
+  /** Later batches of `tenants` wait for `decided` before they are chained. */
+  private settleBefore(tenants: string[], decided: Promise<unknown>): void {
+    for (const t of tenants) this.settling.set(t, decided);
+    const done = () => {
+      for (const t of tenants) if (this.settling.get(t) === decided) this.settling.delete(t);
+    };
+    decided.then(done, done);
   }
 
   /**
    * The one-statement path: `logs` chained after the heads this process knows, and written by `log_chain_append`,
    * which locks the heads and writes only if they are still those (see its migration). Undefined when it cannot
    * be taken or was refused (a head never seen here or moved by another writer, an id already stored): then
-   * nothing was written, and the locked transaction decides.
+   * nothing was written, and the locked transaction decides. `chained` is called once the heads it leads to are
+   * remembered, before the statement is sent.
    */
-  private async appendAfterKnownHeads(logs: Log[], tenants: string[]): Promise<number | undefined> {
+  private async appendAfterKnownHeads(logs: Log[], tenants: string[], chained = () => {}): Promise<number | undefined> {
     const unknown = tenants.filter((t) => !this.knownHeads.has(t));
     if (unknown.length > 0) {
       // Read without a lock: only a guess, which the function checks under the lock.
@@ -112,6 +132,7 @@ export class TypeormLogRepository extends LogRepository {
     // Remembered now, not after the commit: a next batch of these tenants is chained after them while this one is
     // in flight (its statement then waits for this one's locks). If this one fails, the next is refused too.
     this.knownHeads.remember(heads);
+    chained();
     try {
       await this.em.query(`SELECT log_chain_append($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::json)`, [
         logs.map((l) => l.id).sort(),
@@ -296,19 +317,21 @@ function chainRows(heads: ChainHead[], logs: Log[]): { rows: string; heads: Chai
     const createdAt = l.createdAt.toISOString();
     head.position += 1;
     head.hash = chainHash(head.hash, l, head.position, createdAt);
+    // An absent field is left out (undefined: JSON.stringify omits it), not sent as null: json_populate_recordset
+    // makes it NULL all the same, and PostgreSQL parses less.
     return {
       id: l.id,
       tenant_id: l.tenantId,
-      actor_id: l.actorId,
-      actor_type: l.actorType,
+      actor_id: l.actorId ?? undefined,
+      actor_type: l.actorType ?? undefined,
       entity_type: l.entityType,
       entity_id: l.entityId,
       operation: l.operation,
       message: l.message,
       created_at: createdAt,
-      request_id: l.requestId ?? null,
-      source_ip: l.sourceIp ?? null,
-      user_agent: l.userAgent ?? null,
+      request_id: l.requestId,
+      source_ip: l.sourceIp,
+      user_agent: l.userAgent,
       seq: head.position,
       hash: `\\x${head.hash}`,
     };
