@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { InMemoryRateCounter, RateCounter, SystemClock } from '@gatehouse/domain';
 import { RedisRateCounter } from '@gatehouse/persistence';
@@ -77,6 +78,97 @@ describe('RedisRateCounter', () => {
       expect((await other.take([{ key: 'k', limit: hour(2) }]))?.allowed).toBe(true);
     } finally {
       await Promise.all([a.close(), b.close(), other.close()]);
+    }
+  });
+
+  it('leases cells of a busy bucket and spends them without a round trip, counting down one per request', async () => {
+    const counter = new RedisRateCounter(TEST_REDIS_URL, `test-${randomUUID()}`);
+    try {
+      const remaining: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const decisions = await Promise.all(Array.from({ length: 25 }, () => counter.take([{ key: 'busy', limit: hour(100_000) }])));
+        for (const decision of decisions) {
+          expect(decision?.allowed).toBe(true);
+          remaining.push(decision!.buckets[0]!.remaining);
+        }
+      }
+      // Most of the 500 requests were counted from leases: far fewer scripts than requests.
+      expect(counter.stats.leased).toBeGreaterThan(300);
+      expect(counter.stats.scripts + counter.stats.leased).toBe(500);
+      // Each answer says what the bucket held for this process: never more than the requests before it left.
+      remaining.forEach((left, i) => expect(left).toBeLessThanOrEqual(100_000 - 1 - i));
+      expect(remaining.at(-1)).toBeGreaterThan(100_000 - 1000);
+    } finally {
+      await counter.close();
+    }
+  });
+
+  it('spends no leased cell after its lease has ended', async () => {
+    const counter = new RedisRateCounter(TEST_REDIS_URL, `test-${randomUUID()}`);
+    try {
+      // 36,000 an hour: leases of up to 360 cells, lasting 20 ms.
+      const limit = hour(36_000);
+      for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: 10 }, () => counter.take([{ key: 'k', limit }])));
+      expect(counter.stats.leased).toBeGreaterThan(0);
+      const leased = counter.stats.leased;
+      await counter.take([{ key: 'k', limit }]);
+      // Still within the lease: counted locally.
+      expect(counter.stats.leased).toBe(leased + 1);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const scripts = counter.stats.scripts;
+      await counter.take([{ key: 'k', limit }]);
+      expect(counter.stats.scripts).toBe(scripts + 1);
+    } finally {
+      await counter.close();
+    }
+  });
+
+  it('never lets replicas that lease admit more than the limit together, and serves nearly all of it', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const replicas = [new RedisRateCounter(TEST_REDIS_URL, prefix), new RedisRateCounter(TEST_REDIS_URL, prefix)];
+    // 1,000 an hour: one more every 3.6 s, so the run earns none back; leases of up to 10 cells.
+    const limit = hour(1000);
+    try {
+      let admitted = 0;
+      const loop = async (counter: RedisRateCounter) => {
+        for (let i = 0; i < 150; i++) {
+          const decisions = await Promise.all(Array.from({ length: 5 }, () => counter.take([{ key: 'shared', limit }])));
+          for (const decision of decisions) {
+            expect(decision).not.toBeNull();
+            if (decision!.allowed) admitted++;
+            else expect(decision!.retryAfterSeconds).toBeGreaterThan(0);
+          }
+        }
+      };
+      await Promise.all([...replicas, ...replicas].map(loop));
+      expect(admitted).toBeLessThanOrEqual(1000);
+      // What leases may waste: cells a lease held when it ended, and the stretch of schedule it skipped.
+      expect(admitted).toBeGreaterThanOrEqual(1000 - 2 * 2 * 10);
+      expect(replicas[0]!.stats.leased + replicas[1]!.stats.leased).toBeGreaterThan(100);
+    } finally {
+      await Promise.all(replicas.map((counter) => counter.close()));
+    }
+  });
+
+  it('takes from every bucket or from none when one of them is leased', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const counter = new RedisRateCounter(TEST_REDIS_URL, prefix);
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const wide = { key: 'wide', limit: hour(100_000) };
+      const tight = { key: 'tight', limit: hour(1) };
+      for (let i = 0; i < 5; i++) await Promise.all(Array.from({ length: 20 }, () => counter.take([wide])));
+      expect(counter.stats.leased).toBeGreaterThan(0);
+      expect((await counter.take([tight]))?.allowed).toBe(true);
+      const schedule = await redis.get(`${prefix}:ratelimit:wide`);
+      const scripts = counter.stats.scripts;
+      for (let i = 0; i < 5; i++) expect((await counter.take([wide, tight]))?.allowed).toBe(false);
+      // Each refusal was Redis's (the tight bucket has no lease), and took nothing from the wide bucket.
+      expect(counter.stats.scripts).toBe(scripts + 5);
+      expect(await redis.get(`${prefix}:ratelimit:wide`)).toBe(schedule);
+    } finally {
+      redis.disconnect();
+      await counter.close();
     }
   });
 
