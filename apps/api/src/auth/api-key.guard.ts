@@ -3,11 +3,11 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { AppliedLimit, applicationLimits, AuthenticateApiKey, Principal, RateLimiter, RateLimitOutcome, requirePermission } from '@gatehouse/domain';
 import { clientAddressOf } from '../http/client-address';
-import { requestOriginOf } from '../http/request-origin';
 import { accessRecord } from '../http/access-log';
 import { applyRateLimitOutcome } from '../rate-limits/rate-limit-headers';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 import { PrincipalResolvers } from './principal-resolver';
+import { RequestPrincipal } from './request-principal';
 
 /** What a route's decorators say about its authentication, read once per handler. */
 interface RouteAuth {
@@ -52,14 +52,14 @@ export class ApiKeyGuard implements CanActivate {
     let early: EarlyCount | undefined;
     const principal =
       viaSvc ?? (await this.authenticate.execute(key, () => clientAddressOf(req), (candidate) => (early = this.countEarly(candidate)))).principal;
-    req.principal = { ...principal, origin: requestOriginOf(req) };
+    req.principal = new RequestPrincipal(principal, req);
     const record = accessRecord(req);
     record.tenantId = principal.tenantId;
     record.applicationId = principal.applicationId;
     if (viaSvc) record.svc = true;
     const limits = applicationLimits(principal);
     const outcome = early && sameLimits(early.limits, limits) ? early.outcome : limits.length > 0 ? this.rateLimiter.admit(limits) : undefined;
-    if (outcome) applyRateLimitOutcome(http.getResponse<Response>(), await outcome);
+    if (outcome) applyRateLimitOutcome(http.getResponse<Response>(), outcome instanceof Promise ? await outcome : outcome);
     if (route.permission) requirePermission(principal, route.permission);
     return true;
   }
@@ -87,7 +87,7 @@ export class ApiKeyGuard implements CanActivate {
 
 interface EarlyCount {
   limits: readonly AppliedLimit[];
-  outcome: Promise<RateLimitOutcome | undefined>;
+  outcome: RateLimitOutcome | undefined | Promise<RateLimitOutcome | undefined>;
 }
 
 function sameLimits(a: readonly AppliedLimit[], b: readonly AppliedLimit[]): boolean {

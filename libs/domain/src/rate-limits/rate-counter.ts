@@ -64,8 +64,11 @@ export interface RateDecision {
  * without using up either). Adapters: in memory (one process) and Redis (one Lua script, so replicas share counts).
  */
 export abstract class RateCounter {
-  /** null when the counter cannot be reached: callers let the request through (fail open). */
-  abstract take(buckets: Bucket[]): Promise<RateDecision | null>;
+  /**
+   * null when the counter cannot be reached: callers let the request through (fail open). The decision comes at once,
+   * without a promise, when the adapter can make it locally (in memory; from a lease of the Redis adapter).
+   */
+  abstract take(buckets: readonly Bucket[]): RateDecision | null | Promise<RateDecision | null>;
 }
 
 // Floating-point slack, so 3 per second leaves 2 after one request rather than 1.9999999.
@@ -101,7 +104,7 @@ export class InMemoryRateCounter extends RateCounter {
     super();
   }
 
-  async take(buckets: Bucket[]): Promise<RateDecision> {
+  take(buckets: readonly Bucket[]): RateDecision {
     const now = this.clock.now().getTime();
     const steps = buckets.map((bucket) => gcra(this.tats.get(bucket.key), now, bucket.limit));
     const allowed = steps.every((step) => step.allowed);

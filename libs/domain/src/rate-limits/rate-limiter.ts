@@ -1,7 +1,7 @@
 import { Principal } from '../applications/principal';
 import { TooManyRequestsError } from '../shared/domain-error';
 import { Proxy } from '../proxies/proxy';
-import { describeRateLimit, RateCounter, RateDecision, RateLimit } from './rate-counter';
+import { Bucket, describeRateLimit, RateCounter, RateDecision, RateLimit } from './rate-counter';
 
 /** What a limit is counted per: each application (its key) or each proxy (across its callers). */
 export type LimitedEntity = 'application' | 'proxy';
@@ -56,6 +56,18 @@ export function bucketKey(applied: AppliedLimit): string {
   return `${applied.entity}:${applied.id}:${applied.limit.limit}/${applied.limit.windowSeconds}`;
 }
 
+/** The buckets of frozen limits (a cached key's, see applicationLimits) are named once. */
+const limitBuckets = new WeakMap<readonly AppliedLimit[], readonly Bucket[]>();
+
+function bucketsOf(limits: readonly AppliedLimit[]): readonly Bucket[] {
+  let buckets = limitBuckets.get(limits);
+  if (!buckets) {
+    buckets = limits.map((applied) => ({ key: bucketKey(applied), limit: applied.limit }));
+    if (Object.isFrozen(limits)) limitBuckets.set(limits, Object.freeze(buckets));
+  }
+  return buckets;
+}
+
 /**
  * Rate limits of applications and proxies, counted in the shared RateCounter: one request takes one unit from every
  * limit that applies to it, or none when one of them is exhausted. When the counter cannot be reached the request is
@@ -67,10 +79,17 @@ export class RateLimiter {
 
   constructor(private readonly counter: RateCounter) {}
 
-  /** undefined when no limit applies or the counter is unreachable; else the states, for the response's headers. */
-  async admit(limits: readonly AppliedLimit[]): Promise<RateLimitOutcome | undefined> {
+  /**
+   * undefined when no limit applies or the counter is unreachable; else the states, for the response's headers. At
+   * once, without a promise, when the counter decides at once (see RateCounter.take).
+   */
+  admit(limits: readonly AppliedLimit[]): RateLimitOutcome | undefined | Promise<RateLimitOutcome | undefined> {
     if (limits.length === 0) return undefined;
-    const decision = await this.counter.take(limits.map((applied) => ({ key: bucketKey(applied), limit: applied.limit })));
+    const decision = this.counter.take(bucketsOf(limits));
+    return decision instanceof Promise ? decision.then((settled) => this.outcome(limits, settled)) : this.outcome(limits, decision);
+  }
+
+  private outcome(limits: readonly AppliedLimit[], decision: RateDecision | null): RateLimitOutcome | undefined {
     if (decision === null) {
       this.stats.failedOpen++;
       return undefined;

@@ -70,8 +70,10 @@ return result
 `;
 
 const COMMAND_TIMEOUT_MS = 500;
-/** The longest a lease lasts, and the period over which a bucket's demand is counted to size the next one. */
-export const MAX_LEASE_MS = 20;
+/** The longest a lease lasts. */
+export const MAX_LEASE_MS = 100;
+/** The period over which a bucket's demand (its takes in this process) is counted, to size its next lease. */
+const DEMAND_PERIOD_MS = 20;
 /** A lease holds at most this share of a limit, and lasts at most this share of its window (see leaseTerms). */
 const LEASE_SHARE = 100;
 const MAX_LEASED_BUCKETS = 10_000;
@@ -96,18 +98,17 @@ export interface LeaseTerms {
 const PLAIN: LeaseTerms = Object.freeze({ cells: 1, leaseMs: 0 });
 
 /**
- * The lease a bucket may get: as many cells as this process counted requests for it over the last lease period (its
- * recent demand), at most 1/100 of the limit, lasting 1/100 of the window, at most 20 ms. Below two cells, none: a plain
- * count. So a lease ties up at most 2/100 of a limit (its cells, and the stretch of schedule it skips), and a limit
- * below 200 is never leased.
+ * The lease a bucket may get, given `demand`, the requests this process counted for it over the last 20 ms: it lasts
+ * 1/100 of the window, at most 100 ms, and holds what that demand would spend in half of it (so it runs out before it
+ * ends, a round trip and some slack included, rather than end with cells unspent), at most 1/100 of the limit. With a
+ * demand below two, or room for fewer than two cells, none: a plain count. So a limit below 200 is never leased, and
+ * a lease ties up at most 2/100 of a limit: its cells, and the stretch of schedule it skips (its length, L·N/W cells).
  */
 export function leaseTerms(limit: RateLimit, demand: number): LeaseTerms {
-  const cells = Math.min(demand, Math.floor(limit.limit / LEASE_SHARE));
-  return cells >= 2 ? { cells, leaseMs: leasePeriodMs(limit) } : PLAIN;
-}
-
-function leasePeriodMs(limit: RateLimit): number {
-  return Math.min(MAX_LEASE_MS, (limit.windowSeconds * 1000) / LEASE_SHARE);
+  if (demand < 2) return PLAIN;
+  const leaseMs = Math.min(MAX_LEASE_MS, (limit.windowSeconds * 1000) / LEASE_SHARE);
+  const cells = Math.min(Math.ceil((demand * leaseMs) / 2 / DEMAND_PERIOD_MS), Math.floor(limit.limit / LEASE_SHARE));
+  return cells >= 2 ? { cells, leaseMs } : PLAIN;
 }
 
 /** The cells a process holds for one bucket, and what it knows of the bucket's demand. */
@@ -144,14 +145,14 @@ interface Lease {
  * the bucket occupies [TAT(m-1), TAT(m)), TAT(m) = TAT(m-1) + W/N), given only when GCRA allowed it by then
  * (TAT(m) - W <= the script's now). A plain cell is spent at once; a leased cell is spent before the lease ends,
  * `lease` ms after the script ran, and the script placed the lease's cells no earlier than that (TAT(m-1) >= now +
- * lease). So every cell is spent between the moment GCRA allowed it and the start of its own step, and no two cells
- * share a step: any stretch of Δ ms then holds at most floor((Δ + W - W/N) / (W/N)) + 1 spent cells, which is GCRA's
- * own bound. (The lease's end is measured from when the script was sent, which is before it ran.)
+ * lease). So every cell is spent between the moment GCRA allowed it and the start of its own step, TAT(m-1) - (W -
+ * W/N) <= spent <= TAT(m-1), and no two cells share a step. The cells spent within any stretch [x, x + Δ] then have
+ * TAT(m-1) within [x, x + Δ + W - W/N], steps at least W/N apart: at most floor((Δ + W - W/N) / (W/N)) + 1 of them,
+ * which is GCRA's own bound. (The lease's end is measured from when the script was sent, which is before it ran.)
  *
- * What leases cost: a lease skips the schedule up to `now + lease` and its unspent cells are lost when it ends, so a
- * busy bucket shows up to 2/100 of its limit more used than it served (never more served than allowed); the
- * RateLimit fields of a request counted from a lease say what the bucket held when the lease was given (at most 20 ms
- * before) plus the cells this process still holds.
+ * What leases cost: a lease skips the schedule up to its end, and its unspent cells are lost when it ends (counted as
+ * used, never served), each at most 1/100 of the limit; the RateLimit fields of a request counted from a lease say what
+ * the bucket held when the lease was given (at most 100 ms before) plus the cells this process still holds.
  */
 export class RedisRateCounter extends RateCounter {
   private readonly redis: Redis & { gatehouseTake: TakeCommand };
@@ -191,20 +192,27 @@ export class RedisRateCounter extends RateCounter {
     }).then(() => (this.firstConnection = undefined));
   }
 
-  async take(buckets: Bucket[]): Promise<RateDecision | null> {
-    let now = performance.now();
+  /** At once when every bucket has a leased cell; else a promise of Redis's answer. */
+  take(buckets: readonly Bucket[]): RateDecision | null | Promise<RateDecision | null> {
+    const now = performance.now();
     const leases = buckets.map((bucket) => this.leaseOf(bucket, now));
+    return this.fromLeases(buckets, leases, now) ?? this.takeFromRedis(buckets, leases);
+  }
+
+  private fromLeases(buckets: readonly Bucket[], leases: (Lease | undefined)[], now: number): RateDecision | undefined {
+    const local = spend(buckets, leases, now);
+    if (local) this.stats.leased++;
+    return local;
+  }
+
+  private async takeFromRedis(buckets: readonly Bucket[], leases: (Lease | undefined)[]): Promise<RateDecision | null> {
     for (;;) {
-      const local = spend(buckets, leases, now);
-      if (local) {
-        this.stats.leased++;
-        return local;
-      }
       // A lease of one of these buckets is on its way: its cells may serve this request too.
       const asked = leases.find((lease) => lease?.asked)?.asked;
-      if (!asked) return this.count(buckets, leases, now);
+      if (!asked) return this.count(buckets, leases, performance.now());
       await asked;
-      now = performance.now();
+      const local = this.fromLeases(buckets, leases, performance.now());
+      if (local) return local;
     }
   }
 
@@ -217,9 +225,8 @@ export class RedisRateCounter extends RateCounter {
       lease = { cells: 0, until: 0, remaining: 0, resetSeconds: 0, plainUntil: 0, periodStart: now, takes: 0, previousTakes: 0 };
       this.leases.set(bucket.key, lease);
     }
-    const period = leasePeriodMs(bucket.limit);
-    if (now - lease.periodStart >= period) {
-      lease.previousTakes = now - lease.periodStart < 2 * period ? lease.takes : 0;
+    if (now - lease.periodStart >= DEMAND_PERIOD_MS) {
+      lease.previousTakes = now - lease.periodStart < 2 * DEMAND_PERIOD_MS ? lease.takes : 0;
       lease.takes = 0;
       lease.periodStart = now;
     }
@@ -228,7 +235,7 @@ export class RedisRateCounter extends RateCounter {
   }
 
   /** Counts the request in Redis, asking for a lease for each leasable bucket that has none and some demand. */
-  private async count(buckets: Bucket[], leases: (Lease | undefined)[], now: number): Promise<RateDecision | null> {
+  private async count(buckets: readonly Bucket[], leases: (Lease | undefined)[], now: number): Promise<RateDecision | null> {
     const terms = buckets.map((bucket, i) => {
       const lease = leases[i];
       // A bucket with live cells (another bucket of the request has none) is counted plainly: its lease stays.
@@ -328,7 +335,7 @@ export class RedisRateCounter extends RateCounter {
 }
 
 /** Spends one leased cell of every bucket, when each has one (before its lease ends); else spends nothing. */
-function spend(buckets: Bucket[], leases: (Lease | undefined)[], now: number): RateDecision | undefined {
+function spend(buckets: readonly Bucket[], leases: (Lease | undefined)[], now: number): RateDecision | undefined {
   for (const lease of leases) if (!lease || lease.cells === 0 || lease.until <= now) return undefined;
   return {
     allowed: true,
