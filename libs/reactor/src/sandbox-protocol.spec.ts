@@ -6,16 +6,19 @@ describe('FrameWriter', () => {
   it('writes the frames sent by separate callbacks of one turn of the event loop in one write, after them', async () => {
     const writes: string[] = [];
     const writer = new FrameWriter((text) => writes.push(text));
-    // Two timers due together fire in the same timers phase, as the reads of two requests do in one poll phase.
+    // Immediates queued in one turn run in the same check phase, each a callback of its own, as the reads of two
+    // requests do in one poll phase; what either schedules with setImmediate runs in the next turn.
+    let seenBySecond: string[] | null = null;
     await new Promise<void>((resolve) => {
-      setTimeout(() => writer.send('r\t1\ta'), 1);
-      setTimeout(() => {
+      setImmediate(() => writer.send('r\t1\ta'));
+      setImmediate(() => {
         writer.send('r\t2\tb');
-        expect(writes).toEqual([]);
+        seenBySecond = [...writes];
         resolve();
-      }, 1);
+      });
     });
     await turn();
+    expect(seenBySecond).toEqual([]);
     expect(writes).toEqual(['r\t1\ta\nr\t2\tb\n']);
   });
 
