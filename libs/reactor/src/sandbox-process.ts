@@ -218,14 +218,19 @@ export class SandboxProcess {
     }
   }
 
-  /** The running invocation is answered: the next one sent starts now. */
-  private answered(outcome: RunOutcome): void {
+  /**
+   * The running invocation is answered: the next one sent starts now, unless the answer was a failure after
+   * which the process runs nothing more (its own timeout, memory, an error): then the process is stopped and
+   * the ones behind, never started, are handed back (not failed as if they had been running when it stopped).
+   */
+  private answered(outcome: RunOutcome, goesOn = true): void {
     const head = this.inFlight.shift()!;
     if (outcome.kind !== 'requeue') outcome.startedAt = head.startedAt;
     head.relay?.end();
     const next = this.inFlight[0];
-    if (next) this.started(next);
+    if (next && goesOn) this.started(next);
     head.resolve(outcome);
+    if (!goesOn) this.stop('died');
   }
 
   private remember(codeHash: string): void {
@@ -254,7 +259,7 @@ export class SandboxProcess {
         if (!f || head?.id !== Number(f[0])) return;
         decodeCounters(f[2], this.counters);
         const failure = FAILURES.has(f[1]) ? (f[1] as FailureKind) : 'error';
-        this.answered({ kind: 'failed', failure, message: stringField(f[4]) ?? failure, logs: logsOf(f[3]), startedAt: 0 });
+        this.answered({ kind: 'failed', failure, message: stringField(f[4]) ?? failure, logs: logsOf(f[3]), startedAt: 0 }, failure === 'load');
         return;
       }
       case 's': {
