@@ -33,9 +33,11 @@ export function RateLimitFields(props: {
   draft: RateLimitDraft;
   onChange: (draft: RateLimitDraft) => void;
   hint: string;
-  errors: { all: string[]; limit: string[]; windowSeconds: string[] };
+  /** The API's messages at a field path (`rate_limit`, `rate_limit.limit`, `rate_limit.window_seconds`). */
+  messagesAt: (path: string) => string[];
 }) {
-  const { idPrefix, draft, onChange, hint, errors } = props;
+  const { idPrefix, draft, onChange, hint, messagesAt } = props;
+  const errors = { all: messagesAt('rate_limit'), limit: messagesAt('rate_limit.limit'), windowSeconds: messagesAt('rate_limit.window_seconds') };
   const errorId = `${idPrefix}-error`;
   return (
     <fieldset className="group" aria-describedby={errors.all.length ? errorId : undefined}>

@@ -290,7 +290,7 @@ export function ApplicationForm({ api, existing, onSaved }: { api: Api; existing
           draft={draft.rateLimit}
           onChange={(rateLimit) => set('rateLimit', rateLimit)}
           hint="Empty: the tenant's default, if the operator set one, else unlimited."
-          errors={{ all: at(errors, 'rate_limit'), limit: at(errors, 'rate_limit.limit'), windowSeconds: at(errors, 'rate_limit.window_seconds') }}
+          messagesAt={(path) => at(errors, path)}
         />
 
         {draft.type !== 'management' && (

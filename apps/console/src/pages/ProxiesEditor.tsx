@@ -239,7 +239,7 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
           draft={form.rate_limit}
           onChange={(v) => update('rate_limit', v)}
           hint="Counted per proxy, across all its callers (a require_auth call also counts against the caller's own limit). Empty: unlimited."
-          errors={{ all: fieldError('rate_limit'), limit: fieldError('rate_limit.limit'), windowSeconds: fieldError('rate_limit.window_seconds') }}
+          messagesAt={fieldError}
         />
 
         {(['request_transform', 'response_transform'] as const).map((field) => (
