@@ -33,6 +33,21 @@ async function startWorker(jobs: Partial<BackgroundJobsOptions> = {}): Promise<R
   };
 }
 
+/**
+ * The api once /health/ready says so, as a load balancer would send it traffic. Before that its Redis connection may
+ * still be opening (a few hundred ms under load): a publish is refused at once and its events are left to the outbox
+ * relay, which the tests that push the relay out of the way would wait for in vain (the last test shows them relayed).
+ */
+async function startReadyApi(env: Record<string, string>): Promise<TestApp> {
+  const api = await startTestApp(env);
+  const ready = await waitFor(async () => (await api.http().get('/health/ready')).status, (status) => status === 200);
+  if (ready !== 200) {
+    await api.close();
+    throw new Error(`the api did not become ready (${ready})`);
+  }
+  return api;
+}
+
 async function createApplications(t: TestApp, tenant: CreatedTenant, from: number, to: number, clients = 4): Promise<string[]> {
   const ids: string[] = [];
   // Several clients writing at once, as an api under load sees them.
@@ -68,7 +83,7 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
   afterAll(() => deleteQueueKeys(prefix));
 
   it('loses and duplicates nothing when the worker stops while the api takes writes, then comes back', async () => {
-    const api = await startTestApp({ REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix });
+    const api = await startReadyApi({ REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix });
     // The relay is out of the way: what the stopped worker missed must wait in the queue and be consumed later.
     let worker = await startWorker({ outboxRelayMinAgeMs: 600_000, outboxRelayIntervalMs: 600_000 });
     try {
@@ -93,7 +108,7 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
   it('never blocks or fails a write while Redis is unreachable, and logs every committed change once it returns', async () => {
     const forwarder = new TcpForwarder('127.0.0.1', Number(new URL(TEST_REDIS_URL).port || 6379));
     await forwarder.start();
-    const api = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${forwarder.port}/15`, QUEUE_PREFIX: prefix });
+    const api = await startReadyApi({ REDIS_URL: `redis://127.0.0.1:${forwarder.port}/15`, QUEUE_PREFIX: prefix });
     const worker = await startWorker({ outboxRelayMinAgeMs: 1000, outboxRelayIntervalMs: 250 });
     try {
       const tenant = await api.tenant();
@@ -124,7 +139,7 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
   });
 
   it("keeps logging the api's writes while another service's malformed job sits in the failed set", async () => {
-    const api = await startTestApp({ REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix });
+    const api = await startReadyApi({ REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix });
     const worker = await startWorker({ outboxRelayMinAgeMs: 600_000, outboxRelayIntervalMs: 600_000 });
     const queue = rawQueue(prefix);
     try {
@@ -138,6 +153,30 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
       await queue.close();
       await worker.stop();
       await api.close();
+    }
+  });
+
+  it('logs, through the relay, the writes an api takes before its Redis connection is ready', async () => {
+    // The producer's connection hangs in its ready check, as it can for a few hundred ms after a start under load.
+    const forwarder = new TcpForwarder('127.0.0.1', Number(new URL(TEST_REDIS_URL).port || 6379));
+    await forwarder.start();
+    forwarder.freeze();
+    const api = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${forwarder.port}/15`, QUEUE_PREFIX: prefix });
+    const worker = await startWorker({ outboxRelayMinAgeMs: 1000, outboxRelayIntervalMs: 250 });
+    try {
+      expect((await api.http().get('/health/ready')).status).toBe(503);
+      const tenant = await api.tenant(); // its two events are refused by the producer: left in the outbox
+      expect(await outboxOf(api, tenant.tenant.id)).toBe(2);
+      forwarder.thaw();
+      await createApplications(api, tenant, 0, 4);
+      const expected = 2 + 4;
+      expect(await waitFor(() => countLogs(api.database, tenant.tenant.id), (n) => n >= expected)).toBe(expected);
+      expect(await duplicatedEntities(api, tenant.tenant.id)).toBe(0);
+      expect(await waitFor(() => outboxOf(api, tenant.tenant.id), (n) => n === 0)).toBe(0);
+    } finally {
+      await worker.stop();
+      await api.close();
+      await forwarder.stop();
     }
   });
 });

@@ -17,8 +17,6 @@ export interface ConsumerOptions {
   backoffMaxMs: number;
 }
 
-const CLOSE_TIMEOUT_MS = 10_000;
-
 /**
  * The worker side on BullMQ: one Worker per queue, each job run by its handler. Retries do not depend on
  * the options the producer (maybe another service) set: a transient failure puts the job back as delayed
@@ -72,18 +70,13 @@ export class BullmqJobConsumer {
     }
   }
 
-  /** Stops taking jobs and lets the running ones finish (their logs commit), forcing after a bound. */
+  /**
+   * Stops taking jobs and lets the running ones finish (their logs commit), however long that takes: no job is left
+   * active for the stalled-job check to find a minute later. (BullMQ's `close(true)` cannot bound it: once a graceful
+   * close is under way it returns that same close.) A stop that must not wait is a kill, whose active jobs the stalled
+   * check gives to another worker.
+   */
   async close(): Promise<void> {
-    await Promise.all(
-      this.workers.map(async (worker) => {
-        let timer: NodeJS.Timeout | undefined;
-        const forced = new Promise<void>((resolve) => (timer = setTimeout(() => resolve(worker.close(true)), CLOSE_TIMEOUT_MS)));
-        try {
-          await Promise.race([worker.close(), forced]);
-        } finally {
-          clearTimeout(timer);
-        }
-      }),
-    );
+    await Promise.all(this.workers.map((worker) => worker.close()));
   }
 }

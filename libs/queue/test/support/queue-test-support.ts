@@ -6,7 +6,7 @@ import IORedis from 'ioredis';
 import { parseSigningKey } from '@gatehouse/config';
 import { CheckpointSigner } from '@gatehouse/domain';
 import { Database, openDatabase, PersistenceModule } from '@gatehouse/persistence';
-import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule, QueueName } from '@gatehouse/queue';
+import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule, QueueName, RedisHealth } from '@gatehouse/queue';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '../../../../test/support/test-env';
 
 /** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
@@ -43,6 +43,16 @@ export async function waitFor<T>(probe: () => Promise<T>, done: (value: T) => bo
   }
 }
 
+/**
+ * Until the producer's Redis connection is ready (what /health/ready waits for): a publish before that is refused at
+ * once and its events are left to the outbox relay, which tests that push the relay out of the way would never see
+ * logged. Under load the connection takes a few hundred ms, longer than a first write.
+ */
+export async function producerReady(context: INestApplicationContext): Promise<void> {
+  const health = context.get(RedisHealth);
+  if (!(await waitFor(() => health.ping(), (up) => up))) throw new Error('the producer did not connect to Redis');
+}
+
 export async function countLogs(database: Database, tenantId: string): Promise<number> {
   const [row] = await database.dataSource.query('SELECT count(*)::int AS n FROM logs WHERE tenant_id = $1', [tenantId]);
   return row.n;
@@ -72,6 +82,7 @@ export async function startJobsHost(options: Omit<BackgroundJobsOptions, 'checkp
   const context = await NestFactory.createApplicationContext(JobsHostModule.register(database, { checkpointSigner: signer, ...options }), {
     logger: false,
   });
+  if (options.redisUrl) await producerReady(context);
   return {
     context,
     database,
