@@ -127,7 +127,14 @@ export class TypeormLogRepository extends LogRepository {
       // A tenant's first log: its head is created by the transaction path.
       if (rows.length < unknown.length) return undefined;
     }
-    const before = tenants.map((t) => this.knownHeads.get(t)!);
+    // A head known before that read may have been forgotten during it (a write of this repository was refused or
+    // failed meanwhile): then the transaction path decides, as for a head never seen.
+    const before: ChainHead[] = [];
+    for (const t of tenants) {
+      const head = this.knownHeads.get(t);
+      if (head === undefined) return undefined;
+      before.push(head);
+    }
     const { rows, heads } = chainRows(before, logs);
     // Remembered now, not after the commit: a next batch of these tenants is chained after them while this one is
     // in flight (its statement then waits for this one's locks). If this one fails, the next is refused too.

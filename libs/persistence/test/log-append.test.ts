@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import { Log } from '@gatehouse/domain';
+import { Database, openDatabase, TypeormLogRepository } from '@gatehouse/persistence';
+import { TEST_DATABASE_URL } from '../../../test/support/test-env';
+
+// The write paths of TypeormLogRepository.append against real PostgreSQL, with the interleavings a worker's lanes
+// (two flushes in flight) can produce held in place. Chain validity is checked with the database's own hash
+// function, as `gatehouse logs verify` recomputes it.
+
+function aLog(tenantId: string, i: number, over: Partial<Log> = {}): Log {
+  return {
+    id: randomUUID(),
+    tenantId,
+    actorId: null,
+    actorType: 'system',
+    entityType: 'token',
+    entityId: `tok_${i}`,
+    operation: 'read',
+    message: `Token tok_${i} read`,
+    createdAt: new Date(Date.UTC(2026, 10, 1) + i * 1000),
+    ...over,
+  };
+}
+
+describe('TypeormLogRepository.append on PostgreSQL', () => {
+  let database: Database;
+
+  beforeAll(async () => (database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 })));
+  afterAll(() => database?.close());
+
+  /** Every log of the tenant at positions 1..n, each hash the chain hash of the one before, and the head on the last. */
+  async function chainOf(tenantId: string): Promise<{ logs: number; valid: boolean; entities: string[] }> {
+    // (Aliased: an output column `seq` of type text would be what ORDER BY seq sorts.)
+    const rows: { position: string; ok: boolean; entity_id: string }[] = await database.dataSource.query(
+      `SELECT seq::text AS position, entity_id, hash = log_chain(tenant_id, seq, id, created_at, actor_type, actor_id, entity_type, entity_id,
+         operation, message, request_id, source_ip, user_agent) OVER (ORDER BY seq) AS ok
+       FROM logs WHERE tenant_id = $1 ORDER BY seq`,
+      [tenantId],
+    );
+    const [head] = await database.dataSource.query(`SELECT seq::text FROM log_chains WHERE tenant_id = $1`, [tenantId]);
+    const valid = rows.every((r, i) => r.ok && Number(r.position) === i + 1) && Number(head?.seq ?? 0) === rows.length;
+    return { logs: rows.length, valid, entities: rows.map((r) => r.entity_id) };
+  }
+
+  it("chains a batch whose other tenant's head it was reading while a write of its own was refused", async () => {
+    const [x, y] = [randomUUID(), randomUUID()];
+    const manager = database.dataSource.manager;
+    const writer = new TypeormLogRepository(manager);
+    await writer.append([aLog(x, 0)]); // x's head: created, and known to the writer
+    await new TypeormLogRepository(manager).append([aLog(y, 0)]); // y's head: there, but not known to the writer yet
+    // The writer reads y's head (a batch of x and y) while its write of x fails, which makes it forget x's head:
+    // the read is held until that failure, as a slow read on a loaded database lets it happen.
+    const query = manager.query.bind(manager);
+    let failing: Promise<number> | undefined;
+    const spy = jest.spyOn(manager, 'query').mockImplementation(async (text: string, params?: Parameters<typeof query>[1]) => {
+      if (/^SELECT tenant_id, seq::text AS seq/.test(text) && !/FOR UPDATE/.test(text)) await failing?.catch(() => undefined);
+      return query(text, params);
+    });
+    try {
+      failing = writer.append([aLog(x, 1, { requestId: 'r'.repeat(200) })]); // too long for request_id: refused by PostgreSQL
+      const both = writer.append([aLog(x, 1), aLog(y, 1)]);
+      await expect(failing).rejects.toMatchObject({ code: '22001' });
+      expect(await both).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+    // And the writer goes on: a next batch of both, in one statement after the heads it now knows.
+    expect(await writer.append([aLog(x, 2), aLog(y, 2)])).toBe(2);
+    expect(await chainOf(x)).toEqual({ logs: 3, valid: true, entities: ['tok_0', 'tok_1', 'tok_2'] });
+    expect(await chainOf(y)).toEqual({ logs: 3, valid: true, entities: ['tok_0', 'tok_1', 'tok_2'] });
+  });
+
+  it('keeps every chain whole with three writers, two flushes in flight each, refused batches, redeliveries and the relay', async () => {
+    const tenants = Array.from({ length: 4 }, () => randomUUID());
+    const unhandled: unknown[] = [];
+    const onUnhandled = (error: unknown) => unhandled.push(error);
+    process.on('unhandledRejection', onUnhandled);
+    const pools = await Promise.all([0, 1, 2].map(() => openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 3 })));
+    const written = new Set<string>(); // logs whose append resolved, and events put in the outbox
+    const sent: Log[] = [];
+    const refusedGood: string[] = [];
+    let n = 0;
+    try {
+      const writers = pools.map((p) => new TypeormLogRepository(p.dataSource.manager));
+      const lane = async (writer: TypeormLogRepository, which: number) => {
+        for (let round = 0; round < 30; round++) {
+          const inFlight: Promise<unknown>[] = [];
+          for (let flush = 0; flush < 2; flush++) {
+            // Each lane has its own tenants, and now and then a batch spans another lane's (a job with several).
+            const batch = tenants.filter((_, t) => t % 2 === which || Math.random() < 0.3).flatMap((t) => Array.from({ length: 1 + (n % 4) }, () => aLog(t, n++)));
+            const bad = Math.random() < 0.1;
+            if (bad) batch.push(aLog(tenants[which]!, n++, { requestId: 'r'.repeat(200) }));
+            if (Math.random() < 0.2 && sent.length > 0) batch.push(sent[Math.floor(Math.random() * sent.length)]!); // a redelivered job
+            if (Math.random() < 0.15) {
+              // Events left in the outbox; the relay and (half the time) a job race to write them.
+              const events = [aLog(tenants[n % 4]!, n++), aLog(tenants[n % 4]!, n++)];
+              await pools[0]!.dataSource.query(
+                `INSERT INTO audit_outbox (id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at)
+                 SELECT id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at FROM json_populate_recordset(NULL::audit_outbox, $1::json)`,
+                [JSON.stringify(events.map((e) => ({ id: e.id, tenant_id: e.tenantId, actor_type: e.actorType, entity_type: e.entityType, entity_id: e.entityId, operation: e.operation, message: e.message, created_at: e.createdAt })))],
+              );
+              events.forEach((e) => written.add(e.id));
+              if (Math.random() < 0.5) batch.push(...events);
+              inFlight.push(writer.relayOutbox(new Date(), 50));
+            }
+            sent.push(...batch.filter((l) => l.requestId === undefined));
+            inFlight.push(
+              writer.append(batch).then(
+                () => batch.forEach((l) => written.add(l.id)),
+                (error: { code?: string; message?: string }) => {
+                  if (!bad) refusedGood.push(`${error.code} ${error.message}`);
+                },
+              ),
+            );
+          }
+          // Sometimes the lane waits for both flushes, sometimes it sends the next while one is still in flight.
+          await (Math.random() < 0.5 ? Promise.all(inFlight) : inFlight[0]);
+        }
+      };
+      await Promise.all(writers.flatMap((w) => [lane(w, 0), lane(w, 1)]));
+      await new Promise((resolve) => setTimeout(resolve, 500)); // the flushes a lane did not wait for
+      await writers[0]!.relayOutbox(new Date(), 100_000);
+
+      expect(refusedGood).toEqual([]);
+      expect(unhandled).toEqual([]);
+      const stored: { id: string }[] = await database.dataSource.query('SELECT id FROM logs WHERE tenant_id = ANY($1::uuid[])', [tenants]);
+      expect(stored.length).toBe(written.size);
+      expect(stored.every((r) => written.has(r.id))).toBe(true);
+      for (const t of tenants) expect((await chainOf(t)).valid).toBe(true);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await Promise.all(pools.map((p) => p.close()));
+    }
+  });
+});
