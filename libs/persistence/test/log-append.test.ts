@@ -79,6 +79,8 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
     const written = new Set<string>(); // logs whose append resolved, and events put in the outbox
     const sent: Log[] = [];
     const refusedGood: string[] = [];
+    const relayErrors: string[] = [];
+    const everyWrite: Promise<unknown>[] = [];
     let n = 0;
     try {
       const writers = pools.map((p) => new TypeormLogRepository(p.dataSource.manager));
@@ -101,7 +103,7 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
               );
               events.forEach((e) => written.add(e.id));
               if (Math.random() < 0.5) batch.push(...events);
-              inFlight.push(writer.relayOutbox(new Date(), 50));
+              inFlight.push(writer.relayOutbox(new Date(), 50).catch((error: Error) => relayErrors.push(error.message)));
             }
             sent.push(...batch.filter((l) => l.requestId === undefined));
             inFlight.push(
@@ -113,15 +115,17 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
               ),
             );
           }
+          everyWrite.push(...inFlight);
           // Sometimes the lane waits for both flushes, sometimes it sends the next while one is still in flight.
           await (Math.random() < 0.5 ? Promise.all(inFlight) : inFlight[0]);
         }
       };
       await Promise.all(writers.flatMap((w) => [lane(w, 0), lane(w, 1)]));
-      await new Promise((resolve) => setTimeout(resolve, 500)); // the flushes a lane did not wait for
+      await Promise.all(everyWrite); // the flushes a lane did not wait for (each settles: handled above)
       await writers[0]!.relayOutbox(new Date(), 100_000);
 
       expect(refusedGood).toEqual([]);
+      expect(relayErrors).toEqual([]);
       expect(unhandled).toEqual([]);
       const stored: { id: string }[] = await database.dataSource.query('SELECT id FROM logs WHERE tenant_id = ANY($1::uuid[])', [tenants]);
       expect(stored.length).toBe(written.size);

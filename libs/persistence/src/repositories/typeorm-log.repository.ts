@@ -18,6 +18,9 @@ import { applyKeysetPage } from './keyset-page';
 
 const COLUMNS =
   'id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, request_id, source_ip, user_agent';
+// What a ChainedRow reads. (Aliased `position`: an output column named `seq` of type text would be what ORDER BY seq
+// sorts.)
+const CHAINED_COLUMNS = `${COLUMNS.split(', ').map((c) => `l.${c} AS ${c}`).join(', ')}, l.seq::text AS position, encode(l.hash, 'hex') AS hash`;
 const GENESIS = `'\\x${GENESIS_HASH}'::bytea`;
 
 // The outbox rows go first (the scalar subquery completes the DELETE before the insert): they are the locks a
@@ -171,27 +174,38 @@ export class TypeormLogRepository extends LogRepository {
   }
 
   async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
-    const filtered = () => where(this.em.getRepository(LogEntity).createQueryBuilder('l'), tenantId, filter);
     // The count is offset mode's only; keyset pages skip it, which keeps deep pages cheap.
     const total =
       page.start === undefined
-        ? Number((await filtered().select('COUNT(*)', 'n').getRawOne<{ n: string }>())?.n ?? 0)
+        ? Number((await this.matching(tenantId, filter).select('COUNT(*)', 'n').getRawOne<{ n: string }>())?.n ?? 0)
         : undefined;
-    const rows = await applyKeysetPage(filtered(), 'l', page).getMany();
-    return pageFromRows(rows.map(fromEntity), page, total);
+    const rows = await applyKeysetPage(this.matching(tenantId, filter).select(CHAINED_COLUMNS), 'l', page).getRawMany<ChainedRow>();
+    return pageFromRows(rows.map(fromChainedRow), page, total);
   }
 
   async chainSlice(tenantId: string, filter: LogFilter, afterPosition: number, upTo: number, limit: number): Promise<ChainedLog[]> {
-    // Raw rows, not entities: exports read a million of them, and hydration would be most of the cost.
-    const params: unknown[] = [tenantId, afterPosition, upTo, limit];
-    const conditions = filterConditions(filter, params);
-    // (Aliased `position`: an output column named `seq` of type text would be what ORDER BY seq sorts.)
-    const rows: (LogRow & { position: string; hash: string })[] = await this.em.query(
-      `SELECT ${COLUMNS}, seq::text AS position, encode(hash, 'hex') AS hash FROM logs
-       WHERE tenant_id = $1 AND seq > $2 AND seq <= $3${conditions} ORDER BY seq LIMIT $4`,
-      params,
-    );
-    return rows.map((r) => ({ ...fromRow(r), position: Number(r.position), hash: r.hash }));
+    const rows = await this.matching(tenantId, filter)
+      .select(CHAINED_COLUMNS)
+      .andWhere('l.seq > :afterPosition AND l.seq <= :upTo', { afterPosition, upTo })
+      .orderBy('l.seq')
+      .limit(limit)
+      .getRawMany<ChainedRow>();
+    return rows.map(fromChainedRow);
+  }
+
+  /**
+   * The logs of `tenantId` that match `filter` (`GET /logs` and exports alike). Read as raw rows, not entities: exports
+   * read a million of them, and hydration would be most of the cost.
+   */
+  private matching(tenantId: string, filter: LogFilter): SelectQueryBuilder<LogEntity> {
+    const qb = this.em.getRepository(LogEntity).createQueryBuilder('l').where('l.tenant_id = :tenantId', { tenantId });
+    if (filter.entityType !== undefined) qb.andWhere('l.entity_type = :entityType', { entityType: filter.entityType });
+    if (filter.entityId !== undefined) qb.andWhere('l.entity_id = :entityId', { entityId: filter.entityId });
+    if (filter.actorId !== undefined) qb.andWhere('l.actor_id = :actorId', { actorId: filter.actorId });
+    if (filter.requestId !== undefined) qb.andWhere('l.request_id = :requestId', { requestId: filter.requestId });
+    if (filter.startDate !== undefined) qb.andWhere('l.created_at >= :startDate', { startDate: filter.startDate });
+    if (filter.endDate !== undefined) qb.andWhere('l.created_at < :endDate', { endDate: filter.endDate });
+    return qb;
   }
 
   async chainHead(tenantId: string): Promise<ChainHead> {
@@ -437,48 +451,8 @@ function fromRow(r: LogRow): Log {
   };
 }
 
-function fromEntity(e: LogEntity): ChainedLog {
-  return {
-    id: e.id,
-    tenantId: e.tenantId,
-    actorId: e.actorId,
-    actorType: e.actorType,
-    entityType: e.entityType,
-    entityId: e.entityId,
-    operation: e.operation,
-    message: e.message,
-    createdAt: e.createdAt,
-    ...(e.requestId === null ? {} : { requestId: e.requestId }),
-    ...(e.sourceIp === null ? {} : { sourceIp: e.sourceIp }),
-    ...(e.userAgent === null ? {} : { userAgent: e.userAgent }),
-    position: e.seq,
-    hash: e.hash.toString('hex'),
-  };
-}
+type ChainedRow = LogRow & { position: string; hash: string };
 
-/** The filter as SQL conditions over `logs` (each `AND …`), its values appended to `params`. */
-function filterConditions(filter: LogFilter, params: unknown[]): string {
-  const conditions: string[] = [];
-  const add = (sql: string, value: unknown) => {
-    params.push(value);
-    conditions.push(` AND ${sql.replace('?', `$${params.length}`)}`);
-  };
-  if (filter.entityType !== undefined) add('entity_type = ?', filter.entityType);
-  if (filter.entityId !== undefined) add('entity_id = ?', filter.entityId);
-  if (filter.actorId !== undefined) add('actor_id = ?', filter.actorId);
-  if (filter.requestId !== undefined) add('request_id = ?', filter.requestId);
-  if (filter.startDate !== undefined) add('created_at >= ?', filter.startDate.toISOString());
-  if (filter.endDate !== undefined) add('created_at < ?', filter.endDate.toISOString());
-  return conditions.join('');
-}
-
-function where(qb: SelectQueryBuilder<LogEntity>, tenantId: string, filter: LogFilter): SelectQueryBuilder<LogEntity> {
-  qb.where('l.tenant_id = :tenantId', { tenantId });
-  if (filter.entityType !== undefined) qb.andWhere('l.entity_type = :entityType', { entityType: filter.entityType });
-  if (filter.entityId !== undefined) qb.andWhere('l.entity_id = :entityId', { entityId: filter.entityId });
-  if (filter.actorId !== undefined) qb.andWhere('l.actor_id = :actorId', { actorId: filter.actorId });
-  if (filter.requestId !== undefined) qb.andWhere('l.request_id = :requestId', { requestId: filter.requestId });
-  if (filter.startDate !== undefined) qb.andWhere('l.created_at >= :startDate', { startDate: filter.startDate });
-  if (filter.endDate !== undefined) qb.andWhere('l.created_at < :endDate', { endDate: filter.endDate });
-  return qb;
+function fromChainedRow(r: ChainedRow): ChainedLog {
+  return { ...fromRow(r), position: Number(r.position), hash: r.hash };
 }
