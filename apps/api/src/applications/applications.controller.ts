@@ -13,9 +13,11 @@ import {
 } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
+import { sendPreparedJson } from '../http/prepared-json';
 import { UuidParamPipe } from '../http/validation';
 import { toRateLimit } from '../rate-limits/rate-limit.dto';
 import {
+  applicationJson,
   ApplicationListResponse,
   ApplicationResponse,
   CREATE_APPLICATION_EXAMPLES,
@@ -84,16 +86,18 @@ export class ApplicationsController {
   @ApiOperation({ operationId: 'getApplicationOfKey', summary: 'Get the application of the calling key' })
   @RequirePermission('application:read')
   @ApiOkResponse({ type: ApplicationResponse })
-  async byKey(@CurrentPrincipal() principal: Principal): Promise<ApplicationResponse> {
-    return toApplicationResponse(await this.getApplication.execute(principal, principal.applicationId));
+  async byKey(@CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
+    sendPreparedJson(res, applicationJson(await this.getApplication.execute(principal, principal.applicationId)));
   }
 
   @Get(':id')
   @ApiOperation({ operationId: 'getApplication', summary: 'Get an application' })
   @RequirePermission('application:read')
   @ApiOkResponse({ type: ApplicationResponse })
-  async get(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string): Promise<ApplicationResponse> {
-    return toApplicationResponse(await this.getApplication.execute(principal, id));
+  // Answered from the serialisation kept with the cached application (applicationJson), byte for byte what returning
+  // its response object would send (sendPreparedJson).
+  async get(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string, @Res() res: Response): Promise<void> {
+    sendPreparedJson(res, applicationJson(await this.getApplication.execute(principal, id)));
   }
 
   @Put(':id')

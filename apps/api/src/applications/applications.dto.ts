@@ -30,6 +30,7 @@ import {
   PERMISSIONS,
   RULE_TRANSFORMS,
 } from '@gatehouse/domain';
+import { PreparedJson } from '../http/prepared-json';
 import { AsArray, IdFilteredPagingQueryDto, PaginationResponse, QueryInt } from '../http/paging.dto';
 import { RateLimitDto, RateLimitProperty, rateLimitResponse } from '../rate-limits/rate-limit.dto';
 
@@ -268,6 +269,19 @@ export function toApplicationResponse(app: Application, key?: string): Applicati
     responses.set(app, response);
   }
   return response;
+}
+
+/** toApplicationResponse serialised, once per frozen application (a cache entry): a new entry, a new serialisation. */
+const serialised = new WeakMap<Application, PreparedJson>();
+
+export function applicationJson(app: Application): PreparedJson {
+  if (!Object.isFrozen(app)) return new PreparedJson(newApplicationResponse(app));
+  let json = serialised.get(app);
+  if (!json) {
+    json = new PreparedJson(toApplicationResponse(app));
+    serialised.set(app, json);
+  }
+  return json;
 }
 
 function newApplicationResponse(app: Application, key?: string): ApplicationResponse {
