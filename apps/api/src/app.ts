@@ -10,7 +10,6 @@ import { AppModule } from './app.module';
 import { accessLogWriter, FinishedRequest, requestObserver } from './http/access-log';
 import { jsonBody } from './http/json-body';
 import { httpMetrics, registerApiMetrics } from './observability/api-metrics';
-import { createValidationPipe } from './http/validation';
 import { queryParser } from './http/strict-query';
 import { requestContextMiddleware } from './http/request-context';
 import { mountOpenApi } from './openapi';
@@ -46,7 +45,6 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   if (observers.length > 0 || tracingEnabled()) app.use(requestObserver(observers));
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
   app.use('/proxy', app.get(ProxyInvocation).handle);
-  app.useGlobalPipes(createValidationPipe());
   mountOpenApi(app);
   mountConsole(app);
   await app.init();

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import {
@@ -14,7 +14,7 @@ import {
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
 import { sendPreparedJson } from '../http/prepared-json';
-import { UuidParamPipe } from '../http/validation';
+import { UuidParamPipe, ValidatedBody, ValidatedQuery } from '../http/validation';
 import { toRateLimit } from '../rate-limits/rate-limit.dto';
 import {
   applicationJson,
@@ -51,7 +51,7 @@ export class ApplicationsController {
   @ApiCreatedResponse({ type: ApplicationResponse })
   async create(
     @CurrentPrincipal() principal: Principal,
-    @Body() dto: CreateApplicationDto,
+    @ValidatedBody() dto: CreateApplicationDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ApplicationResponse> {
     const { application, key } = await this.createApplication.execute(principal, {
@@ -74,7 +74,7 @@ export class ApplicationsController {
   @ApiOkResponse({ type: ApplicationListResponse })
   async list(
     @CurrentPrincipal() principal: Principal,
-    @Query() query: ListApplicationsQueryDto,
+    @ValidatedQuery() query: ListApplicationsQueryDto,
   ): Promise<PaginatedEnvelope<ApplicationResponse>> {
     const filter = { ids: query.id, types: query.type, unusedSince: query.unused_since === undefined ? undefined : new Date(query.unused_since) };
     const page = await this.listApplications.execute(principal, filter, toPageQuery(query));
@@ -108,7 +108,7 @@ export class ApplicationsController {
   async update(
     @CurrentPrincipal() principal: Principal,
     @Param('id', UuidParamPipe) id: string,
-    @Body() dto: UpdateApplicationDto,
+    @ValidatedBody() dto: UpdateApplicationDto,
   ): Promise<ApplicationResponse> {
     const app = await this.updateApplication.execute(principal, id, {
       name: dto.name,
@@ -130,8 +130,8 @@ export class ApplicationsController {
   async regenerate(
     @CurrentPrincipal() principal: Principal,
     @Param('id', UuidParamPipe) id: string,
-    @Query() query: RegenerateKeyQueryDto,
-    @Body() body: RegenerateKeyDto,
+    @ValidatedQuery() query: RegenerateKeyQueryDto,
+    @ValidatedBody() body: RegenerateKeyDto,
   ): Promise<ApplicationResponse> {
     const inQuery = query.previous_key_expires_in_seconds;
     const inBody = body?.previous_key_expires_in_seconds;

@@ -53,7 +53,7 @@ function shortened(text: string): string {
 /**
  * Every query parameter a route does not declare is a 400 naming it, whatever the name (`__proto__`, `constructor`,
  * `toString` included: class-transformer would drop those before the DTO's whitelist saw them), and so is one that is
- * not valid percent-encoded UTF-8. A route declares its parameters with one `@Query() dto: SomeQueryDto`; a route
+ * not valid percent-encoded UTF-8. A route declares its parameters with one `@ValidatedQuery() dto: SomeQueryDto`; a route
  * without one takes none. The `/proxy` data plane is not a Nest route: its query string belongs to the destination.
  */
 @Injectable()

@@ -1,4 +1,4 @@
-import { ArgumentMetadata, Injectable, PipeTransform, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, Body, Injectable, PipeTransform, Query, ValidationPipe } from '@nestjs/common';
 import type { ValidationError as ClassValidatorError } from 'class-validator';
 import { FieldErrors, stringMap, UUID_PATTERN, ValidationError } from '@gatehouse/domain';
 import { FREE_FORM_MAPS } from './json-body';
@@ -13,14 +13,7 @@ import { FREE_FORM_MAPS } from './json-body';
 class StrictValidationPipe implements PipeTransform {
   constructor(private readonly validation: ValidationPipe) {}
 
-  transform(value: unknown, metadata: ArgumentMetadata): unknown {
-    // What ValidationPipe does with them, without its promise (every authenticated route has both): a custom
-    // decorator's value (the principal) is not validated, and a string path parameter stays as it is.
-    if (metadata.type === 'custom' || (metadata.type === 'param' && metadata.metatype === String && typeof value === 'string')) return value;
-    return this.validate(value, metadata);
-  }
-
-  private async validate(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type !== 'body' || !isPlainObject(value)) return this.validation.transform(value, metadata);
     const maps = new Map<string, Record<string, unknown>>();
     for (const name of FREE_FORM_MAPS) {
@@ -39,7 +32,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** The global pipe: DTO classes validate shape and types; unknown fields are refused, never ignored. */
+/** DTO classes validate shape and types; unknown fields are refused, never ignored. */
 export function createValidationPipe(): PipeTransform {
   return new StrictValidationPipe(new ValidationPipe({
     whitelist: true,
@@ -50,6 +43,21 @@ export function createValidationPipe(): PipeTransform {
     exceptionFactory: (errors) => new ValidationError(flattenErrors(errors)),
   }));
 }
+
+/**
+ * The validation of every request body and query: `@ValidatedBody() dto: SomeDto`, `@ValidatedQuery() query: SomeQueryDto`.
+ * Not a global pipe: Nest runs a global pipe on every parameter of every route, the principal and the path ids
+ * included, for nothing (each a few promises on every request); here it runs where there is a DTO to validate. A test
+ * (validated-parameters.test.ts) walks every controller's parameters, so that a route cannot take a body or a query
+ * without it.
+ */
+export const VALIDATION_PIPE = createValidationPipe();
+
+/** `@Body()`, validated by the DTO class of its parameter's type. */
+export const ValidatedBody = (): ParameterDecorator => Body(VALIDATION_PIPE);
+
+/** `@Query()`, validated by the DTO class of its parameter's type (StrictQueryInterceptor refuses undeclared names). */
+export const ValidatedQuery = (): ParameterDecorator => Query(VALIDATION_PIPE);
 
 /** class-validator's tree as `rules[0].conditions[1].value` paths, the form CONTRACT.md section 2 names. */
 export function flattenErrors(errors: ClassValidatorError[], parent = ''): FieldErrors {

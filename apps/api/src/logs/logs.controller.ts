@@ -1,9 +1,10 @@
-import { Controller, Get, Query, Res } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CheckpointSigner, ENTITY_TYPES, ExportLogs, ListLogCheckpoints, ListLogs, Principal, rawPublicKey } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, PagingQueryDto, toPageQuery } from '../http/paging.dto';
+import { ValidatedQuery } from '../http/validation';
 import {
   EntityTypeResponse,
   ExportLogsQueryDto,
@@ -35,7 +36,7 @@ export class LogsController {
   @ApiOperation({ operationId: 'listLogs', summary: 'List audit logs, newest first' })
   @RequirePermission('log:read')
   @ApiOkResponse({ type: LogListResponse, description: 'Newest first; with `start` (keyset paging) the pagination carries `next` and `page_size` only' })
-  async list(@CurrentPrincipal() principal: Principal, @Query() query: ListLogsQueryDto): Promise<PaginatedEnvelope<LogResponse>> {
+  async list(@CurrentPrincipal() principal: Principal, @ValidatedQuery() query: ListLogsQueryDto): Promise<PaginatedEnvelope<LogResponse>> {
     const page = await this.listLogs.execute(principal, toLogFilter(query), toPageQuery(query));
     return envelope(page, toLogResponse);
   }
@@ -49,7 +50,7 @@ export class LogsController {
       'Every matching log up to the chain head at the start, in position order, streamed (no paging): one JSON Log per line, ' +
       'or CSV with a header row. Audited as a `read` of the tenant.',
   })
-  async export(@CurrentPrincipal() principal: Principal, @Query() query: ExportLogsQueryDto, @Res() res: Response): Promise<void> {
+  async export(@CurrentPrincipal() principal: Principal, @ValidatedQuery() query: ExportLogsQueryDto, @Res() res: Response): Promise<void> {
     const format = query.format ?? 'ndjson';
     const exported = await this.exportLogs.execute(principal, toLogFilter(query), format);
     await streamLogExport(res, exported, format);
@@ -59,7 +60,7 @@ export class LogsController {
   @ApiOperation({ operationId: 'listLogCheckpoints', summary: 'List the signed checkpoints of the log chain' })
   @RequirePermission('log:read')
   @ApiOkResponse({ type: LogCheckpointListResponse, description: "The tenant's signed chain heads, newest (highest position) first" })
-  async checkpoints(@CurrentPrincipal() principal: Principal, @Query() query: PagingQueryDto): Promise<PaginatedEnvelope<LogCheckpointResponse>> {
+  async checkpoints(@CurrentPrincipal() principal: Principal, @ValidatedQuery() query: PagingQueryDto): Promise<PaginatedEnvelope<LogCheckpointResponse>> {
     return envelope(await this.listCheckpoints.execute(principal, toPageQuery(query)), toCheckpointResponse);
   }
 

@@ -1,7 +1,8 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { APPLICATION_TYPES, ApplicationType, PERMISSIONS } from '@gatehouse/domain';
+import { ValidatedQuery } from '../http/validation';
 
 export class PermissionsQueryDto {
   @ApiPropertyOptional({ enum: APPLICATION_TYPES })
@@ -24,7 +25,7 @@ export class PermissionsController {
   @Get()
   @ApiOperation({ operationId: 'listPermissions', summary: 'List the permission catalogue' })
   @ApiOkResponse({ type: [PermissionResponse] })
-  list(@Query() query: PermissionsQueryDto): PermissionResponse[] {
+  list(@ValidatedQuery() query: PermissionsQueryDto): PermissionResponse[] {
     return PERMISSIONS.filter((p) => !query.application_type || p.applicationTypes.includes(query.application_type)).map((p) => ({
       type: p.type,
       description: p.description,

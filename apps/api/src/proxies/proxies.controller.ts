@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CreateProxy, DeleteProxy, GetProxy, ListProxies, PatchProxy, Principal, ReplaceProxy } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
-import { UuidParamPipe } from '../http/validation';
+import { UuidParamPipe, ValidatedBody, ValidatedQuery } from '../http/validation';
 import {
   ListProxiesQueryDto,
   PATCH_PROXY_EXAMPLES,
@@ -38,7 +38,7 @@ export class ProxiesController {
   @ApiCreatedResponse({ type: ProxyResponse })
   async create(
     @CurrentPrincipal() principal: Principal,
-    @Body() dto: ProxyBodyDto,
+    @ValidatedBody() dto: ProxyBodyDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ProxyResponse> {
     const proxy = await this.createProxy.execute(principal, toProxyInput(dto));
@@ -50,7 +50,7 @@ export class ProxiesController {
   @ApiOperation({ operationId: 'listProxies', summary: 'List proxies' })
   @RequirePermission('proxy:read')
   @ApiOkResponse({ type: ProxyListResponse })
-  async list(@CurrentPrincipal() principal: Principal, @Query() query: ListProxiesQueryDto): Promise<PaginatedEnvelope<ProxyResponse>> {
+  async list(@CurrentPrincipal() principal: Principal, @ValidatedQuery() query: ListProxiesQueryDto): Promise<PaginatedEnvelope<ProxyResponse>> {
     const page = await this.listProxies.execute(principal, { ids: query.id, name: query.name }, toPageQuery(query));
     return envelope(page, (proxy) => toProxyResponse(proxy));
   }
@@ -71,7 +71,7 @@ export class ProxiesController {
   async replace(
     @CurrentPrincipal() principal: Principal,
     @Param('id', UuidParamPipe) id: string,
-    @Body() dto: ProxyBodyDto,
+    @ValidatedBody() dto: ProxyBodyDto,
   ): Promise<ProxyResponse> {
     return toProxyResponse(await this.replaceProxy.execute(principal, id, toProxyInput(dto)));
   }
@@ -85,7 +85,7 @@ export class ProxiesController {
   async patch(
     @CurrentPrincipal() principal: Principal,
     @Param('id', UuidParamPipe) id: string,
-    @Body() dto: PatchProxyDto,
+    @ValidatedBody() dto: PatchProxyDto,
   ): Promise<ProxyResponse> {
     return toProxyResponse(await this.patchProxy.execute(principal, id, toProxyPatch(dto)));
   }
