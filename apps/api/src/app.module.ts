@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { CheckpointSigner } from '@gatehouse/domain';
 import { Database } from '@gatehouse/persistence';
 import { persistenceAndJobsModules } from '@gatehouse/runtime';
@@ -9,7 +9,6 @@ import { AuthModule } from './auth/auth.module';
 import { Draining } from './health/draining';
 import { HealthController } from './health/health.controller';
 import { ProblemDetailsFilter } from './http/problem-details';
-import { StrictQueryInterceptor } from './http/strict-query';
 import { PermissionsController } from './permissions/permissions.controller';
 import { ProxiesModule } from './proxies/proxies.module';
 import { LogsModule } from './logs/logs.module';
@@ -50,7 +49,6 @@ export class AppModule {
       controllers: [HealthController, PermissionsController],
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
-        { provide: APP_INTERCEPTOR, useClass: StrictQueryInterceptor },
         Draining,
       ],
     };

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { AppliedLimit, applicationLimits, AuthenticateApiKey, Principal, RateLimiter, RateLimitOutcome, requirePermission } from '@gatehouse/domain';
 import { clientAddressOf } from '../http/client-address';
 import { accessRecord } from '../http/access-log';
+import { StrictQuery } from '../http/strict-query';
 import { applyRateLimitOutcome } from '../rate-limits/rate-limit-headers';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
 import { PrincipalResolvers } from './principal-resolver';
@@ -17,7 +18,8 @@ interface RouteAuth {
 
 /**
  * Every route is authenticated by `SVC-API-KEY` unless marked public; 401 first, then the application's rate limit
- * (429; every authenticated request counts, svc calls included), then 403.
+ * (429; every authenticated request counts, svc calls included), then 403; then, on public routes too, the query
+ * string's 400 for a name the route does not declare (StrictQuery), before any pipe validates a body or a query.
  *
  * The count does not wait for the key's check: when the key cache holds the key's application, its limit is counted
  * at once, alongside the check (with Redis, the cache-version read and the rate-limit script are two round trips at the
@@ -35,11 +37,14 @@ export class ApiKeyGuard implements CanActivate {
     private readonly rateLimiter: RateLimiter,
     // E.g. transform `svc` calls, which arrive on the bridge's internal listener and act as the proxy's application.
     private readonly resolvers: PrincipalResolvers,
+    private readonly strictQuery: StrictQuery,
   ) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const route = this.routeOf(context);
-    return route.isPublic || this.authenticateRequest(context, route);
+    if (!route.isPublic) return this.authenticateRequest(context, route);
+    this.strictQuery.check(context);
+    return true;
   }
 
   private async authenticateRequest(context: ExecutionContext, route: RouteAuth): Promise<boolean> {
@@ -61,6 +66,7 @@ export class ApiKeyGuard implements CanActivate {
     const outcome = early && sameLimits(early.limits, limits) ? early.outcome : limits.length > 0 ? this.rateLimiter.admit(limits) : undefined;
     if (outcome) applyRateLimitOutcome(http.getResponse<Response>(), outcome instanceof Promise ? await outcome : outcome);
     if (route.permission) requirePermission(principal, route.permission);
+    this.strictQuery.check(context);
     return true;
   }
 

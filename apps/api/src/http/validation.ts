@@ -56,7 +56,7 @@ export const VALIDATION_PIPE = createValidationPipe();
 /** `@Body()`, validated by the DTO class of its parameter's type. */
 export const ValidatedBody = (): ParameterDecorator => Body(VALIDATION_PIPE);
 
-/** `@Query()`, validated by the DTO class of its parameter's type (StrictQueryInterceptor refuses undeclared names). */
+/** `@Query()`, validated by the DTO class of its parameter's type (StrictQuery refuses undeclared names). */
 export const ValidatedQuery = (): ParameterDecorator => Query(VALIDATION_PIPE);
 
 /** class-validator's tree as `rules[0].conditions[1].value` paths, the form CONTRACT.md section 2 names. */
