@@ -2,8 +2,9 @@
 // A/B of the server's CPU per request between this checkout's dist/ and another built checkout's, for a shared,
 // loaded machine: both processes are loaded AT THE SAME TIME (5 connections each), so whatever else the machine runs
 // weighs on both alike, over interleaved rounds; the figure is the paired per-round difference (b - a) of server CPU
-// µs/req (from /proc). Sequential runs, one build after the other, were far noisier there (an A/A check moved by
-// +-13 µs/req where this moved by +-1 in the median, single rounds within +-6).
+// µs/req (from /proc). Sequential runs, one build after the other, were far noisier there: rounds of unchanged code
+// differed by -6 to +14 µs/req (34 in a first round), where an A/A check of this kept single rounds within +-6 and
+// paired medians within +-1.
 //
 //   node --no-node-snapshot bench/ab-cpu.js <root of the other checkout>
 //
