@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Log } from '@gatehouse/domain';
+import { Log, LogIdConflictError } from '@gatehouse/domain';
 import { Database, openDatabase, TypeormLogRepository } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '../../../test/support/test-env';
 
@@ -68,6 +68,103 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
     expect(await writer.append([aLog(x, 2), aLog(y, 2)])).toBe(2);
     expect(await chainOf(x)).toEqual({ logs: 3, valid: true, entities: ['tok_0', 'tok_1', 'tok_2'] });
     expect(await chainOf(y)).toEqual({ logs: 3, valid: true, entities: ['tok_0', 'tok_1', 'tok_2'] });
+  });
+
+  describe('a log id stored under another tenant', () => {
+    const messages = async (ids: string[]) =>
+      (await database.dataSource.query(`SELECT id, tenant_id, message FROM logs WHERE id = ANY($1::uuid[]) ORDER BY message`, [ids])) as {
+        id: string;
+        tenant_id: string;
+        message: string;
+      }[];
+    async function outbox(log: Log, age = 60_000): Promise<void> {
+      await database.dataSource.query(
+        `INSERT INTO audit_outbox (id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at)
+         VALUES ($1, $2, 'system', 'token', $3, 'read', $4, now() - make_interval(secs => $5))`,
+        [log.id, log.tenantId, log.entityId, log.message, age / 1000],
+      );
+    }
+
+    it('is a conflict: the others are written, the stored log is untouched, and the error names the id only', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      const writer = new TypeormLogRepository(database.dataSource.manager);
+      const taken = aLog(a, 0, { message: 'a' });
+      await writer.append([taken, aLog(a, 1)]);
+      const error = await writer.append([aLog(b, 0, { id: taken.id, message: 'b' }), aLog(b, 1)]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LogIdConflictError);
+      expect((error as Error).message).toBe(`log id(s) already stored under another tenant, not written: ${taken.id}`);
+      expect((error as Error).message).not.toContain(a);
+      // The same id twice in one batch under two tenants: the second is a conflict too.
+      const twice = randomUUID();
+      await expect(writer.append([aLog(b, 2, { id: twice }), aLog(a, 2, { id: twice }), aLog(a, 3)])).rejects.toMatchObject({
+        conflicts: [{ id: twice, tenantId: a }],
+      });
+      // A duplicate (same id, same tenant) is still skipped.
+      expect(await writer.append([taken])).toBe(0);
+      expect(await messages([taken.id])).toEqual([{ id: taken.id, tenant_id: a, message: 'a' }]);
+      expect(await chainOf(a)).toEqual({ logs: 3, valid: true, entities: ['tok_0', 'tok_1', 'tok_3'] });
+      expect(await chainOf(b)).toEqual({ logs: 2, valid: true, entities: ['tok_1', 'tok_2'] });
+    });
+
+    it('written concurrently by another tenant, ends as the same conflict, not as a retry', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      const manager = database.dataSource.manager;
+      const id = randomUUID();
+      let commit!: () => void;
+      const held = new Promise<void>((resolve) => (commit = resolve));
+      let inserted!: () => void;
+      const insertedA = new Promise<void>((resolve) => (inserted = resolve));
+      // a's write of the id, inserted and held open before its commit.
+      const aWrite = manager.transaction(async (em) => {
+        await new TypeormLogRepository(em).append([aLog(a, 0, { id, message: 'a' })]);
+        inserted();
+        await held;
+      });
+      await insertedA;
+      const bWrite = new TypeormLogRepository(manager).append([aLog(b, 0, { id, message: 'b' }), aLog(b, 1)]).catch((e: unknown) => e);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // b's insert waits on a's row
+      commit();
+      await aWrite;
+      const error = await bWrite;
+      expect(error).toBeInstanceOf(LogIdConflictError);
+      expect((error as LogIdConflictError).conflicts).toEqual([{ id, tenantId: b }]);
+      expect(await messages([id])).toEqual([{ id, tenant_id: a, message: 'a' }]);
+      expect(await chainOf(a)).toEqual({ logs: 1, valid: true, entities: ['tok_0'] });
+      expect(await chainOf(b)).toEqual({ logs: 1, valid: true, entities: ['tok_1'] });
+    });
+
+    it('leaves the event in the outbox, reports it, and relays the events behind it', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      const writer = new TypeormLogRepository(database.dataSource.manager);
+      const taken = aLog(a, 0, { message: 'a' });
+      await writer.append([taken]);
+      const event = aLog(b, 0, { id: taken.id, message: 'b' });
+      // A day old, and relayed up to an hour ago: no other test's outbox rows are in this relay's way.
+      const before = new Date(Date.now() - 3_600_000);
+      await outbox(event, 86_400_000); // the oldest: first in the relay's order
+      const behind = aLog(b, 1);
+      await outbox(behind, 86_399_000);
+      try {
+        // One at a time: the conflicting event must not take the relay's every claim. (Another test's relay may take
+        // `behind` first: then this one has nothing left but the conflict, and reports it.)
+        await writer.relayOutbox(before, 1).catch((e: unknown) => expect(e).toBeInstanceOf(LogIdConflictError));
+        await expect(writer.relayOutbox(before, 1)).rejects.toThrow(
+          `log id(s) already stored under another tenant, left in audit_outbox: ${taken.id}`,
+        );
+        await expect(writer.relayOutbox(before, 1)).rejects.toBeInstanceOf(LogIdConflictError); // reported on every run
+        const left = await database.dataSource.query('SELECT id, tenant_id FROM audit_outbox WHERE tenant_id = $1', [b]);
+        expect(left).toEqual([{ id: event.id, tenant_id: b }]);
+        expect(await messages([taken.id])).toEqual([{ id: taken.id, tenant_id: a, message: 'a' }]);
+        expect(await chainOf(b)).toEqual({ logs: 1, valid: true, entities: ['tok_1'] });
+        // b's job with that id neither writes it nor deletes the event; a's (a duplicate) does not delete b's event either.
+        await expect(writer.append([event])).rejects.toBeInstanceOf(LogIdConflictError);
+        expect(await writer.append([taken])).toBe(0);
+        expect(await database.dataSource.query('SELECT id FROM audit_outbox WHERE tenant_id = $1', [b])).toEqual([{ id: event.id }]);
+        expect(await chainOf(a)).toEqual({ logs: 1, valid: true, entities: ['tok_0'] });
+      } finally {
+        await database.dataSource.query('DELETE FROM audit_outbox WHERE id = $1', [event.id]);
+      }
+    });
   });
 
   it('keeps every chain whole with three writers, two flushes in flight each, refused batches, redeliveries and the relay', async () => {

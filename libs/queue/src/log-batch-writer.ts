@@ -1,4 +1,4 @@
-import { IngestLogs, Log } from '@gatehouse/domain';
+import { IngestLogs, Log, LogIdConflictError } from '@gatehouse/domain';
 
 export interface LogBatchOptions {
   /** A flush starts as soon as this many rows wait. */
@@ -136,11 +136,22 @@ class LogLane {
       await this.ingest.execute(batch.flatMap((w) => w.logs));
       for (const w of batch) w.resolve();
     } catch (error) {
+      if (error instanceof LogIdConflictError) return settleConflicts(batch, error);
       if (batch.length === 1) return batch[0]!.reject(error);
       // One job's rows may be what failed: retry each alone so the others still commit.
       for (const w of batch) {
         await this.ingest.execute(w.logs).then(w.resolve, w.reject);
       }
     }
+  }
+}
+
+/** Every log but the conflicting ones was written: only the writes holding one of those fail, naming theirs. */
+function settleConflicts(batch: Waiting[], error: LogIdConflictError): void {
+  const conflicting = new Set(error.conflicts.map((c) => `${c.tenantId}/${c.id}`));
+  for (const w of batch) {
+    const own = w.logs.filter((l) => conflicting.has(`${l.tenantId}/${l.id}`));
+    if (own.length === 0) w.resolve();
+    else w.reject(new LogIdConflictError(own.map((l) => ({ id: l.id, tenantId: l.tenantId }))));
   }
 }

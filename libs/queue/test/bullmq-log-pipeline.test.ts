@@ -101,6 +101,41 @@ describe('audit logs through BullMQ', () => {
     expect(new Date(rows[0].created_at).getTime()).toBe(job.timestamp);
   });
 
+  it('fails for good the job of a log whose id another tenant holds, and writes the rest of its batch and its neighbours', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    const taken = randomUUID();
+    const first = await queue.add(JobName.AuditLog, entry(a, { id: taken, message: "a's log" }));
+    await waitFor(() => queue.getJobState(first.id!), (s) => s === 'completed');
+    // Queued together, so that the worker writes them in one batch.
+    const [conflicting, neighbour, again] = await queue.addBulk([
+      { name: JobName.AuditLogBatch, data: { logs: [entry(b, { id: taken, message: "b's log" }), entry(b, { message: 'rest of the batch' })] } },
+      { name: JobName.AuditLog, data: entry(b, { message: 'neighbour' }) },
+      { name: JobName.AuditLog, data: entry(a, { id: taken, message: "a's log again" }) }, // a duplicate: skipped, completes
+    ]);
+    const settled = (job: Job) => waitFor(() => queue.getJobState(job.id!), (s) => s === 'failed' || s === 'completed');
+    expect(await settled(conflicting!)).toBe('failed');
+    expect(await settled(neighbour!)).toBe('completed');
+    expect(await settled(again!)).toBe('completed');
+    const failed = (await queue.getJob(conflicting!.id!))!;
+    expect(failed.failedReason).toBe(`log id(s) already stored under another tenant, not written: ${taken}`);
+    expect(failed.attemptsStarted).toBe(1); // failed at once, not retried
+    const rows: { tenant_id: string; message: string }[] = await host.database.dataSource.query(
+      'SELECT tenant_id, message FROM logs WHERE tenant_id = ANY($1::uuid[]) ORDER BY tenant_id, seq',
+      [[a, b]],
+    );
+    expect(rows.filter((r) => r.tenant_id === a).map((r) => r.message)).toEqual(["a's log"]);
+    expect(rows.filter((r) => r.tenant_id === b).map((r) => r.message).sort()).toEqual(['neighbour', 'rest of the batch']);
+    for (const tenantId of [a, b]) {
+      const [chain] = await host.database.dataSource.query(
+        `SELECT count(*)::int AS n, bool_and(ok) AS valid, max(seq)::int AS last, (SELECT seq::int FROM log_chains WHERE tenant_id = $1) AS head FROM (
+           SELECT seq, hash = log_chain(tenant_id, seq, id, created_at, actor_type, actor_id, entity_type, entity_id, operation, message,
+             request_id, source_ip, user_agent) OVER (ORDER BY seq) AS ok FROM logs WHERE tenant_id = $1) c`,
+        [tenantId],
+      );
+      expect(chain).toEqual({ n: chain.last, valid: true, last: chain.head, head: tenantId === a ? 1 : 2 });
+    }
+  });
+
   it('writes every log exactly once when two workers consume at the same time', async () => {
     const second = await startJobsHost(options);
     try {

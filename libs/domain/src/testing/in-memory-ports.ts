@@ -12,7 +12,7 @@ import { Tenant } from '../tenants/tenant';
 import { TenantRepository } from '../tenants/tenant.repository';
 import { ChainedLog, Log } from '../logs/log';
 import { ChainHead, extendChain, GENESIS_HASH, LogCheckpoint } from '../logs/log-chain';
-import { LogFilter, LogRepository } from '../logs/log.repository';
+import { LogFilter, LogIdConflictError, LogRepository } from '../logs/log.repository';
 
 /**
  * In-memory fakes of the domain's ports, for unit tests of use cases. They keep the adapters' observable
@@ -110,13 +110,22 @@ export class InMemoryLogRepository extends LogRepository {
   readonly checkpoints: LogCheckpoint[] = [];
 
   async append(logs: Log[]): Promise<number> {
-    const known = new Set(this.logs.map((l) => l.id));
-    const fresh = [...new Map(logs.filter((l) => !known.has(l.id)).map((l) => [l.id, { ...l }])).values()];
+    const tenantOf = new Map(this.logs.map((l) => [l.id, l.tenantId]));
+    const fresh: Log[] = [];
+    const conflicts: { id: string; tenantId: string }[] = [];
+    for (const log of logs) {
+      const tenant = tenantOf.get(log.id);
+      if (tenant === undefined) {
+        tenantOf.set(log.id, log.tenantId);
+        fresh.push({ ...log });
+      } else if (tenant !== log.tenantId) conflicts.push({ id: log.id, tenantId: log.tenantId });
+    }
     for (const tenantId of new Set(fresh.map((l) => l.tenantId))) {
       const chained = fresh.filter((l) => l.tenantId === tenantId);
       this.heads.set(tenantId, extendChain(await this.chainHead(tenantId), chained));
       this.logs.push(...(chained as ChainedLog[]));
     }
+    if (conflicts.length > 0) throw new LogIdConflictError(conflicts);
     return fresh.length;
   }
 

@@ -7,6 +7,7 @@ import {
   Log,
   LogCheckpoint,
   LogFilter,
+  LogIdConflictError,
   LogRepository,
   Page,
   PageQuery,
@@ -23,13 +24,18 @@ const COLUMNS =
 const CHAINED_COLUMNS = `${COLUMNS.split(', ').map((c) => `l.${c} AS ${c}`).join(', ')}, l.seq::text AS position, encode(l.hash, 'hex') AS hash`;
 const GENESIS = `'\\x${GENESIS_HASH}'::bytea`;
 
+// An outbox event whose id is stored under another tenant: a conflict, left in the outbox (and not relayed).
+const NOT_TAKEN = `NOT EXISTS (SELECT 1 FROM logs l WHERE l.id = o.id AND l.tenant_id <> o.tenant_id)`;
+
 // The outbox rows go first (the scalar subquery completes the DELETE before the insert): they are the locks a
-// concurrent relay takes first too. Heads of new tenants are created in tenant order, so two writers creating
-// the same heads wait for each other in one order and cannot deadlock.
+// concurrent relay takes first too. Only the rows of these logs' own (id, tenant), and none in conflict. Heads of
+// new tenants are created in tenant order, so two writers creating the same heads wait for each other in one order
+// and cannot deadlock.
 const DELIVER_AND_CREATE_HEADS = `WITH delivered AS (
-    DELETE FROM audit_outbox WHERE id = ANY($1::uuid[]) RETURNING 1)
+    DELETE FROM audit_outbox o USING unnest($1::uuid[], $2::uuid[]) AS v(id, t)
+    WHERE o.id = v.id AND o.tenant_id = v.t AND ${NOT_TAKEN} RETURNING 1)
   INSERT INTO log_chains (tenant_id, seq, hash)
-  SELECT t, 0, ${GENESIS} FROM unnest($2::uuid[]) AS t WHERE (SELECT count(*) FROM delivered) >= 0 ORDER BY t
+  SELECT t, 0, ${GENESIS} FROM unnest($3::uuid[]) AS t WHERE (SELECT count(*) FROM delivered) >= 0 ORDER BY t
   ON CONFLICT (tenant_id) DO NOTHING`;
 
 // The per-tenant serialisation of the chain: whoever holds a head extends that chain; the others wait for
@@ -39,9 +45,13 @@ const LOCK_HEADS = `${SELECT_HEADS} WHERE tenant_id = ANY($1::uuid[]) ORDER BY t
 
 const RELAY_CLAIM = `WITH moved AS (
     DELETE FROM audit_outbox WHERE id IN (
-      SELECT id FROM audit_outbox WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+      SELECT id FROM audit_outbox o WHERE created_at < $1 AND ${NOT_TAKEN} ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
     RETURNING ${COLUMNS})
   SELECT * FROM moved`;
+// What the relay leaves (see NOT_TAKEN); read once its backlog is taken, when few rows are left to look at.
+const OUTBOX_CONFLICTS = `SELECT id, tenant_id FROM audit_outbox o WHERE created_at < $1 AND NOT (${NOT_TAKEN}) ORDER BY created_at LIMIT 100`;
+
+type Conflict = LogIdConflictError['conflicts'][number];
 
 interface LogRow {
   id: string;
@@ -69,16 +79,30 @@ export class TypeormLogRepository extends LogRepository {
   }
 
   async append(logs: Log[]): Promise<number> {
-    // The same id twice in one batch is one log (the first).
-    const ids = new Set<string>();
-    const unique = logs.filter((log) => !ids.has(log.id) && ids.add(log.id));
+    // The same id twice in one batch is one log (the first); under two tenants, the second is a conflict.
+    const tenantOf = new Map<string, string>();
+    const conflicts: Conflict[] = [];
+    const unique = logs.filter((log) => {
+      const tenant = tenantOf.get(log.id);
+      if (tenant === undefined) return tenantOf.set(log.id, log.tenantId);
+      if (tenant !== log.tenantId) conflicts.push({ id: log.id, tenantId: log.tenantId });
+      return false;
+    });
+    const inserted = await this.write(unique, conflicts);
+    // After the others committed: the caller fails what holds these ids (the worker: their jobs, unrecoverably).
+    if (conflicts.length > 0) throw new LogIdConflictError(conflicts);
+    return inserted;
+  }
+
+  /** `logs` (unique ids) written; the ids found stored under another tenant are added to `conflicts`. */
+  private async write(unique: Log[], conflicts: Conflict[]): Promise<number> {
     if (unique.length === 0) return 0;
     const tenants = [...new Set(unique.map((l) => l.tenantId))].sort();
     // Inside a caller's transaction a refused statement would abort that transaction: the locked path only.
-    if (this.em.queryRunner !== undefined) return this.appendLocked(unique, tenants);
+    if (this.em.queryRunner !== undefined) return this.appendLocked(unique, tenants, conflicts);
     const pending = new Set(tenants.map((t) => this.settling.get(t)).filter((p) => p !== undefined));
     if (pending.size === 0 && tenants.every((t) => this.knownHeads.has(t))) {
-      return (await this.appendAfterKnownHeads(unique, tenants)) ?? (await this.appendLocked(unique, tenants));
+      return (await this.appendAfterKnownHeads(unique, tenants)) ?? (await this.appendLocked(unique, tenants, conflicts));
     }
     // A head this writer does not know yet, or one that a write of its own still in flight will decide: this batch
     // waits for those writes, then is chained after the heads they leave. Chained after a guess instead, it would
@@ -89,17 +113,18 @@ export class TypeormLogRepository extends LogRepository {
     this.settleBefore(tenants, new Promise<void>((resolve) => (chained = resolve)));
     try {
       if (pending.size > 0) await Promise.allSettled(pending);
-      return (await this.appendAfterKnownHeads(unique, tenants, chained)) ?? (await this.appendLocked(unique, tenants));
+      return (await this.appendAfterKnownHeads(unique, tenants, chained)) ?? (await this.appendLocked(unique, tenants, conflicts));
     } finally {
       chained();
     }
   }
 
   /** The locked transaction (see appendChained); the heads it leaves are remembered, and waited for meanwhile. */
-  private appendLocked(logs: Log[], tenants: string[]): Promise<number> {
-    const locked = this.em.transaction((em) => appendChained(em, logs, logs.map((l) => l.id))).then(({ inserted, heads }) => {
-      this.knownHeads.remember(heads);
-      return inserted;
+  private appendLocked(logs: Log[], tenants: string[], conflicts: Conflict[]): Promise<number> {
+    const locked = this.em.transaction((em) => appendChained(em, logs, logs)).then((written) => {
+      this.knownHeads.remember(written.heads);
+      conflicts.push(...written.conflicts);
+      return written.inserted;
     });
     if (this.em.queryRunner === undefined) this.settleBefore(tenants, locked);
     return locked;
@@ -167,9 +192,17 @@ export class TypeormLogRepository extends LogRepository {
     const { moved, heads } = await this.em.transaction(async (em) => {
       const rows: LogRow[] = await em.query(RELAY_CLAIM, [recordedBefore.toISOString(), limit]);
       const events = rows.map(fromRow).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || compare(a.id, b.id));
-      return { moved: rows.length, heads: (await appendChained(em, events, [])).heads };
+      const written = await appendChained(em, events, []);
+      // An id written under another tenant since the claim read: all rolled back (the events stay in the outbox);
+      // the next claim leaves that one, and takes the others.
+      if (written.conflicts.length > 0) throw new LogIdConflictError(written.conflicts, 'left in audit_outbox');
+      return { moved: rows.length, heads: written.heads };
     });
     this.knownHeads.remember(heads);
+    if (moved < limit) {
+      const left: { id: string; tenant_id: string }[] = await this.em.query(OUTBOX_CONFLICTS, [recordedBefore.toISOString()]);
+      if (left.length > 0) throw new LogIdConflictError(left.map((r) => ({ id: r.id, tenantId: r.tenant_id })), 'left in audit_outbox');
+    }
     return moved;
   }
 
@@ -275,30 +308,41 @@ export class TypeormLogRepository extends LogRepository {
 
 /**
  * Writes `logs` (unique ids, in chain order) that are not stored yet into their tenants' chains, after deleting
- * the outbox rows `outboxIds`; inside the caller's transaction. Returns how many were new, and the heads of the
- * logs' tenants as they will be once the transaction commits.
+ * the outbox rows of `delivered` (by id and tenant); inside the caller's transaction. Returns how many were new,
+ * the heads of the logs' tenants as they will be once the transaction commits, and the ids of `logs` stored under
+ * another tenant (conflicts: not written, their outbox rows kept).
  */
-async function appendChained(em: EntityManager, logs: Log[], outboxIds: string[]): Promise<{ inserted: number; heads: ChainHead[] }> {
-  if (logs.length === 0) return { inserted: 0, heads: [] };
+async function appendChained(
+  em: EntityManager,
+  logs: Log[],
+  delivered: Log[],
+): Promise<{ inserted: number; heads: ChainHead[]; conflicts: Conflict[] }> {
+  if (logs.length === 0) return { inserted: 0, heads: [], conflicts: [] };
   const tenants = [...new Set(logs.map((l) => l.tenantId))].sort(compare);
-  await em.query(DELIVER_AND_CREATE_HEADS, [[...outboxIds].sort(compare), tenants]);
+  const outbox = [...delivered].sort((a, b) => compare(a.id, b.id));
+  await em.query(DELIVER_AND_CREATE_HEADS, [outbox.map((l) => l.id), outbox.map((l) => l.tenantId), tenants]);
   const locked = ((await em.query(LOCK_HEADS, [tenants])) as HeadRow[]).map(fromHeadRow);
   // Optimistic: a log already stored is rare (a retried job, the relay racing a job), so the batch is chained and
   // inserted as it is, behind a savepoint; if any id turns out to be stored, the insert is undone and the batch
-  // chained again without those ids (read under the heads' locks: whoever wrote them has committed).
+  // chained again without those ids. Stored under the same tenant, a duplicate (read under the heads' locks: whoever
+  // wrote it has committed); under another, a conflict. A writer of another tenant may insert one of the ids
+  // meanwhile: the insert waits for its commit, and the next round reads its row. Each round drops at least one id.
   await em.query('SAVEPOINT chain_append');
-  const first = await insertChained(em, locked, logs);
-  if (first.inserted === logs.length) return first;
-  await em.query('ROLLBACK TO SAVEPOINT chain_append');
-  const existing = new Set(
-    ((await em.query(`SELECT id FROM logs WHERE id = ANY($1::uuid[])`, [logs.map((l) => l.id)])) as { id: string }[]).map((r) => r.id),
-  );
-  const fresh = logs.filter((l) => !existing.has(l.id));
-  if (fresh.length === 0) return { inserted: 0, heads: locked };
-  const second = await insertChained(em, locked, fresh);
-  // Only a concurrent writer of the same id in another tenant gets here; failing makes the job retry.
-  if (second.inserted !== fresh.length) throw new Error('a log id was written concurrently in another tenant; the batch will be retried');
-  return second;
+  const conflicts: Conflict[] = [];
+  let fresh = logs;
+  for (;;) {
+    const written = await insertChained(em, locked, fresh);
+    if (written.inserted === fresh.length) return { ...written, conflicts };
+    await em.query('ROLLBACK TO SAVEPOINT chain_append');
+    const rows: { id: string; tenant_id: string }[] = await em.query(`SELECT id, tenant_id FROM logs WHERE id = ANY($1::uuid[])`, [
+      fresh.map((l) => l.id),
+    ]);
+    if (rows.length === 0) throw new Error('a log of the batch was not inserted, and no log of its id is stored');
+    const stored = new Map(rows.map((r) => [r.id, r.tenant_id]));
+    conflicts.push(...fresh.filter((l) => stored.has(l.id) && stored.get(l.id) !== l.tenantId).map((l) => ({ id: l.id, tenantId: l.tenantId })));
+    fresh = fresh.filter((l) => !stored.has(l.id));
+    if (fresh.length === 0) return { inserted: 0, heads: locked, conflicts };
+  }
 }
 
 /**

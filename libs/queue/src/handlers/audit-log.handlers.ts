@@ -1,4 +1,4 @@
-import { DomainError, FieldErrors, Log } from '@gatehouse/domain';
+import { DomainError, FieldErrors, Log, LogIdConflictError } from '@gatehouse/domain';
 import { LogEntryDefaults, parseLogEntry } from '../log-entry-payload';
 import { InvalidJobError, JobContext, JobHandler } from '../job-handler';
 import { JobData, JobName, MAX_LOGS_PER_BATCH_JOB } from '../jobs';
@@ -15,7 +15,7 @@ export class AuditLogHandler extends JobHandler<JobName.AuditLog> {
 
   handle(data: JobData[JobName.AuditLog], context: JobContext): Promise<void> {
     const log = invalidJobOnError(() => parseLogEntry(data, defaultsFor(context, 0)));
-    return this.writer.write([log]);
+    return failedForGoodOnConflict(this.writer.write([log]));
   }
 }
 
@@ -29,7 +29,7 @@ export class AuditLogBatchHandler extends JobHandler<JobName.AuditLogBatch> {
 
   handle(data: JobData[JobName.AuditLogBatch], context: JobContext): Promise<void> {
     const logs = invalidJobOnError(() => parseBatch(data, context));
-    return this.writer.write(logs);
+    return failedForGoodOnConflict(this.writer.write(logs));
   }
 }
 
@@ -92,4 +92,11 @@ function invalidJobOnError<T>(parse: () => T): T {
 function invalidPayload(job: JobName, errors: FieldErrors): InvalidJobError {
   const reasons = Object.entries(errors).map(([field, messages]) => `${field}: ${messages.join(', ')}`);
   return new InvalidJobError(`invalid ${job} payload: ${reasons.join('; ')}`);
+}
+
+/** A log id stored under another tenant stays so on every retry: the job fails at once, into the failed set. */
+function failedForGoodOnConflict(write: Promise<void>): Promise<void> {
+  return write.catch((error: unknown) => {
+    throw error instanceof LogIdConflictError ? new InvalidJobError(error.message) : error;
+  });
 }
