@@ -99,8 +99,9 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
       await expect(writer.append([aLog(b, 2, { id: twice }), aLog(a, 2, { id: twice }), aLog(a, 3)])).rejects.toMatchObject({
         conflicts: [{ id: twice, tenantId: a }],
       });
-      // A duplicate (same id, same tenant) is still skipped.
+      // A duplicate (same id, same tenant) is still skipped, also behind a conflicting log of its id in one batch.
       expect(await writer.append([taken])).toBe(0);
+      await expect(writer.append([aLog(b, 3, { id: taken.id }), taken])).rejects.toMatchObject({ conflicts: [{ id: taken.id, tenantId: b }] });
       expect(await messages([taken.id])).toEqual([{ id: taken.id, tenant_id: a, message: 'a' }]);
       expect(await chainOf(a)).toEqual({ logs: 3, valid: true, entities: ['tok_0', 'tok_1', 'tok_3'] });
       expect(await chainOf(b)).toEqual({ logs: 2, valid: true, entities: ['tok_1', 'tok_2'] });

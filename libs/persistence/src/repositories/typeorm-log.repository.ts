@@ -79,16 +79,22 @@ export class TypeormLogRepository extends LogRepository {
   }
 
   async append(logs: Log[]): Promise<number> {
-    // The same id twice in one batch is one log (the first); under two tenants, the second is a conflict.
-    const tenantOf = new Map<string, string>();
+    // The same id twice in one batch is one log (the first). The same id under another tenant is written after it
+    // (a rare second round): a duplicate if stored under its own tenant by then, else a conflict.
     const conflicts: Conflict[] = [];
-    const unique = logs.filter((log) => {
-      const tenant = tenantOf.get(log.id);
-      if (tenant === undefined) return tenantOf.set(log.id, log.tenantId);
-      if (tenant !== log.tenantId) conflicts.push({ id: log.id, tenantId: log.tenantId });
-      return false;
-    });
-    const inserted = await this.write(unique, conflicts);
+    let inserted = 0;
+    for (let rest = logs; rest.length > 0; ) {
+      const tenantOf = new Map<string, string>();
+      const later: Log[] = [];
+      const unique = rest.filter((log) => {
+        const tenant = tenantOf.get(log.id);
+        if (tenant === undefined) return tenantOf.set(log.id, log.tenantId);
+        if (tenant !== log.tenantId) later.push(log);
+        return false;
+      });
+      inserted += await this.write(unique, conflicts);
+      rest = later;
+    }
     // After the others committed: the caller fails what holds these ids (the worker: their jobs, unrecoverably).
     if (conflicts.length > 0) throw new LogIdConflictError(conflicts);
     return inserted;
