@@ -53,7 +53,7 @@ async function main() {
 }
 
 /** Self time by package/file and by function, in µs per request, over the samples of the measured window. */
-function summarise(profile, requests, measuredMs, afterMs) {
+function summarise(profile, requests, measuredMs, afterMs, inclusiveNames = INCLUSIVE) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map();
   const to = profile.endTime - afterMs * 1000;
@@ -85,16 +85,16 @@ function summarise(profile, requests, measuredMs, afterMs) {
   // Inclusive: the time of every sample with a frame of that function (or file) on its stack.
   const parent = new Map();
   for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
-  const inclusive = new Map(INCLUSIVE.map((name) => [name, 0]));
+  const inclusive = new Map(inclusiveNames.map((name) => [name, 0]));
   for (const [id, us] of self) {
     const seen = new Set();
     for (let at = id; at !== undefined; at = parent.get(at)) {
       const { functionName, url } = byId.get(at).callFrame;
-      for (const name of INCLUSIVE) if (!seen.has(name) && (functionName === name || url.endsWith(name))) seen.add(name);
+      for (const name of inclusiveNames) if (!seen.has(name) && (functionName === name || url.endsWith(name))) seen.add(name);
     }
     for (const name of seen) inclusive.set(name, inclusive.get(name) + us);
   }
-  show('inclusive time:', inclusive, INCLUSIVE.length);
+  show('inclusive time:', inclusive, inclusiveNames.length);
 }
 
 const INCLUSIVE = [
@@ -124,7 +124,11 @@ const INCLUSIVE = [
   'ioredis/built/DataHandler.js',
 ];
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
+
+module.exports = { summarise };
