@@ -107,8 +107,19 @@ async function main() {
     const threadsBefore = threadCpuUs(api.child.pid);
     const sandboxBefore = sandboxes.map(processCpuUs);
     const ioBefore = io(api.child.pid);
+    // BENCH_STRACE=1: the API process's system calls (every thread) counted by strace during the measured window.
+    const strace = process.env.BENCH_STRACE === '1' ? spawn('strace', ['-c', '-f', '-p', String(api.child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] }) : null;
+    let straced = '';
+    strace?.stderr.on('data', (chunk) => (straced += chunk));
     const started = performance.now();
     const r = await load({ ...o, durationMs: seconds * 1000, warmupMs: 0 });
+    if (strace) {
+      await new Promise((resolve) => {
+        strace.once('exit', resolve);
+        strace.kill('SIGINT');
+      });
+      console.log(`strace -c -f of the API process (${r.requests} requests):\n${straced}`);
+    }
     const measuredMs = performance.now() - started;
     const threadsAfter = threadCpuUs(api.child.pid);
     const sandbox = sandboxes.reduce((sum, pid, i) => sum + processCpuUs(pid) - sandboxBefore[i], 0);

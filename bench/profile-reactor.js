@@ -1,7 +1,9 @@
 'use strict';
 // Profiling aid for bench:proxy (not a benchmark): Reactor.run from dist in a closed loop, without HTTP, and the CPU
 // one run costs in this process and in its sandbox processes. What a transform costs beside the proxy's own work.
-//   node --no-node-snapshot bench/profile-reactor.js trivial|request|response [seconds] [concurrency]
+// Each run does what the proxy does around it: the body goes in as the bytes that arrived (rawBody) and comes out
+// as the bytes to send (payloadResult); with --parsed, as the proxy did before: parsed here, serialised again here.
+//   node --no-node-snapshot bench/profile-reactor.js trivial|request|response [seconds] [concurrency] [--parsed]
 const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { Reactor } = require(join(__dirname, '..', 'dist/libs/reactor/src/index.js'));
@@ -26,23 +28,31 @@ function childrenOf(pid) {
 }
 
 async function main() {
-  const which = process.argv[2] ?? 'trivial';
-  const seconds = Number(process.argv[3] ?? 4);
-  const concurrency = Number(process.argv[4] ?? 8);
+  const parsed = process.argv.includes('--parsed');
+  const argv = process.argv.filter((arg) => arg !== '--parsed');
+  const which = argv[2] ?? 'trivial';
+  const seconds = Number(argv[3] ?? 4);
+  const concurrency = Number(argv[4] ?? 8);
   const code = { trivial: TRIVIAL, request: REALISTIC_REQUEST, response: REALISTIC_RESPONSE }[which];
   if (!code) throw new Error('trivial, request or response');
-  const body = which === 'response' ? { reference: 'ord_7f3a9c', amount: { value: 1250, currency: 'EUR' } } : JSON.parse(PAYLOAD);
-  const args = which === 'response'
-    ? { body, headers: { 'content-type': 'application/json', 'content-length': '80' }, status: 200 }
-    : { body, headers: { 'content-type': 'application/json', 'content-length': String(PAYLOAD.length) }, method: 'POST', path: '/orders', query: {} };
+  const bytes = Buffer.from(which === 'response' ? JSON.stringify({ reference: 'ord_7f3a9c', amount: { value: 1250, currency: 'EUR' } }) : PAYLOAD);
+  const headers = { 'content-type': 'application/json', 'content-length': String(bytes.length) };
+  const args = which === 'response' ? { body: null, headers, status: 200 } : { body: null, headers, method: 'POST', path: '/orders', query: {} };
   const reactor = new Reactor({});
-  const input = { tenantId: 'bench', code, args, configuration: { SIGNING_SECRET: 'bench-signing-secret' } };
+  const inputOf = () => {
+    const input = { tenantId: 'bench', code, args: { ...args }, configuration: { SIGNING_SECRET: 'bench-signing-secret' } };
+    if (parsed) input.args.body = JSON.parse(bytes.toString('utf8'));
+    else Object.assign(input, { rawBody: { text: bytes.toString('utf8'), json: true }, payloadResult: true });
+    return input;
+  };
   let runs = 0;
+  let sent = 0;
   let stop = false;
   const loop = async () => {
     while (!stop) {
-      const result = await reactor.run(input);
+      const result = await reactor.run(inputOf());
       if (!result.ok) throw new Error(JSON.stringify(result.body));
+      sent += (result.payload ? Buffer.from(result.payload.text) : Buffer.from(JSON.stringify(result.body))).length;
       runs++;
     }
   };
@@ -66,6 +76,7 @@ async function main() {
     `${which}, ${concurrency} at once: ${(runs / elapsed).toFixed(0)} runs/s, CPU per run: this process ${((own.user + own.system) / runs).toFixed(1)} µs, ` +
       `sandbox processes ${(sandbox / runs).toFixed(1)} µs`,
   );
+  if (sent === 0) throw new Error('no body came out');
   await reactor.close();
 }
 

@@ -366,6 +366,33 @@ describe('proxy invocation (/proxy)', () => {
       expect(lastSeen().body.toString()).toBe('string:PLAIN WORDS');
     });
 
+    it('hands bodies over as they arrived (parsed in the sandbox) and sends what the transform returned byte for byte', async () => {
+      const owner = await newTenant(t);
+      // Echoes what it saw; a string body goes as it is, anything else as JSON (content type set unless the transform did).
+      const code = `module.exports = async (req) => {
+        const body = req.args.body;
+        if (req.args.headers['x-mode'] === 'string') return { body: 'seen ' + typeof body + ':\\n' + JSON.stringify(body), headers: {} };
+        return { body: { type: body === null ? 'null' : typeof body, body }, headers: req.args.headers['x-mode'] === 'typed' ? { 'content-type': 'application/vnd.x+json' } : {} };
+      };`;
+      const p = await proxy(owner, { require_auth: false, request_transform: { code } });
+      const send = async (body: string, contentType: string, mode = '') => {
+        await t.http().post('/proxy/raw').set('svc-proxy-key', p.key).set('content-type', contentType).set('x-mode', mode).send(body).expect(200);
+        return lastSeen();
+      };
+      const pretty = JSON.stringify({ a: 'ü\ttab', list: [1, 2] }, null, 2);
+      let seen = await send(pretty, 'application/json');
+      expect(JSON.parse(seen.body.toString())).toEqual({ type: 'object', body: { a: 'ü\ttab', list: [1, 2] } });
+      expect(seen.headers['content-type']).toBe('application/json');
+      expect(seen.headers['content-length']).toBe(String(seen.body.length));
+      seen = await send('{"not json', 'application/json', 'typed');
+      expect(seen.body.toString()).toBe('{"type":"string","body":"{\\"not json"}');
+      expect(seen.headers['content-type']).toBe('application/vnd.x+json');
+      seen = await send('line 1\nline 2', 'text/plain', 'string');
+      expect(seen.body.toString()).toBe('seen string:\n"line 1\\nline 2"');
+      seen = await send('{"one":1}', 'text/plain', 'string');
+      expect(seen.body.toString()).toBe('seen string:\n"{\\"one\\":1}"');
+    });
+
     it('a response transform rewrites body, headers and status, and runs on every destination response', async () => {
       const owner = await newTenant(t);
       const code = `module.exports = async function (req) {

@@ -8,5 +8,6 @@ export type {
   SvcRequest,
   SvcResponse,
   TransformInput,
+  TransformPayload,
   TransformResult,
 } from './transform-types';

@@ -4,7 +4,7 @@ import { SandboxProcess, type RunOutcome } from './sandbox-process';
 import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
 import { proxyErrorResult } from './transform-errors';
 import { transformCodeHash } from './transform-source';
-import type { QueueWaitOutcome, ReactorOptions, ReactorStats, TransformInput, TransformResult } from './transform-types';
+import type { QueueWaitOutcome, ReactorOptions, ReactorStats, TransformInput, TransformPayload, TransformResult } from './transform-types';
 import { TransformValidator } from './transform-validator';
 
 export const REACTOR_DEFAULTS = {
@@ -152,16 +152,19 @@ export class Reactor {
     }
     let inputJson: string;
     try {
-      inputJson = JSON.stringify({ args: input.args ?? {}, configuration: input.configuration ?? {}, hasSvc: Boolean(input.svc) });
+      const fields: Record<string, unknown> = { args: input.args ?? {}, configuration: input.configuration ?? {}, hasSvc: Boolean(input.svc) };
+      if (input.payloadResult === true) fields.payload = true;
+      inputJson = JSON.stringify(fields);
     } catch {
       return proxyErrorResult('ReactorRuntimeError', 'The transform input is not JSON-serializable');
     }
+    const body = bodyField(input.rawBody);
     const codeHash = this.codeHashes.of(input.code);
     // Without a tenant to key them by, no context is kept warm (each run gets a fresh one).
     const tenantId = typeof input.tenantId === 'string' && input.tenantId !== '' ? input.tenantId : null;
 
     // The input waits inside a sandbox process while it runs what was sent before (see SandboxPool).
-    const size = inputJson.length;
+    const size = inputJson.length + body.length;
     const asked = performance.now();
     let requeued = false;
     for (;;) {
@@ -174,7 +177,7 @@ export class Reactor {
         if (error instanceof PoolUnavailableError) return { ...proxyErrorResult('ServiceUnavailableError', error.message), retryAfterSeconds: error.retryAfterSeconds };
         return proxyErrorResult('ServiceUnavailableError', 'No sandbox is available');
       }
-      const settled = await sandbox.run({ tenantId, code: input.code, codeHash, inputJson, svc: input.svc });
+      const settled = await sandbox.run({ tenantId, code: input.code, codeHash, inputJson, body, svc: input.svc });
       if (settled.kind !== 'requeue') this.queueWaitListener?.(Math.max(0, settled.startedAt - asked) / 1000, 'ran');
       if (settled.kind === 'requeue') {
         // Never started: the process was stopped for the invocation before it. First in line again.
@@ -248,11 +251,17 @@ export class Reactor {
     await this.pool.close(this.timeoutMs);
   }
 
-/** The sandbox already shaped the outcome; the host re-checks it, trusting nothing from inside. */
-  private toResult(json: string, copy: string[]): TransformResult {
-    if (json.length > this.maxResultLength + 1024) {
+  /**
+   * The sandbox already shaped the outcome; the host re-checks it, trusting nothing from inside. The outcome
+   * is the runtime's JSON, or (asked for with `payload`) its JSON without the body, a tab, and the body as
+   * `j<JSON text>` or `t<the transform's string>`.
+   */
+  private toResult(raw: string, copy: string[]): TransformResult {
+    if (raw.length > this.maxResultLength + 1024) {
       return proxyErrorResult('ReactorRuntimeError', `The transform result exceeds ${this.maxResultLength} characters`, copy);
     }
+    const tab = raw.indexOf('\t');
+    const json = tab === -1 ? raw : raw.slice(0, tab);
     let outcome: Record<string, unknown>;
     try {
       outcome = JSON.parse(json) as Record<string, unknown>;
@@ -262,9 +271,16 @@ export class Reactor {
     if (outcome === null || typeof outcome !== 'object') {
       return proxyErrorResult('ReactorRuntimeError', 'The transform result could not be read', copy);
     }
+    let payload: TransformPayload | undefined;
+    if (tab !== -1) {
+      const kind = raw.charAt(tab + 1);
+      if (kind !== 'j' && kind !== 't') return proxyErrorResult('ReactorRuntimeError', 'The transform result could not be read', copy);
+      payload = { text: raw.slice(tab + 2), json: kind === 'j' };
+    }
     const headers = cleanHeaders(outcome.headers);
     if (outcome.ok === true) {
       const result: TransformResult = { ok: true, body: outcome.body, headers, logs: copy };
+      if (payload) result.payload = payload;
       if (outcome.status !== undefined) {
         if (!isStatus(outcome.status)) return proxyErrorResult('ReactorRuntimeError', 'The transform returned an invalid status', copy);
         result.status = outcome.status;
@@ -272,7 +288,9 @@ export class Reactor {
       return result;
     }
     if (outcome.ok === false && isStatus(outcome.status)) {
-      return { ok: false, status: outcome.status, headers, body: outcome.body, logs: copy };
+      const result: TransformResult = { ok: false, status: outcome.status, headers, body: outcome.body, logs: copy };
+      if (payload) result.payload = payload;
+      return result;
     }
     return proxyErrorResult('ReactorRuntimeError', 'The transform result could not be read', copy);
   }
@@ -303,6 +321,17 @@ class CodeHashes {
     }
     return hash;
   }
+}
+
+/**
+ * The frame field of a body passed as it arrived (TransformInput.rawBody): '' for none, else its kind (`j`
+ * JSON to parse, `t` text) and the text; a text holding a newline, which would end the frame, goes as a JSON
+ * string under `J` or `T`.
+ */
+function bodyField(raw: TransformPayload | undefined): string {
+  if (raw === undefined || raw === null || typeof raw.text !== 'string') return '';
+  if (raw.text.includes('\n')) return `${raw.json ? 'J' : 'T'}${JSON.stringify(raw.text)}`;
+  return `${raw.json ? 'j' : 't'}${raw.text}`;
 }
 
 function positive(value: number | undefined, fallback: number): number {

@@ -44,6 +44,7 @@ interface Queued {
   tenantId: string | null;
   code: string | null;
   input: string;
+  body: string;
 }
 
 const queue: Queued[] = [];
@@ -66,7 +67,7 @@ async function run(queued: Queued): Promise<void> {
   const invocation = new Invocation(forward, settings);
   current = { id, invocation };
   try {
-    const outcome = await sandbox.execute(invocation, queued.tenantId, queued.code, queued.codeHash, queued.input, settings.timeoutMs);
+    const outcome = await sandbox.execute(invocation, queued.tenantId, queued.code, queued.codeHash, queued.input, queued.body, settings.timeoutMs);
     send(`d\t${id}\t${encodeCounters(sandbox.counters)}\t${JSON.stringify(invocation.logs)}\t${outcome}`);
   } catch (error) {
     if (error instanceof MissingCodeError) {
@@ -105,10 +106,10 @@ function failureKind(error: unknown): FailureKind {
 function onFrame(frame: string): void {
   switch (frame.charAt(0)) {
     case 'r': {
-      const f = frameFields(frame, 6);
+      const f = frameFields(frame, 7);
       if (!f) return;
       const code = f[4] === '' ? null : stringField(f[4]);
-      queue.push({ id: Number(f[0]), svc: f[1] === '1', codeHash: f[2], tenantId: stringField(f[3]), code, input: f[5] });
+      queue.push({ id: Number(f[0]), svc: f[1] === '1', codeHash: f[2], tenantId: stringField(f[3]), code, input: f[5], body: f[6] });
       next();
       return;
     }

@@ -100,6 +100,7 @@ export class SandboxIsolate {
     code: string | null,
     codeHash: string,
     inputJson: string,
+    body: string,
     timeoutMs: number,
   ): Promise<string> {
     const key = tenantId === null ? null : `${tenantId}\u0000${codeHash}`;
@@ -110,7 +111,7 @@ export class SandboxIsolate {
       prepared = warm.prepared;
       this.counters.warmInvocations++;
       this.bind(prepared, invocation);
-      prepared.control.applySync(undefined, ['start', inputJson], timeout);
+      prepared.control.applySync(undefined, ['start', inputJson, body], timeout);
     } else {
       if (warm) this.releaseContext(warm.prepared);
       prepared = this.spare ?? this.createContext();
@@ -123,7 +124,7 @@ export class SandboxIsolate {
         throw error;
       }
       this.bind(prepared, invocation);
-      prepared.control.applySync(undefined, ['input', inputJson]);
+      prepared.control.applySync(undefined, ['input', inputJson, body]);
       script.runSync(prepared.context, timeout);
     }
     let outcome: { json: string; reusable: boolean } | undefined;

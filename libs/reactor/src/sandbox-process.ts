@@ -30,6 +30,8 @@ export interface SandboxRun {
   code: string;
   codeHash: string;
   inputJson: string;
+  /** The body passed as it arrived: '' or its frame field (see the `r` frame in sandbox-protocol.ts). */
+  body: string;
   svc: SvcBridge | undefined;
 }
 
@@ -155,7 +157,7 @@ export class SandboxProcess {
       const withCode = !this.sentCode.has(run.codeHash);
       if (withCode) this.remember(run.codeHash);
       const tenant = run.tenantId === null ? 'null' : JSON.stringify(run.tenantId);
-      this.send(`r\t${entry.id}\t${run.svc ? 1 : 0}\t${run.codeHash}\t${tenant}\t${withCode ? JSON.stringify(run.code) : ''}\t${run.inputJson}`);
+      this.send(`r\t${entry.id}\t${run.svc ? 1 : 0}\t${run.codeHash}\t${tenant}\t${withCode ? JSON.stringify(run.code) : ''}\t${run.inputJson}\t${run.body}`);
     });
   }
 

@@ -8,16 +8,20 @@
  * unescaping it on the other). Several frames may come in one read, and one frame over several.
  *
  * To the sandbox process:
- * - `r id svc codeHash tenantJson codeJson input`: an invocation. `codeJson` is empty when the process
- *   was already sent that code (it answers `m` if it has forgotten it); `svc` is 1 or 0. Invocations
- *   may be sent before the previous one is answered: the process runs them one after the other, in
- *   the order sent.
+ * - `r id svc codeHash tenantJson codeJson input body`: an invocation. `codeJson` is empty when the
+ *   process was already sent that code (it answers `m` if it has forgotten it); `svc` is 1 or 0. `body`
+ *   is empty, or a body passed as it arrived, which the sandbox makes `args.body`: `j` and JSON text to
+ *   parse (the text itself if it does not parse), `t` and text; `J` or `T` and the same text as a JSON
+ *   string when it holds a newline. Invocations may be sent before the previous one is answered: the
+ *   process runs them one after the other, in the order sent.
  * - `k id codeJson`: the code the process asked for with `m`.
  * - `s id svcId payload`: the answer to a svc request of invocation `id`.
  *
  * From it:
  * - `R vmSizeKb`: started, its first context ready; `vmSizeKb` is its address space then.
- * - `d id counters logsJson outcome`: invocation `id` produced the runtime's JSON outcome.
+ * - `d id counters logsJson outcome`: invocation `id` produced the runtime's JSON outcome; when the input
+ *   asked for its body apart (`payload`), the JSON without the body, a tab, and `j` and the body's JSON
+ *   or `t` and its string (one without a newline).
  * - `f id kind counters logsJson messageJson`: it did not (see FailureKind).
  * - `m id`: send the code of invocation `id` again (the process evicted it); the invocation waits.
  * - `s id svcId request`: a svc request of invocation `id`.

@@ -65,15 +65,37 @@ export interface TransformInput {
   configuration: Record<string, string>;
   /** Present only when the proxy names an application. */
   svc?: SvcBridge;
+  /**
+   * The body as it arrived, for a caller that has not parsed it (the proxy): the sandbox sets `args.body`
+   * from it as the proxy would have (the parsed value when `json` and the text parses, else the text; null
+   * when empty), so the API process neither parses the body nor serialises it again into the run's input.
+   */
+  rawBody?: TransformPayload;
+  /**
+   * The caller sends the result's body as it is (the proxy): the result then carries it as `payload`, the
+   * text the sandbox serialised, instead of a parsed `body` the caller would serialise again.
+   */
+  payloadResult?: boolean;
 }
 
+/** A body as text: JSON text (`json`: the transform's value, serialised) or the transform's own string. */
+export interface TransformPayload {
+  text: string;
+  json: boolean;
+}
+
+/**
+ * `payload` is set instead of `body` (then undefined) when the input asked for `payloadResult` and the
+ * transform's body was neither null nor undefined.
+ */
 export type TransformResult =
-  | { ok: true; body: unknown; headers: Record<string, string>; status?: number; logs: string[] }
+  | { ok: true; body: unknown; payload?: TransformPayload; headers: Record<string, string>; status?: number; logs: string[] }
   | {
       ok: false;
       status: number;
       headers: Record<string, string>;
       body: unknown;
+      payload?: TransformPayload;
       logs: string[];
       /** Set when the sandbox pool (or the tenant's share of it) is full: answer 503 with this Retry-After. */
       retryAfterSeconds?: number;

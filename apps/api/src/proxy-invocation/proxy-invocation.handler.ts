@@ -15,7 +15,7 @@ import { DestinationRefusedError } from './destination-agent';
 import { DESTINATION_STATUS_HEADER, forwardableHeaders, HeaderMap, InvalidTransformResultError, transformHeaders } from './forwarded-headers';
 import { SvcLoopback } from './svc-bridge';
 import { TransformConsole } from './transform-console';
-import { payloadOf, transformBodyOf } from './transform-payloads';
+import { rawBodyOf, resultPayloadOf } from './transform-payloads';
 
 export interface ProxyInvocationSettings {
   bodyLimitBytes: number;
@@ -121,19 +121,22 @@ export class ProxyInvocation implements OnApplicationShutdown {
       const result = await this.transform(record, proxy, 'request', {
         tenantId: proxy.tenantId,
         code: proxy.requestTransform.code,
+        // `body` is set in the sandbox from rawBody (null here keeps its place first among the args).
         args: {
-          body: transformBodyOf(raw, req.headers['content-type']),
+          body: null,
           headers: forwardableHeaders(req.headers),
           method: req.method,
           path: target.path,
           query: queryObject(target.params),
         },
+        rawBody: rawBodyOf(raw, req.headers['content-type']),
+        payloadResult: true,
         configuration: proxy.configuration ?? {},
         svc: this.svc.bridgeFor(proxy),
       });
       if (!result.ok) return sendTransformError(res, result);
       const headers = transformHeaders(result.headers, 'request');
-      request.body = payloadOf(result.body, headers);
+      request.body = resultPayloadOf(result, headers);
       request.headers = headers;
     } else {
       request.headers = forwardableHeaders(req.headers);
@@ -176,10 +179,12 @@ export class ProxyInvocation implements OnApplicationShutdown {
       tenantId: proxy.tenantId,
       code: proxy.responseTransform.code,
       args: {
-        body: transformBodyOf(raw, upstream.headers['content-type']),
+        body: null,
         headers: forwardableHeaders(upstream.headers as HeaderMap),
         status: upstream.statusCode,
       },
+      rawBody: rawBodyOf(raw, upstream.headers['content-type']),
+      payloadResult: true,
       configuration: proxy.configuration ?? {},
       svc: this.svc.bridgeFor(proxy),
     });
@@ -190,7 +195,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
       throw new InvalidTransformResultError('The response transform returned a status outside 200-599');
     }
     const headers = transformHeaders(result.headers, 'response');
-    sendPayload(res, status, headers, payloadOf(result.body, headers));
+    sendPayload(res, status, headers, resultPayloadOf(result, headers));
   }
 
   /** The request body, whole, for a transform; 413 beyond the limit. */
@@ -417,7 +422,7 @@ function sendTransformError(res: Response, result: Extract<TransformResult, { ok
   } catch {
     headers = {};
   }
-  const payload = payloadOf(result.body, headers);
+  const payload = resultPayloadOf(result, headers);
   // A status the wire cannot carry becomes the runtime error it is.
   if (!Number.isInteger(result.status) || result.status < 200 || result.status > 599) {
     return sendTransformError(res, runtimeError(`The transform answered with the invalid status ${String(result.status).slice(0, 20)}`));

@@ -1,3 +1,4 @@
+import type { TransformPayload } from '@gatehouse/reactor';
 import { HeaderMap } from './forwarded-headers';
 
 function isJsonMediaType(contentType: string | string[] | undefined): boolean {
@@ -18,6 +19,27 @@ export function transformBodyOf(raw: Buffer, contentType: string | string[] | un
     // Declared JSON that is not: the transform gets the text and decides.
     return text;
   }
+}
+
+/**
+ * A body for a transform as it arrived (TransformInput.rawBody), not parsed here: the sandbox makes of it what
+ * transformBodyOf would (the parsed JSON for a JSON content type when it parses, else the text; null when empty).
+ */
+export function rawBodyOf(raw: Buffer, contentType: string | string[] | undefined): TransformPayload {
+  return { text: raw.length === 0 ? '' : raw.toString('utf8'), json: isJsonMediaType(contentType) };
+}
+
+/**
+ * The bytes of a body a transform returned, as payloadOf, from the text the sandbox serialised when there is
+ * one (TransformResult.payload), else from the body.
+ */
+export function resultPayloadOf(result: { body: unknown; payload?: TransformPayload }, headers: HeaderMap): Buffer | undefined {
+  const raw = result.payload;
+  if (raw === undefined) return payloadOf(result.body, headers);
+  if (raw.json) headers['content-type'] ??= 'application/json';
+  const payload = Buffer.from(raw.text, 'utf8');
+  headers['content-length'] = String(payload.length);
+  return payload;
 }
 
 /**

@@ -4,7 +4,7 @@
 /* exported ArrayIsArray, ErrorCtor, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapCtor, MapDelete, MapGet,
    MapSet, MathFloor, MathMax, MathMin, NumberIsInteger, ObjectCreate, ObjectDefineProperty, ObjectFreeze,
    ObjectGetOwnPropertyDescriptor, ObjectKeys, ObjectPrototypeToString, PromiseCtor, PromiseResolve, PromiseThen,
-   RangeErrorCtor, SetCtor, StringCtor, StringFromCharCode, StringSlice, TypeErrorCtor, U8, WeakMapCtor, WeakMapGet,
+   RangeErrorCtor, SetCtor, StringCtor, StringFromCharCode, StringIndexOf, StringSlice, TypeErrorCtor, U8, WeakMapCtor, WeakMapGet,
    WeakMapSet, define, limits, uncurry */
 const G = globalThis;
 const limits = JSON.parse(limitsJson);
@@ -36,6 +36,7 @@ const WeakMapGet = uncurry(WeakMap.prototype.get);
 const WeakMapSet = uncurry(WeakMap.prototype.set);
 const StringCtor = String;
 const StringSlice = uncurry(String.prototype.slice);
+const StringIndexOf = uncurry(String.prototype.indexOf);
 const StringFromCharCode = String.fromCharCode;
 const ErrorCtor = Error;
 const TypeErrorCtor = TypeError;

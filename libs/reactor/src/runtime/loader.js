@@ -1,11 +1,15 @@
 // The sandbox runtime: the loader.
 /* global CustomHttpResponseClass, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapGet, NumberIsInteger,
-   ObjectCreate, ObjectKeys, PromiseCtor, PromiseResolve, PromiseThen, StringCtor, define, deliver, describe, fatal,
+   ObjectCreate, ObjectKeys, PromiseCtor, PromiseResolve, PromiseThen, StringCtor, StringIndexOf, StringSlice, define, deliver, describe, fatal,
    fatalFired, limits, makeSvc, newFatal, pending, proxyErrorClasses, proxyErrorInfo,
    requireModule, resetLogLines, runtimeError, timerCallbacks, uncurry */
 /* exported control */
 let inputJson = null;
-function setInput(json) { inputJson = json; }
+let inputBody = '';
+function setInput(json, body) {
+  inputJson = json;
+  inputBody = body;
+}
 
 function isStatus(s) { return typeof s === 'number' && NumberIsInteger(s) && s >= 200 && s <= 599; }
 
@@ -72,6 +76,7 @@ let runClean = false;
 // Per-run state, reset before every run: a previous run's svc answers and timers can no longer be
 // delivered (its Invocation has ended) and must not be waited for, counted or fired.
 function beginRun() {
+  bodyApart = false;
   MapClear(pending);
   MapClear(timerCallbacks);
   resetLogLines();
@@ -79,9 +84,30 @@ function beginRun() {
   newFatal();
 }
 
-function requestFrom(json) {
+// Whether the host asked for the outcome's body apart (see serializeOutcome); set by each run's input.
+let bodyApart = false;
+
+// A body the host passed as it arrived (see the 'r' frame in sandbox-protocol.ts): what the proxy would have
+// made of it, the parsed value when it is JSON and parses, else the text; null when empty.
+function bodyFrom(field) {
+  const kind = StringSlice(field, 0, 1);
+  let text = StringSlice(field, 1);
+  if (kind === 'J' || kind === 'T') text = JSONParse(text);
+  if (typeof text !== 'string' || text === '') return null;
+  if (kind !== 'j' && kind !== 'J') return text;
+  try {
+    return JSONParse(text);
+  } catch (_) {
+    return text;
+  }
+}
+
+function requestFrom(json, body) {
   const input = JSONParse(json);
-  const req = { args: input.args, configuration: input.configuration };
+  bodyApart = input.payload === true;
+  const args = input.args;
+  if (typeof body === 'string' && body !== '' && args !== null && typeof args === 'object') args.body = bodyFrom(body);
+  const req = { args: args, configuration: input.configuration };
   if (input.hasSvc) req.svc = makeSvc();
   return req;
 }
@@ -114,8 +140,9 @@ function failedOutcome(e) {
 
 async function runTransform(factory) {
   try {
-    const req = requestFrom(inputJson);
+    const req = requestFrom(inputJson, inputBody);
     inputJson = null;
+    inputBody = '';
     const module = { exports: {} };
     uncurry(factory)(module.exports, module, module.exports, requireModule);
     const handler = module.exports;
@@ -129,17 +156,37 @@ async function runTransform(factory) {
   }
 }
 
-async function runKept(json) {
+async function runKept(json, body) {
   try {
-    return await callHandler(keptHandler, requestFrom(json));
+    return await callHandler(keptHandler, requestFrom(json, body));
   } catch (e) {
     return failedOutcome(e);
   }
 }
 
+// The outcome with its body apart, when the host asked so: the JSON of the rest, a tab, and 'j' with the
+// body's JSON or 't' with its string; the host sends that text as it is. Undefined when the body cannot go
+// apart (null or undefined, a value JSON leaves out, a string holding a newline, which would end the frame).
+function withBodyApart(outcome) {
+  const body = outcome.body;
+  if (body === undefined || body === null) return undefined;
+  let text;
+  if (typeof body === 'string') {
+    if (StringIndexOf(body, '\n') !== -1) return undefined;
+    text = 't' + body;
+  } else {
+    const json = JSONStringify(body);
+    if (typeof json !== 'string') return undefined;
+    text = 'j' + json;
+  }
+  const head = { ok: outcome.ok, headers: outcome.headers };
+  if (outcome.status !== undefined) head.status = outcome.status;
+  return JSONStringify(head) + '\t' + text;
+}
+
 // The host reads the first character: '1' when the context may run this tenant's code again,
 // '0' when it must be disposed (an error the runtime did not expect, a fatal callback, a result it
-// refused). The rest is the JSON outcome.
+// refused). The rest is the JSON outcome (or, asked for, the outcome with its body apart).
 function serializeOutcome(outcome) {
   const clean = runClean && !fatalFired;
   runClean = false;
@@ -149,7 +196,8 @@ function serializeOutcome(outcome) {
   }
   let json;
   try {
-    json = JSONStringify(outcome);
+    json = bodyApart ? withBodyApart(outcome) : undefined;
+    if (json === undefined) json = JSONStringify(outcome);
   } catch (e) {
     return '0' + JSONStringify(runtimeErrorOutcome('The transform result is not JSON-serializable: ' + describe(e)));
   }
@@ -173,13 +221,13 @@ define(G, '__gatehouse_load', function load(factory) {
 });
 
 // A later invocation in a context whose first run ended cleanly: same tenant, same code.
-function start(json) {
+function start(json, body) {
   if (keptHandler === null || typeof json !== 'string') {
     track('0' + JSONStringify(runtimeErrorOutcome('The transform is not loaded')));
     return undefined;
   }
   beginRun();
-  track(PromiseThen(runKept(json), serializeOutcome));
+  track(PromiseThen(runKept(json, body), serializeOutcome));
   return undefined;
 }
 
@@ -231,9 +279,9 @@ function checkSource(code) {
 // The one function the host holds a Reference to, for this context (the joined script returns it).
 function control(op, a, b) {
   if (op === 'deliver') return deliver(a, b);
-  if (op === 'input') return setInput(a);
+  if (op === 'input') return setInput(a, b);
   if (op === 'check') return checkSource(a);
-  if (op === 'start') return start(a);
+  if (op === 'start') return start(a, b);
   if (op === 'take') return take();
   if (op === 'wait') return wait();
   return undefined;
