@@ -11,6 +11,7 @@ import { KeyRotationLastUse1764000110000 } from './migrations/1764000110000-key-
 import { LogChain1764000200000 } from './migrations/1764000200000-log-chain';
 import { UniqueTenantNames1764000400000 } from './migrations/1764000400000-unique-tenant-names';
 import { LogChainAppend1764000513000 } from './migrations/1764000513000-log-chain-append';
+import { LogChainAppendOwnOutbox1764000600000 } from './migrations/1764000600000-log-chain-append-own-outbox';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
 export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity, ProxyEntity, LogEntity];
@@ -24,4 +25,5 @@ export const MIGRATIONS = [
   LogChain1764000200000,
   UniqueTenantNames1764000400000,
   LogChainAppend1764000513000,
+  LogChainAppendOwnOutbox1764000600000,
 ];

@@ -166,6 +166,28 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
         await database.dataSource.query('DELETE FROM audit_outbox WHERE id = $1', [event.id]);
       }
     });
+
+    it("never deletes another tenant's pending outbox event of its id, in the one-statement path either", async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      const writer = new TypeormLogRepository(database.dataSource.manager);
+      await writer.append([aLog(b, 0)]); // b's head known to the writer: its next batch is one statement
+      // a's event, committed by the API, its job not run yet; recorded just now, so no relay takes it meanwhile.
+      const pending = aLog(a, 0, { message: 'a' });
+      await outbox(pending, 0);
+      const eventOf = () => database.dataSource.query('SELECT id, tenant_id FROM audit_outbox WHERE id = $1', [pending.id]);
+      try {
+        // A queued log of b with that id (queued logs' ids are their producer's): written, first come.
+        expect(await writer.append([aLog(b, 1, { id: pending.id, message: 'b' })])).toBe(1);
+        expect(await eventOf()).toEqual([{ id: pending.id, tenant_id: a }]);
+        // a's job then meets the conflict, and a's event is still there for the relay to report.
+        await expect(writer.append([pending])).rejects.toMatchObject({ conflicts: [{ id: pending.id, tenantId: a }] });
+        expect(await eventOf()).toEqual([{ id: pending.id, tenant_id: a }]);
+        expect(await messages([pending.id])).toEqual([{ id: pending.id, tenant_id: b, message: 'b' }]);
+        expect(await chainOf(b)).toEqual({ logs: 2, valid: true, entities: ['tok_0', 'tok_1'] });
+      } finally {
+        await database.dataSource.query('DELETE FROM audit_outbox WHERE id = $1', [pending.id]);
+      }
+    });
   });
 
   it('keeps every chain whole with three writers, two flushes in flight each, refused batches, redeliveries and the relay', async () => {

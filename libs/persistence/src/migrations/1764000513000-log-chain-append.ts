@@ -13,7 +13,17 @@ export class LogChainAppend1764000513000 implements MigrationInterface {
   name = 'LogChainAppend1764000513000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE FUNCTION "log_chain_append"(outbox_ids uuid[], tenants uuid[], expected_seqs bigint[], expected_hashes text[],
+    await q.query(logChainAppendFunction('DELETE FROM audit_outbox WHERE id = ANY(outbox_ids);'));
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION "log_chain_append"(uuid[], uuid[], bigint[], text[], bigint[], text[], json)`);
+  }
+}
+
+/** The function, with `deleteOutbox` as its first statement (changed by migration 1764000600000). */
+export function logChainAppendFunction(deleteOutbox: string): string {
+  return `CREATE OR REPLACE FUNCTION "log_chain_append"(outbox_ids uuid[], tenants uuid[], expected_seqs bigint[], expected_hashes text[],
         new_seqs bigint[], new_hashes text[], batch json)
       RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
@@ -21,7 +31,7 @@ export class LogChainAppend1764000513000 implements MigrationInterface {
         inserted integer;
       BEGIN
         -- The outbox rows first, then the heads in tenant order: the order of every writer and of the relay.
-        DELETE FROM audit_outbox WHERE id = ANY(outbox_ids);
+        ${deleteOutbox}
         PERFORM 1 FROM log_chains WHERE tenant_id = ANY(tenants) ORDER BY tenant_id FOR UPDATE;
         -- A new statement, so a new snapshot: the heads as their last writer committed them, and now locked.
         SELECT count(*) INTO matching FROM log_chains h
@@ -44,10 +54,5 @@ export class LogChainAppend1764000513000 implements MigrationInterface {
         UPDATE log_chains h SET seq = v.s, hash = decode(v.x, 'hex')
           FROM unnest(tenants, new_seqs, new_hashes) AS v(t, s, x) WHERE h.tenant_id = v.t;
         RETURN inserted;
-      END $$`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP FUNCTION "log_chain_append"(uuid[], uuid[], bigint[], text[], bigint[], text[], json)`);
-  }
+      END $$`;
 }
