@@ -9,24 +9,21 @@ const { mkdtempSync, readdirSync, readFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { load } = require('./load');
-const { createTenant, databaseUrl, freePort, recreateDatabase, startGatehouse } = require('./service');
+const {
+  childrenOf,
+  createTenant,
+  databaseUrl,
+  ECHO_UPSTREAM_SOURCE,
+  freePort,
+  processCpuMs,
+  recreateDatabase,
+  startGatehouse,
+  startScript,
+} = require('./service');
 const { summarise } = require('./profile-route');
 const { PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL } = require('./proxy-transforms');
 
 const DB = 'gatehouse_bench_proxy_profile';
-
-const UPSTREAM_SOURCE = `
-const http = require('node:http');
-http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const body = chunks.length ? Buffer.concat(chunks) : Buffer.from('{"ok":true}');
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-    res.end(body);
-  });
-}).listen(Number(process.env.PORT), '127.0.0.1', () => process.send('ready'));
-`;
 
 /** CPU µs of each thread of a process, by thread name (summed over threads of the same name). */
 function threadCpuUs(pid) {
@@ -45,23 +42,8 @@ function threadCpuUs(pid) {
   return out;
 }
 
-function childrenOf(pid) {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-function processCpuUs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
+/** CPU µs (user + system) of the process alone. */
+const processCpuUs = (pid) => (processCpuMs(pid) ?? NaN) * 1000;
 
 function io(pid) {
   const text = readFileSync(`/proc/${pid}/io`, 'utf8');
@@ -74,11 +56,7 @@ async function main() {
   const connections = Number(process.argv[4] ?? 10);
   await recreateDatabase(DB);
   const port = await freePort();
-  const upstream = await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', UPSTREAM_SOURCE], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`upstream exited with ${code}`)));
-  });
+  const upstream = await startScript(ECHO_UPSTREAM_SOURCE, { PORT: String(port) });
   const env = { DATABASE_URL: databaseUrl(DB), PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'warn', REDIS_URL: '' };
   const key = createTenant(env).application.key;
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-profile-'));

@@ -4,28 +4,14 @@
 // Each run does what the proxy does around it: the body goes in as the bytes that arrived (rawBody) and comes out
 // as the bytes to send (payloadResult); with --parsed, as the proxy did before: parsed here, serialised again here.
 //   node --no-node-snapshot bench/profile-reactor.js trivial|request|response [seconds] [concurrency] [--parsed]
-const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { Reactor } = require(join(__dirname, '..', 'dist/libs/reactor/src/index.js'));
 const { REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL, PAYLOAD } = require('./proxy-transforms');
 
-/** CPU time (user + system) of a process, in µs; Linux /proc. */
-function cpuUs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
+const { childrenOf, processCpuMs } = require('./service');
 
-function childrenOf(pid) {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid;
-      } catch {
-        return false;
-      }
-    });
-}
+/** CPU µs (user + system) of the process alone. */
+const cpuUs = (pid) => (processCpuMs(pid) ?? NaN) * 1000;
 
 async function main() {
   const parsed = process.argv.includes('--parsed');

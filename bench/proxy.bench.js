@@ -6,11 +6,21 @@
 // Gatehouse runs from dist (npm run build first, which the npm script does) over a local PostgreSQL database.
 // The load generator is bench/load.js: closed-loop, keep-alive, microsecond latencies (autocannon's 1 ms histogram
 // is too coarse for a 1 ms budget). BENCH_DURATION_MS, BENCH_CONNECTIONS and BENCH_ROUNDS tune it.
-const { spawn } = require('node:child_process');
 const { availableParallelism, loadavg } = require('node:os');
 const { load, progress, summarize } = require('./load');
 const { readdirSync, readFileSync } = require('node:fs');
-const { cpuMs, createTenant, databaseUrl, fmt, freePort, recreateDatabase, startGatehouse } = require('./service');
+const {
+  cpuMs,
+  createTenant,
+  databaseUrl,
+  ECHO_UPSTREAM_SOURCE,
+  fmt,
+  freePort,
+  processCpuMs,
+  recreateDatabase,
+  startGatehouse,
+  startScript,
+} = require('./service');
 const { PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL } = require('./proxy-transforms');
 
 const DB = 'gatehouse_bench_proxy';
@@ -29,22 +39,6 @@ const REALISTIC_ROUTE = 'Gatehouse, realistic transforms (JSON rewrite + HMAC)';
 // The routes also measured over one connection.
 const UNLOADED = new Set([DIRECT, REFERENCE, NONE, TRIVIAL_ROUTE]);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
-
-// The upstream: echoes the request body as JSON. Runs in its own process, like a real destination.
-const UPSTREAM_SOURCE = `
-const http = require('node:http');
-const server = http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const body = chunks.length ? Buffer.concat(chunks) : Buffer.from('{"ok":true}');
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-    res.end(body);
-  });
-});
-server.keepAliveTimeout = 65000;
-server.listen(Number(process.env.PORT), '127.0.0.1', () => process.send('ready'));
-`;
 
 // The reference: a bare streaming forwarder over one pooled undici Agent, what a proxy cannot do much less than.
 const FORWARDER_SOURCE = `
@@ -99,25 +93,6 @@ function wakeups(pid) {
   }
 }
 
-/** CPU time (user + system) of the process alone, without its children (the sandbox processes), in ms. */
-function ownCpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A child node process running `source`, ready once it says so. */
-function startScript(source, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', source], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`helper exited with ${code}`)));
-  });
-}
-
 async function createProxy(base, key, body) {
   const res = await fetch(`${base}/proxies`, {
     method: 'POST',
@@ -132,7 +107,7 @@ async function main() {
   await recreateDatabase(DB);
   const upstreamPort = await freePort();
   const forwarderPort = await freePort();
-  const upstream = await startScript(UPSTREAM_SOURCE, { PORT: String(upstreamPort) });
+  const upstream = await startScript(ECHO_UPSTREAM_SOURCE, { PORT: String(upstreamPort) });
   const upstreamOrigin = `http://127.0.0.1:${upstreamPort}`;
   const forwarder = await startScript(FORWARDER_SOURCE, { PORT: String(forwarderPort), ORIGIN: upstreamOrigin });
 
@@ -201,12 +176,12 @@ async function main() {
         await load({ ...options, durationMs: 2000, warmupMs: 0 });
         // The CPU the serving process spends per request: less sensitive than req/s to other load on the machine.
         const cpuBefore = cpuMs(route.pid);
-        const ownBefore = ownCpuMs(route.pid);
+        const ownBefore = processCpuMs(route.pid);
         const wakeupsBefore = wakeups(route.pid);
         const run = await load({ ...options, durationMs: DURATION_MS, warmupMs: 0 });
         const cpuAfter = cpuMs(route.pid);
         run.cpuUsPerRequest = cpuBefore === undefined ? NaN : ((cpuAfter - cpuBefore) * 1000) / run.requests;
-        run.ownCpuUsPerRequest = ownBefore === undefined ? NaN : ((ownCpuMs(route.pid) - ownBefore) * 1000) / run.requests;
+        run.ownCpuUsPerRequest = ownBefore === undefined ? NaN : ((processCpuMs(route.pid) - ownBefore) * 1000) / run.requests;
         run.wakeupsPerRequest = wakeupsBefore === undefined ? NaN : (wakeups(route.pid) - wakeupsBefore) / run.requests;
         results.get(route.name).push(run);
         progress('measuring', ++step, steps);

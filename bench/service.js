@@ -74,19 +74,10 @@ function cpuMs(pid) {
   const own = processCpuMs(pid);
   if (own === undefined) return undefined;
   // Its children too: Gatehouse runs transforms in sandbox processes of its own.
-  let total = own;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
-      if (Number(fields[1]) === pid) total += processCpuMs(Number(entry)) ?? 0;
-    } catch {
-      // Gone in between.
-    }
-  }
-  return total;
+  return childrenOf(pid).reduce((total, child) => total + (processCpuMs(child) ?? 0), own);
 }
 
+/** CPU time (user + system) of the process alone, without its children, in ms; undefined once it is gone. */
 function processCpuMs(pid) {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -96,6 +87,59 @@ function processCpuMs(pid) {
   }
 }
 
+/** The pids of a process's children (its sandbox processes, for Gatehouse). */
+function childrenOf(pid) {
+  const children = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid) children.push(Number(entry));
+    } catch {
+      // Gone in between.
+    }
+  }
+  return children;
+}
+
+// An upstream that echoes the request body as JSON. Runs in its own process, like a real destination.
+const ECHO_UPSTREAM_SOURCE = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = chunks.length ? Buffer.concat(chunks) : Buffer.from('{"ok":true}');
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    res.end(body);
+  });
+});
+server.keepAliveTimeout = 65000;
+server.listen(Number(process.env.PORT), '127.0.0.1', () => process.send('ready'));
+`;
+
+/** A child node process running `source`, ready once it says so. */
+function startScript(source, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', source], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`helper exited with ${code}`)));
+  });
+}
+
 const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
-module.exports = { ROOT, ADMIN_URL, databaseUrl, recreateDatabase, createTenant, freePort, startGatehouse, fmt, cpuMs };
+module.exports = {
+  ROOT,
+  ADMIN_URL,
+  databaseUrl,
+  recreateDatabase,
+  createTenant,
+  freePort,
+  startGatehouse,
+  fmt,
+  cpuMs,
+  processCpuMs,
+  childrenOf,
+  ECHO_UPSTREAM_SOURCE,
+  startScript,
+};
