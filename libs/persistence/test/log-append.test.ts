@@ -167,24 +167,50 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
       }
     });
 
-    it("never deletes another tenant's pending outbox event of its id, in the one-statement path either", async () => {
+    // The one-statement path, as this writer calls it and as a writer of the previous version (during a rolling
+    // deploy) does: `log_chain_append` without the outbox rows' tenants, which the database pairs from the batch.
+    it.each([
+      ['this version', (text: string, params: unknown[]) => [text, params]],
+      [
+        'the previous version (7 arguments)',
+        (text: string, params: unknown[]) =>
+          text.startsWith('SELECT log_chain_append(')
+            ? ['SELECT log_chain_append($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::json)', [params[0], ...params.slice(2)]]
+            : [text, params],
+      ],
+    ])("never deletes another tenant's pending outbox event of its id, in the one-statement path either (%s)", async (_name, call) => {
       const [a, b] = [randomUUID(), randomUUID()];
-      const writer = new TypeormLogRepository(database.dataSource.manager);
+      const manager = database.dataSource.manager;
+      const writer = new TypeormLogRepository(manager);
       await writer.append([aLog(b, 0)]); // b's head known to the writer: its next batch is one statement
       // a's event, committed by the API, its job not run yet; recorded just now, so no relay takes it meanwhile.
       const pending = aLog(a, 0, { message: 'a' });
       await outbox(pending, 0);
       const eventOf = () => database.dataSource.query('SELECT id, tenant_id FROM audit_outbox WHERE id = $1', [pending.id]);
+      const query = manager.query.bind(manager);
+      const statements: string[] = [];
+      const spy = jest.spyOn(manager, 'query').mockImplementation((text: string, params?: unknown[]) => {
+        const [sent, values] = call(text, params ?? []) as [string, unknown[]];
+        statements.push(sent);
+        return query(sent, values);
+      });
       try {
         // A queued log of b with that id (queued logs' ids are their producer's): written, first come.
         expect(await writer.append([aLog(b, 1, { id: pending.id, message: 'b' })])).toBe(1);
+        expect(statements.filter((text) => text.startsWith('SELECT log_chain_append('))).toHaveLength(1);
         expect(await eventOf()).toEqual([{ id: pending.id, tenant_id: a }]);
         // a's job then meets the conflict, and a's event is still there for the relay to report.
         await expect(writer.append([pending])).rejects.toMatchObject({ conflicts: [{ id: pending.id, tenantId: a }] });
         expect(await eventOf()).toEqual([{ id: pending.id, tenant_id: a }]);
         expect(await messages([pending.id])).toEqual([{ id: pending.id, tenant_id: b, message: 'b' }]);
         expect(await chainOf(b)).toEqual({ logs: 2, valid: true, entities: ['tok_0', 'tok_1'] });
+        // And the path still deletes its own events, both ways.
+        const own = aLog(b, 2);
+        await outbox(own, 0);
+        expect(await writer.append([own])).toBe(1);
+        expect(await database.dataSource.query('SELECT id FROM audit_outbox WHERE id = $1', [own.id])).toEqual([]);
       } finally {
+        spy.mockRestore();
         await database.dataSource.query('DELETE FROM audit_outbox WHERE id = $1', [pending.id]);
       }
     });

@@ -13,7 +13,7 @@ export class LogChainAppend1764000513000 implements MigrationInterface {
   name = 'LogChainAppend1764000513000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(logChainAppendFunction('DELETE FROM audit_outbox WHERE id = ANY(outbox_ids);'));
+    await q.query(logChainAppendFunction('outbox_ids uuid[]', 'DELETE FROM audit_outbox WHERE id = ANY(outbox_ids);'));
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -21,9 +21,12 @@ export class LogChainAppend1764000513000 implements MigrationInterface {
   }
 }
 
-/** The function, with `deleteOutbox` as its first statement (changed by migration 1764000600000). */
-export function logChainAppendFunction(deleteOutbox: string): string {
-  return `CREATE OR REPLACE FUNCTION "log_chain_append"(outbox_ids uuid[], tenants uuid[], expected_seqs bigint[], expected_hashes text[],
+/**
+ * The function, its outbox parameters `outbox` and `deleteOutbox` its first statement (migration 1764000600000 added
+ * the outbox rows' tenants).
+ */
+export function logChainAppendFunction(outbox: string, deleteOutbox: string): string {
+  return `CREATE OR REPLACE FUNCTION "log_chain_append"(${outbox}, tenants uuid[], expected_seqs bigint[], expected_hashes text[],
         new_seqs bigint[], new_hashes text[], batch json)
       RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
       DECLARE

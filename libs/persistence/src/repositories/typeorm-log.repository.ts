@@ -175,8 +175,11 @@ export class TypeormLogRepository extends LogRepository {
     this.knownHeads.remember(heads);
     chained();
     try {
-      await this.em.query(`SELECT log_chain_append($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::json)`, [
-        logs.map((l) => l.id).sort(),
+      // Each outbox row by its id and its tenant (a uuid is 36 characters): sorted by id, then tenant.
+      const outbox = logs.map((l) => l.id + l.tenantId).sort();
+      await this.em.query(`SELECT log_chain_append($1::uuid[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::json)`, [
+        outbox.map((pair) => pair.slice(0, 36)),
+        outbox.map((pair) => pair.slice(36)),
         tenants,
         before.map((h) => h.position),
         before.map((h) => h.hash),
