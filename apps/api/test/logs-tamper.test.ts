@@ -313,8 +313,8 @@ describe('tamper evidence of the audit trail', () => {
       JSON.stringify([{ id: randomUUID(), tenant_id: tenantId, actor_type: 'system', entity_type: 'tenant', entity_id: tenantId,
         operation: 'update', message: 'forged', created_at: new Date().toISOString(), seq: position, hash: `\\x${'00'.repeat(32)}` }]);
     const append = (expectedPosition: number, expectedHash: string) =>
-      sql('SELECT log_chain_append($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::json)', [
-        [outboxId], [tenantId], [expectedPosition], [expectedHash], [expectedPosition + 1], ['00'.repeat(32)], forged(expectedPosition + 1),
+      sql('SELECT log_chain_append($1::uuid[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::json)', [
+        [outboxId], [tenantId], [tenantId], [expectedPosition], [expectedHash], [expectedPosition + 1], ['00'.repeat(32)], forged(expectedPosition + 1),
       ]);
     await expect(append(head.position - 1, head.hash)).rejects.toMatchObject({ code: 'GHC01' });
     await expect(append(head.position, '11'.repeat(32))).rejects.toMatchObject({ code: 'GHC01' });
