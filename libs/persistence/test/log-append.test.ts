@@ -189,8 +189,8 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
       const eventOf = () => database.dataSource.query('SELECT id, tenant_id FROM audit_outbox WHERE id = $1', [pending.id]);
       const query = manager.query.bind(manager);
       const statements: string[] = [];
-      const spy = jest.spyOn(manager, 'query').mockImplementation((text: string, params?: unknown[]) => {
-        const [sent, values] = call(text, params ?? []) as [string, unknown[]];
+      const spy = jest.spyOn(manager, 'query').mockImplementation((text: string, params?: Parameters<typeof query>[1]) => {
+        const [sent, values] = call(text, (params ?? []) as unknown[]) as [string, unknown[]];
         statements.push(sent);
         return query(sent, values);
       });
