@@ -15,6 +15,7 @@ export class RequestPrincipal implements Principal {
   readonly canCreateExpiringApplications: boolean;
   readonly rateLimit: RateLimit | null | undefined;
   readonly tenantRateLimit: RateLimit | null | undefined;
+  readonly viaPreviousKey: boolean | undefined;
   readonly #req: Request;
   #origin: RequestOrigin | undefined;
 
@@ -28,6 +29,7 @@ export class RequestPrincipal implements Principal {
     this.canCreateExpiringApplications = principal.canCreateExpiringApplications;
     this.rateLimit = principal.rateLimit;
     this.tenantRateLimit = principal.tenantRateLimit;
+    this.viaPreviousKey = principal.viaPreviousKey;
     this.#req = req;
   }
 
@@ -36,6 +38,6 @@ export class RequestPrincipal implements Principal {
   }
 }
 
-type Copied = 'applicationId' | 'tenantId' | 'type' | 'permissions' | 'canCreateExpiringApplications' | 'rateLimit' | 'tenantRateLimit';
+type Copied = 'applicationId' | 'tenantId' | 'type' | 'permissions' | 'canCreateExpiringApplications' | 'rateLimit' | 'tenantRateLimit' | 'viaPreviousKey';
 /** true only while every member of Principal but `origin` is among those RequestPrincipal copies. */
 export const COPIED: [Exclude<keyof Principal, Copied | 'origin'>] extends [never] ? true : never = true;

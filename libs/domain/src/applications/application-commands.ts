@@ -17,7 +17,7 @@ import { ApplicationExpiryScheduler } from './application-expiry';
 import { ApplicationRepository } from './application.repository';
 import { ApplicationType } from './permissions';
 import { requireAuthorityOver, requireGrantable } from './authority';
-import { mayCreateApplications, Principal } from './principal';
+import { mayCreateApplications, Principal, requireCurrentKey } from './principal';
 
 export interface CreateApplicationInput {
   name: string;
@@ -62,6 +62,7 @@ export class CreateApplication {
         throw new PermissionDeniedError('application:create');
       }
     }
+    requireCurrentKey(principal, 'create an application');
     const now = this.clock.now();
     const errors = new FieldErrorCollector();
     const grant = checkedGrant(input.type, input, errors);
@@ -187,6 +188,7 @@ export class RegenerateApplicationKey {
       const repo = tx.get(ApplicationRepository);
       const current = await repo.findByIdForChange(principal.tenantId, id);
       if (!current) throw new NotFoundError('Application');
+      requireCurrentKey(principal, 'regenerate a key');
       requireAuthorityOver(principal, current, 'regenerate the key of');
       const now = this.clock.now();
       const key = generateApiKey();

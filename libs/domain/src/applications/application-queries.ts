@@ -67,7 +67,8 @@ export class AuthenticateApiKey {
     }
     if (this.expired(application)) return this.refuse(client, 'The application of this SVC-API-KEY has expired');
     this.lastUse?.touch(application.id);
-    return { principal: principalOf(application), application };
+    const principal = principalOf(application);
+    return { principal: application.keyHash === keyHash ? principal : { ...principal, viaPreviousKey: true }, application };
   }
 
   /** Throttles a failed proxy-key lookup like a failed API key: the same guessing, by the same address. */

@@ -1,5 +1,5 @@
 import { RequestOrigin } from '../audit/audit-event';
-import { PermissionDeniedError } from '../shared/domain-error';
+import { EscalationError, PermissionDeniedError } from '../shared/domain-error';
 import { Application } from './application';
 import { ApplicationType } from './permissions';
 import type { RateLimit } from '../rate-limits/rate-counter';
@@ -17,6 +17,11 @@ export interface Principal {
   tenantRateLimit?: RateLimit | null;
   /** The request this principal made, for the audit logs it causes (absent outside HTTP). */
   origin?: RequestOrigin;
+  /**
+   * True when it authenticated with the key a regenerate replaced, during that regenerate's overlap: a key on its way
+   * out, which may finish its work but never mint a key (see requireCurrentKey).
+   */
+  viaPreviousKey?: boolean;
 }
 
 /** The principals of frozen applications (a cache's entries, shared by every request that hits them), made once. */
@@ -46,6 +51,18 @@ function newPrincipal(app: Application): Principal {
     rateLimit: app.rateLimit ?? app.tenantRateLimit ?? null,
     tenantRateLimit: app.tenantRateLimit ?? null,
   };
+}
+
+/**
+ * A key replaced in a rotation keeps working through its overlap so that a fleet can roll the new key out, and for
+ * nothing more: it may not mint a key that outlives it. Regenerating its own application's key would hand it the
+ * current key and retire (or, with an overlap, demote) the new one, taking the rotation back; regenerating another
+ * application's key or creating an application would leave it a permanent key when the overlap ends.
+ */
+export function requireCurrentKey(principal: Principal, action: string): void {
+  if (principal.viaPreviousKey === true) {
+    throw new EscalationError(`The previous key of a regenerated application may not ${action}: use the application's current key`);
+  }
 }
 
 /** A private application with can_create_expiring_applications may create expiring applications, and nothing else. */

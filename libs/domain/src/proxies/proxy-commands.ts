@@ -2,10 +2,10 @@ import { actorOf, rateLimitChange } from '../applications/application-commands';
 import { Application } from '../applications/application';
 import { describeRateLimit } from '../rate-limits/rate-counter';
 import { ApplicationRepository } from '../applications/application.repository';
-import { requireAuthorityOver } from '../applications/authority';
+import { rateLimitWithin, requireAuthorityOver } from '../applications/authority';
 import { Principal } from '../applications/principal';
 import { Clock } from '../shared/clock';
-import { FieldErrorCollector, NotFoundError, ValidationError } from '../shared/domain-error';
+import { EscalationError, FieldErrorCollector, NotFoundError, ValidationError } from '../shared/domain-error';
 import { newId, UUID_PATTERN } from '../shared/ids';
 import { TransactionScope, UnitOfWork } from '../shared/unit-of-work';
 import { DestinationPolicy } from './destination-policy';
@@ -41,6 +41,7 @@ class ProxyValidator {
     // application (a change of code, destination or configuration as much as the binding itself), so every write
     // that leaves a proxy bound needs authority over the application, as an update of it would.
     if (application) requireAuthorityOver(principal, application, 'bind a proxy to');
+    requireMayOpen(principal, input, previous);
   }
 
   private async checkApplication(
@@ -184,5 +185,28 @@ export class DeleteProxy {
       if (!current || !(await repo.delete(principal.tenantId, id))) throw new NotFoundError('Proxy');
       recordProxyChange(tx, principal, current, 'delete');
     });
+  }
+}
+
+/**
+ * A proxy with `require_auth` false may be invoked by anyone holding its proxy key, with no key of their own, so no
+ * permission and no application rate limit applies to its callers: making a proxy open hands out proxy:invoke, at the
+ * proxy's own rate. So the write that opens a proxy, or loosens an open proxy's rate limit, needs proxy:invoke and a
+ * proxy rate limit within the writer's own (or its tenant's default); otherwise a key that may not invoke, or may
+ * only invoke slowly, would invoke through it without limit. A write that leaves an open proxy no more open than it
+ * was (a rename, a new destination) needs neither.
+ */
+function requireMayOpen(principal: Principal, input: ProxyInput, previous: ProxyInput | undefined): void {
+  if (input.requireAuth !== false) return;
+  const rateLimit = input.rateLimit ?? null;
+  if (previous?.requireAuth === false && rateLimitWithin(rateLimit, previous.rateLimit ?? null)) return;
+  if (!principal.permissions.has('proxy:invoke')) {
+    throw new EscalationError('This application may not open a proxy to callers without a key (require_auth false): it lacks proxy:invoke');
+  }
+  const own = principal.rateLimit ?? null;
+  if (!rateLimitWithin(rateLimit, own)) {
+    throw new EscalationError(
+      `This application may not open a proxy to callers without a key (require_auth false) with ${rateLimit ? `a rate limit of ${describeRateLimit(rateLimit)}` : 'no rate limit'}, looser than this application's own (${describeRateLimit(own)})`,
+    );
   }
 }
