@@ -65,7 +65,7 @@ function setup(policy: DestinationPolicy = new FakeDestinationPolicy()) {
   };
 }
 
-function principal(tenantId = newId(), permissions: string[] = ['proxy:create', 'proxy:read', 'proxy:update', 'proxy:delete']): Principal {
+function principal(tenantId = newId(), permissions: string[] = ['proxy:create', 'proxy:read', 'proxy:update', 'proxy:delete', 'proxy:invoke']): Principal {
   return { applicationId: newId(), tenantId, type: 'management', permissions: new Set(permissions), canCreateExpiringApplications: false };
 }
 
@@ -176,10 +176,41 @@ describe('CreateProxy', () => {
   });
 });
 
+describe('opening a proxy to callers without a key (require_auth false) hands out proxy:invoke at the proxy\'s rate', () => {
+  const writer = (permissions: string[], rateLimit: { limit: number; windowSeconds: number } | null = null): Principal => ({
+    ...principal(newId(), permissions),
+    rateLimit,
+  });
+
+  it('needs proxy:invoke to open a proxy by create, replace or patch, and not to leave an open proxy as open', async () => {
+    const s = setup();
+    const weak = writer(['proxy:create', 'proxy:update']);
+    const strong = { ...writer(['proxy:create', 'proxy:update', 'proxy:invoke']), tenantId: weak.tenantId };
+    await expect(s.create.execute(weak, input({ requireAuth: false }))).rejects.toThrow(/lacks proxy:invoke/);
+    const closed = await s.create.execute(weak, input());
+    await expect(s.replace.execute(weak, closed.id, input({ requireAuth: false }))).rejects.toBeInstanceOf(EscalationError);
+    await expect(s.patch.execute(weak, closed.id, { requireAuth: false })).rejects.toBeInstanceOf(EscalationError);
+    expect(s.proxies.all().map((p) => p.requireAuth)).toEqual([true]);
+    const open = await s.create.execute(strong, input({ requireAuth: false }));
+    await expect(s.patch.execute(weak, open.id, { name: 'renamed' })).resolves.toMatchObject({ requireAuth: false, name: 'renamed' });
+    await expect(s.patch.execute(weak, open.id, { requireAuth: true })).resolves.toMatchObject({ requireAuth: true });
+  });
+
+  it("needs the proxy's rate limit within the writer's own to open it or loosen an open one", async () => {
+    const s = setup();
+    const limited = writer(['proxy:create', 'proxy:update', 'proxy:invoke'], { limit: 10, windowSeconds: 60 });
+    await expect(s.create.execute(limited, input({ requireAuth: false }))).rejects.toThrow(/no rate limit, looser than this application's own \(10 requests per 60 s\)/);
+    await expect(s.create.execute(limited, input({ requireAuth: false, rateLimit: { limit: 10, windowSeconds: 30 } }))).rejects.toBeInstanceOf(EscalationError);
+    const open = await s.create.execute(limited, input({ requireAuth: false, rateLimit: { limit: 5, windowSeconds: 60 } }));
+    await expect(s.patch.execute(limited, open.id, { rateLimit: null })).rejects.toBeInstanceOf(EscalationError);
+    await expect(s.patch.execute(limited, open.id, { rateLimit: { limit: 2 } })).resolves.toMatchObject({ rateLimit: { limit: 2, windowSeconds: 60 } });
+  });
+});
+
 describe("a proxy's application: its transforms wield it through svc, so writing the proxy needs authority over it", () => {
   async function bound() {
     const s = setup();
-    const weak = principal();
+    const weak = principal(newId(), ['proxy:create', 'proxy:read', 'proxy:update', 'proxy:delete']);
     const minter = await anApplication(s.applications, weak.tenantId, 'private', ['token:read'], true);
     const invoker = await anApplication(s.applications, weak.tenantId, 'private', ['token:read', 'proxy:invoke']);
     const plain = await anApplication(s.applications, weak.tenantId, 'private', ['token:read', 'token:use']);
