@@ -17,6 +17,11 @@ describe('pathEscape', () => {
     ['/%E2%80%A5/secret', 'dot segments'],
     ['/..;/secret', 'dot segments'],
     ['/%2e%2e;jsessionid=1/secret', 'dot segments'],
+    ['/..%3f/secret', 'dot segments'],
+    ['/..%3Fx=1/secret', 'dot segments'],
+    ['/%2e%2e%23/secret', 'dot segments'],
+    ['/..%253f/secret', 'dot segments'],
+    ['/.%23x', 'dot segments'],
     ['/.../secret', 'dot segments'],
     ['/..%20/secret', 'dot segments'],
     ['/..%09/secret', 'dot segments'],
@@ -47,7 +52,7 @@ describe('pathEscape', () => {
     expect(() => requireContainedPath(path)).toThrow(PathEscapeError);
   });
 
-  it.each(['', '/', '/a/b.c/d', '/v1.2/x', '/file..txt', '/.well-known/x', '/100%25', '/100%', '/%2541', '/a%20b', '/%E2%82%AC', '/a;b=c', '/a//b', "/a-b_c~d!$&'()*+,=:@"])(
+  it.each(['', '/', '/a/b.c/d', '/v1.2/x', '/file..txt', '/.well-known/x', '/100%25', '/100%', '/%2541', '/a%20b', '/%E2%82%AC', '/a;b=c', '/a%3Fb', '/a%23b', '/..a%3F', '/a//b', "/a-b_c~d!$&'()*+,=:@"])(
     'lets %j through',
     (path) => {
       expect(pathEscape(path)).toBeUndefined();

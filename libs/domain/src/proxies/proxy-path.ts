@@ -20,13 +20,17 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 // all: some servers would still decode either into a dot or a slash.
 const NOT_URI_CHARACTER = /[^\u0021-\u007e]/;
 const PERCENT_U = /%u[0-9A-Fa-f]{4}/;
+// Where a decoded segment may end for a server that decodes before it parses: a `;` parameter, or the query or the
+// fragment an encoded `?` or `#` starts once decoded.
+const SEGMENT_END = /[;?#]/;
 
 /**
  * Why `path` (the raw `<more path>`, '' or starting with '/') could reach outside the destination's path, or
  * undefined when it cannot. Every segment is checked in its raw form, in each form that percent-decoding it again
  * and again gives (so `%252e%252e` counts as `..`), and in the Unicode compatibility form of each (fullwidth `．．`
  * and `／` are what some servers fold them to). A segment is refused when it is a dot segment (also before a `;`
- * parameter, which some servers strip: `..;x`), holds a backslash or a slash that was encoded, a control character,
+ * parameter, which some servers strip: `..;x`, and before a `?` or `#` that was encoded: `..%3Fx` is `..` and a query
+ * to a server that decodes the path before it splits off the query), holds a backslash or a slash that was encoded, a control character,
  * bytes that are not UTF-8 (overlong `%c0%ae` is a dot to some decoders), or anything not percent-encoded that should be.
  */
 export function pathEscape(path: string): string | undefined {
@@ -38,7 +42,7 @@ export function pathEscape(path: string): string | undefined {
     if (forms === undefined || forms.some((form) => PERCENT_U.test(form))) return 'must be validly percent-encoded UTF-8';
     for (const form of forms) {
       for (const candidate of form === form.normalize('NFKC') ? [form] : [form, form.normalize('NFKC')]) {
-        if (DOTS_ONLY.test(candidate.split(';', 1)[0]!)) return "must not contain '.' or '..' segments, encoded or not";
+        if (DOTS_ONLY.test(candidate.split(SEGMENT_END, 1)[0]!)) return "must not contain '.' or '..' segments, encoded or not";
         if (candidate.includes('\\')) return 'must not contain backslashes, encoded or not';
         if (candidate.includes('/')) return 'must not contain encoded slashes';
         if (CONTROL.test(candidate)) return 'must not contain control characters';
