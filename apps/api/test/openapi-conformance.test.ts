@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
-import type { Response } from 'supertest';
 import { LogRepository } from '@gatehouse/domain';
-import { REPO_ROOT } from '../../../test/support/service-process';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { startUpstream, Upstream } from '../../../test/support/upstream';
 import { as, Caller, managementWith, newTenant } from './application-fixtures';
-
-type Json = Record<string, any>;
+import { Json, openApiChecker } from './openapi-document';
 
 /**
  * The committed OpenAPI document describes what the API really does: every response met below (successes and errors,
@@ -19,39 +12,7 @@ type Json = Record<string, any>;
  * schema and is accepted by the API.
  */
 describe('the OpenAPI document against the real API', () => {
-  const document: Json = JSON.parse(readFileSync(join(REPO_ROOT, 'apps/api/openapi.json'), 'utf8'));
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
-  addFormats(ajv);
-  ajv.addSchema(document, 'openapi');
-  const checked = new Set<string>();
-
-  /** The schema at a JSON pointer of the document, compiled once. */
-  function validatorAt(pointer: string[]) {
-    const ref = `openapi#/${pointer.map((s) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')}`;
-    return ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
-  }
-
-  /** The response conforms to what the document says `method path` answers with that status. */
-  function conforms(method: string, path: string, res: Response): void {
-    const operation = document.paths[path]?.[method];
-    if (!operation) throw new Error(`${method.toUpperCase()} ${path} is not in the document`);
-    const status = String(res.status);
-    const key = operation.responses[status] ? status : 'default';
-    const response = operation.responses[key];
-    if (!response) throw new Error(`${method.toUpperCase()} ${path} answered ${status}, which the document does not list`);
-    checked.add(`${method.toUpperCase()} ${path} ${status}`);
-    if (!response.content) {
-      expect(res.text ?? '').toBe('');
-      return;
-    }
-    const mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
-    const media = response.content[mediaType] ? mediaType : response.content['*/*'] ? '*/*' : undefined;
-    if (!media) throw new Error(`${method.toUpperCase()} ${path} ${status} answered ${mediaType}; the document lists ${Object.keys(response.content).join(', ')}`);
-    if (media === '*/*') return;
-    const validate = validatorAt(['paths', path, method, 'responses', key, 'content', media, 'schema']);
-    const body = res.body !== undefined && Object.keys(res.body).length > 0 ? res.body : JSON.parse(res.text);
-    if (!validate(body)) throw new Error(`${method.toUpperCase()} ${path} ${status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 1000)}`);
-  }
+  const { document, validatorAt, conforms, checked } = openApiChecker();
 
   let t: TestApp;
   let admin: Caller;

@@ -49,6 +49,10 @@ export class LogsController {
     description:
       'Every matching log up to the chain head at the start, in position order, streamed (no paging): one JSON Log per line, ' +
       'or CSV with a header row. Audited as a `read` of the tenant.',
+    content: {
+      'application/x-ndjson': { schema: { type: 'string', description: 'One JSON Log (as in `GET /logs`) per line' } },
+      'text/csv': { schema: { type: 'string', description: 'A header row, then one row per log' } },
+    },
   })
   async export(@CurrentPrincipal() principal: Principal, @ValidatedQuery() query: ExportLogsQueryDto, @Res() res: Response): Promise<void> {
     const format = query.format ?? 'ndjson';
