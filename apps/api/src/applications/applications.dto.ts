@@ -311,6 +311,8 @@ function ruleResponse(rule: AccessRule): AccessRuleResponse {
   const out: AccessRuleResponse = { priority: rule.priority, transform: rule.transform, permissions: rule.permissions };
   if (rule.description != null) out.description = rule.description;
   if (rule.container != null) out.container = rule.container;
-  if (rule.conditions != null) out.conditions = rule.conditions;
+  // Built member by member, like the rule: stored rules come back from jsonb with their keys reordered, and the
+  // create answer and every read must show a condition the same way.
+  if (rule.conditions != null) out.conditions = rule.conditions.map((c) => ({ attribute: c.attribute, operator: c.operator, value: c.value }));
   return out;
 }

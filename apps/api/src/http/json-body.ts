@@ -146,8 +146,11 @@ export function parseContentType(header: string | undefined): { mediaType: strin
 // Far deeper than any body of this API; the validators recurse, so unbounded nesting would overflow their stack.
 export const MAX_JSON_DEPTH = 32;
 // Nest's ValidationPipe and class-transformer silently drop these keys (and assigning them could reach a prototype):
-// refused, never ignored.
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+// refused, never ignored. That is every name of Object.prototype, not only `__proto__` and `constructor`:
+// class-transformer skips a member whose name is a function on the new DTO instance (`toString`, `valueOf`,
+// `hasOwnProperty`...), so the whitelist never saw it and `{"name":"x","toString":"y"}` was acknowledged as if the
+// member had not been sent (found by the fuzz tier, fuzz-operations.e2e.test.ts).
+const FORBIDDEN_KEYS = new Set(['prototype', ...Object.getOwnPropertyNames(Object.prototype)]);
 // Top-level members whose keys are the caller's data (a proxy's `configuration`): any key is allowed there, as data.
 export const FREE_FORM_MAPS = new Set(['configuration']);
 // PostgreSQL cannot hold NUL, and an unpaired surrogate has no UTF-8 form: either would be stored changed.
