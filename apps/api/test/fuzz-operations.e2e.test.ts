@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import { answerClientErrors } from '../src/http/client-errors';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
@@ -558,7 +557,7 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     if (String(c.headers['content-type'] ?? '') !== media) return undefined;
     let value: unknown;
     try {
-      value = JSON.parse(c.body);
+      value = JSON.parse(c.body.replace(/^\ufeff/, '')); // README: a leading byte order mark is ignored
     } catch {
       return 'a body that is not JSON';
     }
@@ -603,10 +602,11 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
         params = fewer;
       }
     }
-    if (typeof best.body === 'string') {
+    const text = best.body;
+    if (typeof text === 'string') {
       let value: unknown;
       try {
-        value = JSON.parse(best.body);
+        value = JSON.parse(text);
       } catch {
         value = undefined;
       }
@@ -615,7 +615,8 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
           const fewer = { ...(value as Json) };
           delete fewer[name];
           const candidate = { ...best, body: JSON.stringify(fewer) };
-          if (JSON.stringify(JSON.parse(best.body)) === best.body && (await same(candidate))) {
+          // Only bodies JSON.stringify wrote: a raw text (duplicate keys, odd numbers) is kept as it is.
+          if (JSON.stringify(JSON.parse(text)) === text && (await same(candidate))) {
             best = candidate;
             value = fewer;
           }

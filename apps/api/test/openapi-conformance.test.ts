@@ -12,7 +12,7 @@ import { Json, openApiChecker } from './openapi-document';
  * schema and is accepted by the API.
  */
 describe('the OpenAPI document against the real API', () => {
-  const { document, validatorAt, conforms, checked } = openApiChecker();
+  const { document, ajv, validatorAt, conforms, checked } = openApiChecker();
 
   let t: TestApp;
   let admin: Caller;
