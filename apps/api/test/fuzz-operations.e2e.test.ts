@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { Response } from 'supertest';
 import { answerClientErrors } from '../src/http/client-errors';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
@@ -377,7 +378,7 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
   }
 
   /** A body for an operation: a valid one (an example, or one made from the schema), then perhaps one mutation. */
-  function body(rng: Rng, method: string, operation: string): { body?: string | Buffer; type?: string; note: string } {
+  function body(rng: Rng, method: string, operation: string): { body?: string | Buffer; type?: string; coding?: string; note: string } {
     const requestBody = document.paths[operation][method].requestBody;
     if (!requestBody) return rng.chance(0.05) ? { body: '{"a":1}', type: 'application/json', note: 'a body where none is expected' } : { note: '' };
     const [media] = Object.keys(requestBody.content);
@@ -468,6 +469,12 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
       note += `; content-type ${JSON.stringify(type)}`;
     }
     if (raw === undefined) raw = JSON.stringify(value) ?? '';
+    if (rng.chance(0.03)) {
+      // A content coding: the body inflated before it is read, or refused (415 unknown coding, 400 bad data).
+      const coding = rng.pick(['gzip', 'deflate', 'br', 'identity', 'x-unknown', 'gzip, gzip']);
+      const compress = coding === 'gzip' && rng.chance(0.6);
+      return { body: compress ? gzipSync(raw) : raw, type, coding, note: `${note}; content-encoding ${coding}${compress ? ' (gzipped)' : ''}` };
+    }
     if (rng.chance(0.01)) {
       raw = JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) });
       note = 'a 2 MiB body';
@@ -493,6 +500,11 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     const b = body(rng, method, operation);
     const headers = { ...key.headers };
     if (b.type) headers['content-type'] = b.type;
+    if (b.coding) headers['content-encoding'] = b.coding;
+    if (rng.chance(0.03)) {
+      headers.accept = rng.pick(['application/xml', 'text/html', '*/*;q=0', 'application/problem+json', 'application/json;q=x', '']);
+      notes.push(`accept ${JSON.stringify(headers.accept)}`);
+    }
     if (b.note) notes.push(b.note);
     return { method, operation, url, headers, body: b.body, note: notes.join('; ') };
   }
@@ -655,6 +667,34 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
       local.push(`case ${i} (FUZZ_SEED=${SEED}): ${problem}\n  ${describeCase(minimal)}\n  answered ${finding.status}: ${finding.response}`);
     }
     if (local.length) throw new Error(`${local.length} distinct findings:\n${local.join('\n\n')}`);
+  });
+
+  it('methods the document does not list for a path are a 4xx ProblemDetails that changes nothing', async () => {
+    const local: string[] = [];
+    for (const [path, item] of Object.entries<Json>(document.paths)) {
+      if (path.startsWith('/proxy') && !path.startsWith('/proxies')) continue;
+      for (const method of ['get', 'post', 'put', 'patch', 'delete', 'options', 'head', 'propfind', 'search', 'purge']) {
+        if (item[method] || (method === 'head' && item.get)) continue; // HEAD is GET without the body (RFC 9110 9.3.2)
+        const url = path.replace('{id}', path.startsWith('/proxies') ? ids.proxy : ids.application);
+        const c: Case = { method, operation: path, url, headers: { 'svc-api-key': keys.admin!, 'content-type': 'application/json' }, body: method === 'get' || method === 'head' ? undefined : '{"name":"x"}', note: 'undocumented method' };
+        const before = await snapshot();
+        const res = await send(c);
+        sent++;
+        count(`${method.toUpperCase()} ${path} (undocumented)`, res.status);
+        let problem: string | undefined;
+        if (res.status < 400 || res.status >= 500) problem = `a ${res.status}`;
+        else if (method !== 'head') {
+          try {
+            expectProblem(res, res.status);
+          } catch (error) {
+            problem = (error as Error).message.split('\n')[0];
+          }
+        }
+        if (!problem && (await snapshot()) !== before) problem = `state changed on a ${res.status}`;
+        if (problem) local.push(`${problem}\n  ${describeCase(c)}\n  answered ${res.status}: ${res.text?.slice(0, 300)}`);
+      }
+    }
+    if (local.length) throw new Error(`${local.length} findings:\n${local.join('\n\n')}`);
   });
 
   // ---------------------------------------------------------------------------------------------------------------
