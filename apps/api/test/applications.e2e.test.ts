@@ -67,6 +67,13 @@ describe('applications API', () => {
       expect(res.body.permissions).toEqual([]);
     });
 
+    it('answers a rule and its conditions as every read does, member order included (jsonb stores them reordered)', async () => {
+      const created = await as(t, admin.key).post('/applications', { name: 'e', type: 'expiring', rules: [CONDITION_RULE] }).expect(201);
+      const read = await as(t, admin.key).get(`/applications/${created.body.id}`).expect(200);
+      expect(JSON.stringify(read.body.rules)).toBe(JSON.stringify(created.body.rules));
+      expect(Object.keys(read.body.rules[0].conditions[0])).toEqual(['attribute', 'operator', 'value']);
+    });
+
     it('stores only the SHA-256 of the key, in no column the plaintext', async () => {
       const { id, key } = await createApplication(t, admin.key, VALID.private);
       const row = await storedRow(id);
