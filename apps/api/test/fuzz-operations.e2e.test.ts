@@ -498,6 +498,20 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     if (q.note) notes.push(q.note);
     if (key.note === 'key in the query string') url += `${url.includes('?') ? '&' : '?'}svc-api-key=${keys.admin}`;
     const b = body(rng, method, operation);
+    // A parameter both the query and the body can carry (previous_key_expires_in_seconds) is usually given once:
+    // generated independently, the two would nearly always disagree (a 400) and the 2xx path would go untried.
+    if (typeof b.body === 'string' && url.includes('?') && rng.chance(0.8)) {
+      let members: string[] = [];
+      try {
+        const parsed = JSON.parse(b.body);
+        if (parsed && typeof parsed === 'object') members = Object.keys(parsed);
+      } catch {
+        members = [];
+      }
+      const [path, search] = url.split('?') as [string, string];
+      const kept = search.split('&').filter((pair) => !members.includes(pair.split('=')[0]!));
+      url = kept.length ? `${path}?${kept.join('&')}` : path;
+    }
     const headers = { ...key.headers };
     if (b.type) headers['content-type'] = b.type;
     if (b.coding) headers['content-encoding'] = b.coding;
