@@ -1,10 +1,10 @@
 import type { Response } from 'supertest';
 import type { Proxy } from '@gatehouse/domain';
 import { MANAGEMENT_PERMISSIONS } from '@gatehouse/domain';
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { startUpstream, Upstream } from '../../../test/support/upstream';
+import type { TestApp } from '../../../test/support/test-app';
+import type { Upstream } from '../../../test/support/upstream';
 import { SvcLoopback } from '../src/proxy-invocation/svc-bridge';
-import { as, auditEvents, Caller, CONDITION_RULE, createApplication, expectProblem, managementWith, newTenant, VALID } from './application-fixtures';
+import { appWithUpstream, as, auditEvents, Caller, CONDITION_RULE, createApplication, expectProblem, managementWith, newTenant, VALID } from './application-fixtures';
 
 // Transforms run in a sandbox pool started per file.
 jest.setTimeout(30_000);
@@ -18,17 +18,12 @@ describe('no escalation between applications', () => {
   let t: TestApp;
   let upstream: Upstream;
 
+  let close: (() => Promise<void>) | undefined;
+
   beforeAll(async () => {
-    upstream = await startUpstream((req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-    t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1' });
+    ({ t, upstream, close } = await appWithUpstream());
   }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await upstream?.stop();
-  });
+  afterAll(() => close?.());
 
   const keyHashOf = async (id: string): Promise<string | undefined> =>
     (await t.database.dataSource.query('SELECT key_hash FROM applications WHERE id = $1', [id]))[0]?.key_hash;

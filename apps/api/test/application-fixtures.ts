@@ -1,5 +1,6 @@
 import type { Response } from 'supertest';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { startUpstream, Upstream } from '../../../test/support/upstream';
 
 /** A tenant's first management application, as the API's callers see it. */
 export interface Caller {
@@ -128,4 +129,18 @@ export async function auditEvents(t: TestApp, where: { entityId?: string; tenant
      UNION SELECT ${columns} FROM logs WHERE ${column} = $1 ORDER BY created_at, id`,
     [value],
   );
+}
+
+/**
+ * The API with proxies allowed to a loopback upstream answering `{}` (and calling `onRequest`), one sandbox process:
+ * what the escalation tests bind and invoke proxies against. `close` stops both.
+ */
+export async function appWithUpstream(onRequest: () => void = () => {}): Promise<{ t: TestApp; upstream: Upstream; close: () => Promise<void> }> {
+  const upstream = await startUpstream((req, res) => {
+    onRequest();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+  });
+  const t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1' });
+  return { t, upstream, close: async () => (await t.close(), await upstream.stop()) };
 }

@@ -1,7 +1,7 @@
 import { MANAGEMENT_PERMISSIONS } from '@gatehouse/domain';
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { startUpstream, Upstream } from '../../../test/support/upstream';
-import { as, auditEvents, Caller, createApplication, expectProblem, managementWith, newTenant } from './application-fixtures';
+import type { TestApp } from '../../../test/support/test-app';
+import type { Upstream } from '../../../test/support/upstream';
+import { appWithUpstream, as, auditEvents, Caller, createApplication, expectProblem, managementWith, newTenant } from './application-fixtures';
 
 jest.setTimeout(30_000);
 
@@ -15,18 +15,12 @@ describe('escalation siblings', () => {
   let upstream: Upstream;
   let hits = 0;
 
+  let close: (() => Promise<void>) | undefined;
+
   beforeAll(async () => {
-    upstream = await startUpstream((req, res) => {
-      hits += 1;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-    t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1' });
+    ({ t, upstream, close } = await appWithUpstream(() => (hits += 1)));
   }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await upstream?.stop();
-  });
+  afterAll(() => close?.());
 
   const works = async (key: string) => (await as(t, key).get('/applications/key')).status;
 
