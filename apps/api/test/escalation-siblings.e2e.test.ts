@@ -32,7 +32,7 @@ describe('escalation siblings', () => {
 
     it('the previous key cannot regenerate its own application (taking the rotation back) nor any other, nor create one', async () => {
       // A management application that may manage applications: the one whose key leaked and is being rotated out.
-      const leaked = await managementWith(t, admin, ['application:create', 'application:read', 'application:update']);
+      const leaked = await managementWith(t, admin, ['application:create', 'application:read', 'application:update', 'proxy:create']);
       const rotated = await as(t, admin.key).post(`/applications/${leaked.id}/regenerate?previous_key_expires_in_seconds=600`).expect(200);
       const fresh = rotated.body.key as string;
       expect(await works(leaked.key)).toBe(200);
@@ -48,6 +48,8 @@ describe('escalation siblings', () => {
       const other = await createApplication(t, admin.key, { name: 'other', type: 'management', permissions: ['application:read'] });
       expectProblem(await as(t, leaked.key).post(`/applications/${other.id}/regenerate`), 403);
       expectProblem(await as(t, leaked.key).post('/applications', { name: 'persist', type: 'management', permissions: ['application:read'] }), 403);
+      // Nor a proxy, which has a key of its own that would outlive the overlap.
+      expectProblem(await as(t, leaked.key).post('/proxies', { name: 'persist', destination_url: upstream.origin }), 403);
       expect(await works(fresh)).toBe(200);
       expect(await works(leaked.key)).toBe(200);
       expect(await works(other.key)).toBe(200);

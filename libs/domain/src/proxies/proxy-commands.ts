@@ -3,7 +3,7 @@ import { Application } from '../applications/application';
 import { describeRateLimit } from '../rate-limits/rate-counter';
 import { ApplicationRepository } from '../applications/application.repository';
 import { rateLimitWithin, requireAuthorityOver } from '../applications/authority';
-import { Principal } from '../applications/principal';
+import { Principal, requireCurrentKey } from '../applications/principal';
 import { Clock } from '../shared/clock';
 import { EscalationError, FieldErrorCollector, NotFoundError, ValidationError } from '../shared/domain-error';
 import { newId, UUID_PATTERN } from '../shared/ids';
@@ -141,6 +141,8 @@ function recordProxyChange(tx: TransactionScope, principal: Principal, proxy: Pr
 
 export class CreateProxy extends ProxyCommand {
   async execute(principal: Principal, input: ProxyInput): Promise<Proxy> {
+    // A proxy has a key of its own: one a key on its way out may not mint.
+    requireCurrentKey(principal, 'create a proxy');
     return this.uow.run(async (tx) => {
       await this.validator.check(tx, principal, input);
       const now = this.clock.now();
