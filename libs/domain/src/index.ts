@@ -35,3 +35,4 @@ export * from './rate-limits/authentication-throttle';
 export * from './rate-limits/rate-limiter';
 export * from './applications/last-use';
 export * from './logs/log-chain';
+export * from './vault/vault-crypto';
