@@ -15,6 +15,7 @@ import { requestContextMiddleware } from './http/request-context';
 import { mountOpenApi } from './openapi';
 import { mountConsole } from './http/console';
 import { ProxyInvocation } from './proxy-invocation/proxy-invocation.handler';
+import { proxyResponseHeaderPolicy } from './proxy-invocation/response-header-policy';
 
 export interface CreateApiAppOptions {
   config: AppConfig;
@@ -44,7 +45,8 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   if (options.metrics) observers.push(httpMetrics(options.metrics));
   if (observers.length > 0 || tracingEnabled()) app.use(requestObserver(observers));
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
-  app.use('/proxy', app.get(ProxyInvocation).handle);
+  // Every /proxy response, from a destination, a transform or an error, under one header policy.
+  app.use('/proxy', proxyResponseHeaderPolicy, app.get(ProxyInvocation).handle);
   mountOpenApi(app);
   mountConsole(app);
   await app.init();
