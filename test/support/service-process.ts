@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_VAULT_KEY } from './test-env';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
 export const API_MAIN = join(REPO_ROOT, 'dist/apps/api/src/main.js');
@@ -43,7 +44,8 @@ export async function startCommand(command: string[], env: Record<string, string
   const [file, ...args] = command;
   const child = spawn(file!, args, {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', LOG_LEVEL: 'info', ...env },
+    // The tests' vault key unless a test gives its own (VAULT_KEY_FILE, or VAULT_KEY '' to have one generated into DATA_DIR).
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', LOG_LEVEL: 'info', ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -90,7 +92,7 @@ export function runToCompletion(script: string, args: string[], env: Record<stri
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--no-node-snapshot', script, ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

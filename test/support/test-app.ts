@@ -6,7 +6,7 @@ import { AppConfig, loadConfig } from '@gatehouse/config';
 import { CreatedTenant, CreateTenant } from '@gatehouse/domain';
 import { Database, openDatabase } from '@gatehouse/persistence';
 import { createApiApp } from '../../apps/api/src/app';
-import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from './test-env';
+import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_VAULT_KEY } from './test-env';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -28,7 +28,7 @@ export interface TestAppLogs {
 export async function startTestApp(env: Record<string, string> = {}, logs: TestAppLogs = {}): Promise<TestApp> {
   // A test may bring its own (migrated) database, e.g. a private cluster it stops.
   const url = env.DATABASE_URL ?? TEST_DATABASE_URL;
-  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, ...env });
+  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, VAULT_KEY: TEST_VAULT_KEY, ...env });
   const database = await openDatabase({ url, dataDir: '', poolSize: 5, statementTimeoutMs: config.databaseStatementTimeoutMs });
   const app = await createApiApp({ config, database, runJobs: false, logger: logs.logger ?? false, accessLog: logs.accessLog });
   const server = app.getHttpServer();

@@ -1,9 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CheckpointSigner } from '@gatehouse/domain';
-import { Database } from '@gatehouse/persistence';
+import { Database, LocalKeyWrapper } from '@gatehouse/persistence';
 import { persistenceAndJobsModules } from '@gatehouse/runtime';
-import { AppConfig, resolveLogSigningKey } from '@gatehouse/config';
+import { AppConfig, resolveLogSigningKey, resolveVaultKeys } from '@gatehouse/config';
 import { ApplicationsModule } from './applications/applications.module';
 import { AuthModule } from './auth/auth.module';
 import { Draining } from './health/draining';
@@ -30,7 +30,7 @@ export class AppModule {
       imports: [
         ...persistenceAndJobsModules(
           options.database,
-          { redisUrl: options.config.redisUrl },
+          { redisUrl: options.config.redisUrl, keyWrapper: new LocalKeyWrapper(() => resolveVaultKeys(options.config)) },
           {
             runJobs: options.runJobs,
             redisUrl: options.config.redisUrl,

@@ -6,7 +6,7 @@ import { createApiApp } from './app';
 import { answerClientErrors } from './http/client-errors';
 import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
 import { BackgroundJobs } from '@gatehouse/queue';
-import { createMetricsRegistry, metricsPortOf, startMetricsServer, traceJobs } from '@gatehouse/runtime';
+import { createMetricsRegistry, metricsPortOf, startMetricsServer, traceJobs, verifyVaultKeys } from '@gatehouse/runtime';
 import { stopTracing } from '@gatehouse/runtime/tracing';
 import { serveControlSocket } from './cli/control-socket';
 import { execute } from './cli/execute';
@@ -23,6 +23,7 @@ async function main(): Promise<void> {
   const runJobs = !apiOnly && !config.redisUrl;
   const metrics = config.metricsPort === undefined ? undefined : createMetricsRegistry('gatehouse-api');
   const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root), accessLog: root, metrics });
+  await verifyVaultKeys(app, config, root);
   traceJobs(app.get(BackgroundJobs).parts.runner?.registry);
   if (metrics) {
     const metricsServer = await startMetricsServer(metrics, config.metricsPort!);

@@ -13,6 +13,7 @@ import {
   registerBackgroundMetrics,
   startMetricsServer,
   traceJobs,
+  verifyVaultKeys,
 } from '@gatehouse/runtime';
 import { stopTracing } from '@gatehouse/runtime/tracing';
 import { startHeartbeat } from './heartbeat';
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     logger: new JsonLogger(root),
     abortOnError: false,
   });
+  await verifyVaultKeys(app, config, root);
   traceJobs(app.get(BackgroundJobs).parts.runner?.registry);
   if (config.metricsPort !== undefined) {
     const metrics = createMetricsRegistry('gatehouse-worker');

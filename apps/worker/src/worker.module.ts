@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, resolveLogSigningKey } from '@gatehouse/config';
+import { AppConfig, resolveLogSigningKey, resolveVaultKeys } from '@gatehouse/config';
 import { CheckpointSigner } from '@gatehouse/domain';
-import { Database } from '@gatehouse/persistence';
+import { Database, LocalKeyWrapper } from '@gatehouse/persistence';
 import { BackgroundJobsOptions } from '@gatehouse/queue';
 import { persistenceAndJobsModules } from '@gatehouse/runtime';
 
@@ -23,7 +23,7 @@ export class WorkerModule {
         // redisUrl: the worker's deletions (expiries) must invalidate the api replicas' caches too.
         ...persistenceAndJobsModules(
           options.database,
-          { redisUrl: config.redisUrl },
+          { redisUrl: config.redisUrl, keyWrapper: new LocalKeyWrapper(() => resolveVaultKeys(config)) },
           {
             redisUrl: config.redisUrl,
             prefix: config.queuePrefix,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { parseSigningKey } from './log-signing-key';
+import { parseVaultKey, parseVaultKeyList } from './vault-key';
 
 export interface AppConfig {
   port: number;
@@ -26,6 +27,12 @@ export interface AppConfig {
   logSigningKey?: string;
   logSigningKeyFile?: string;
   logCheckpointIntervalMs: number;
+  /** The vault's key-encryption key, as given (32 bytes, base64 or hex); never logged. */
+  vaultKey?: string;
+  vaultKeyFile?: string;
+  /** Older key-encryption keys that still unwrap data keys during a rotation; never logged. */
+  vaultKeyPrevious?: string;
+  vaultKeyPreviousFile?: string;
   /** Failed authentications per client address per window before 429s; 0 turns the throttle off. */
   authThrottleLimit: number;
   authThrottleWindowSeconds: number;
@@ -77,6 +84,7 @@ export function loadConfig(processEnv: Env = process.env): AppConfig {
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
     databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
     ...signingKey(env),
+    ...vaultKeys(env),
     logCheckpointIntervalMs: integer(env, 'LOG_CHECKPOINT_INTERVAL_MS', 30_000, 1000, 60_000),
     authThrottleLimit: integer(env, 'AUTH_THROTTLE_LIMIT', 60, 0, 1_000_000),
     authThrottleWindowSeconds: integer(env, 'AUTH_THROTTLE_WINDOW_SECONDS', 60, 1, 86_400),
@@ -119,6 +127,31 @@ function signingKey(env: Env): Pick<AppConfig, 'logSigningKey' | 'logSigningKeyF
     }
   }
   return { ...(key === undefined ? {} : { logSigningKey: key }), ...(file === undefined ? {} : { logSigningKeyFile: file }) };
+}
+
+function vaultKeys(env: Env): Pick<AppConfig, 'vaultKey' | 'vaultKeyFile' | 'vaultKeyPrevious' | 'vaultKeyPreviousFile'> {
+  const given = (name: string, parse: (text: string) => unknown, expected: string) => {
+    const value = nonEmpty(env, name);
+    const file = nonEmpty(env, `${name}_FILE`);
+    if (value !== undefined && file !== undefined) throw new ConfigError(`${name} and ${name}_FILE are both set: give one`);
+    if (value !== undefined) {
+      try {
+        parse(value);
+      } catch {
+        // The value is a secret: never echoed.
+        throw new ConfigError(`${name} must be ${expected}`);
+      }
+    }
+    return { value, file };
+  };
+  const key = given('VAULT_KEY', parseVaultKey, 'a 32-byte key as base64 or hex (openssl rand -base64 32)');
+  const previous = given('VAULT_KEY_PREVIOUS', parseVaultKeyList, 'one or more 32-byte keys as base64 or hex, separated by commas');
+  return {
+    ...(key.value === undefined ? {} : { vaultKey: key.value }),
+    ...(key.file === undefined ? {} : { vaultKeyFile: key.file }),
+    ...(previous.value === undefined ? {} : { vaultKeyPrevious: previous.value }),
+    ...(previous.file === undefined ? {} : { vaultKeyPreviousFile: previous.file }),
+  };
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {

@@ -1,2 +1,3 @@
 export * from './config';
 export * from './log-signing-key';
+export * from './vault-key';

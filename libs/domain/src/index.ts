@@ -36,3 +36,4 @@ export * from './rate-limits/rate-limiter';
 export * from './applications/last-use';
 export * from './logs/log-chain';
 export * from './vault/vault-crypto';
+export * from './vault/key-wrapper';

@@ -19,3 +19,6 @@ export * from './embedded-lock';
 export * from './operational-stats';
 export * from './rate-limits/redis-rate-counter';
 export * from './repositories/typeorm-last-use.store';
+export * from './vault/local-key-wrapper';
+export * from './vault/vault-key-store';
+export * from './vault/database-vault-crypto';

@@ -4,11 +4,13 @@ import {
   ApplicationRepository,
   AuditEventPublisher,
   Clock,
+  KeyWrapper,
   LogRepository,
   ProxyRepository,
   SystemClock,
   TenantRepository,
   UnitOfWork,
+  VaultCrypto,
 } from '@gatehouse/domain';
 import { APPLICATION_MAX_AGE_MS, CachedApplicationRepository, VersionBumpingCommitObserver } from './cache/cached-application.repository';
 import { InMemoryVersionStore, RedisVersionStore, VersionScopedStore, VersionStore } from './cache/version-store';
@@ -19,6 +21,8 @@ import { TypeormTenantRepository } from './repositories/typeorm-tenant.repositor
 import { TypeormProxyRepository } from './repositories/typeorm-proxy.repository';
 import { TypeormLogRepository } from './repositories/typeorm-log.repository';
 import { RepositoryRegistry, TypeormUnitOfWork } from './typeorm-unit-of-work';
+import { DatabaseVaultCrypto } from './vault/database-vault-crypto';
+import { VaultKeyStore } from './vault/vault-key-store';
 
 export const DATABASE = Symbol('DATABASE');
 
@@ -27,6 +31,8 @@ export interface PersistenceOptions {
   redisUrl?: string;
   /** The module that provides the AuditEventPublisher the unit of work publishes committed events through. */
   publisher: DynamicModule;
+  /** The key-encryption key of the vault (LocalKeyWrapper over VAULT_KEY, or a KMS). */
+  keyWrapper: KeyWrapper;
 }
 
 /**
@@ -52,6 +58,8 @@ export class PersistenceModule implements OnApplicationShutdown {
           )
         : new InMemoryVersionStore(),
     );
+    // One key store per process: its unwrapped keys are shared by every request and transaction.
+    const vault = new DatabaseVaultCrypto(new VaultKeyStore(database.dataSource, options.keyWrapper));
     const registry = new RepositoryRegistry()
       .register(ApplicationRepository, (em) => new TypeormApplicationRepository(em))
       .register(TenantRepository, (em) => new TypeormTenantRepository(em))
@@ -65,6 +73,9 @@ export class PersistenceModule implements OnApplicationShutdown {
         { provide: DataSource, useValue: database.dataSource },
         { provide: RepositoryRegistry, useValue: registry },
         { provide: Clock, useClass: SystemClock },
+        { provide: KeyWrapper, useValue: options.keyWrapper },
+        { provide: VaultCrypto, useValue: vault },
+        { provide: DatabaseVaultCrypto, useValue: vault },
         { provide: VersionStore, useValue: versions },
         {
           provide: ApplicationRepository,
@@ -89,7 +100,7 @@ export class PersistenceModule implements OnApplicationShutdown {
           },
         },
       ],
-      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository],
+      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository],
     };
   }
 }

@@ -12,6 +12,7 @@ import { LogChain1764000200000 } from './migrations/1764000200000-log-chain';
 import { UniqueTenantNames1764000400000 } from './migrations/1764000400000-unique-tenant-names';
 import { LogChainAppend1764000513000 } from './migrations/1764000513000-log-chain-append';
 import { LogChainAppendOwnOutbox1764000600000 } from './migrations/1764000600000-log-chain-append-own-outbox';
+import { VaultKeys1764100000000 } from './migrations/1764100000000-vault-keys';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
 export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity, ProxyEntity, LogEntity];
@@ -26,4 +27,5 @@ export const MIGRATIONS = [
   UniqueTenantNames1764000400000,
   LogChainAppend1764000513000,
   LogChainAppendOwnOutbox1764000600000,
+  VaultKeys1764100000000,
 ];

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource, EntityManager } from 'typeorm';
 import {
   AuditEvent,
@@ -12,6 +13,13 @@ import {
 } from '@gatehouse/domain';
 import { translateDatabaseError, translatingDatabaseErrors } from './database-errors';
 import { AuditOutboxEntity } from './entities/audit-outbox.entity';
+
+/**
+ * The transaction a call runs in, for adapters that are not handed one: the vault reads its keys through it, since an
+ * embedded database has a single connection (another would wait for this transaction forever), and a PostgreSQL pool
+ * whose every connection is in a transaction waiting for a key would wait as long.
+ */
+export const ambientTransaction = new AsyncLocalStorage<EntityManager>();
 
 type RepositoryFactory = (em: EntityManager) => unknown;
 
@@ -51,14 +59,14 @@ export class TypeormUnitOfWork extends UnitOfWork {
     const events: AuditEvent[] = [];
     let result: T;
     try {
-      result = await this.dataSource.transaction(async (em) => {
+      result = await this.dataSource.transaction((em) => ambientTransaction.run(em, async () => {
         const value = await work({
           get: (port) => this.registry.build(port, em),
           record: (event) => events.push(toAuditEvent(event, newId(), this.clock.now())),
         });
         if (events.length > 0) await em.getRepository(AuditOutboxEntity).insert(events.map(toOutboxRow));
         return value;
-      });
+      }));
     } catch (error) {
       throw translateDatabaseError(error);
     }

@@ -1,6 +1,8 @@
 import { Logger as PinoLogger } from 'pino';
 import { AppConfig, ConfigError, loadConfig } from '@gatehouse/config';
-import { Database, openDatabase, runMigrations } from '@gatehouse/persistence';
+import type { INestApplicationContext } from '@nestjs/common';
+import { KeyWrapper } from '@gatehouse/domain';
+import { Database, DatabaseVaultCrypto, LocalKeyWrapper, openDatabase, runMigrations } from '@gatehouse/persistence';
 
 /** Reads the environment; a bad value ends the process with one line naming the variable. */
 export function loadConfigOrExit(): AppConfig {
@@ -26,4 +28,23 @@ export async function openMigratedDatabase(config: AppConfig, logger?: PinoLogge
   const applied = await runMigrations(database);
   logger?.info({ embedded: database.embedded, migrations_applied: applied }, 'database ready');
   return database;
+}
+
+/**
+ * Refuses to start with keys that cannot open the vault (a wrong or missing VAULT_KEY): the global lookup key is read
+ * (made on first start) and unwrapped, so a mismatch is one line at start rather than failures on every request.
+ */
+export async function verifyVaultKeys(app: INestApplicationContext, config: AppConfig, logger: PinoLogger): Promise<void> {
+  await app.get(DatabaseVaultCrypto).verifyKeys();
+  const wrapper = app.get(KeyWrapper);
+  const source = wrapper instanceof LocalKeyWrapper ? wrapper.source : undefined;
+  logger.info({ kek_id: await wrapper.currentKekId(), kek_source: source?.from }, 'vault keys ready');
+  if (source?.generated) {
+    logger.warn(
+      { file: source.generated },
+      config.databaseUrl
+        ? 'VAULT_KEY is not set: a key-encryption key was generated into DATA_DIR. Back it up (nothing sealed can be read without it) and give every replica the same key (VAULT_KEY or VAULT_KEY_FILE)'
+        : 'a key-encryption key was generated into DATA_DIR: back it up with the database (nothing sealed can be read without it)',
+    );
+  }
 }

@@ -8,6 +8,7 @@ import { CheckpointSigner } from '@gatehouse/domain';
 import { Database, openDatabase, PersistenceModule } from '@gatehouse/persistence';
 import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule, QueueName, RedisHealth } from '@gatehouse/queue';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '../../../../test/support/test-env';
+import { testKeyWrapper } from '../../../../test/support/test-vault';
 
 /** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
 export function uniquePrefix(name: string): string {
@@ -63,7 +64,7 @@ class JobsHostModule {
   static register(database: Database, options: BackgroundJobsOptions): DynamicModule {
     // As the runtime's persistenceAndJobsModules wires them (the queue's tests may not import the runtime, which imports the queue).
     const queue = JobQueueModule.forRoot(options);
-    const persistence = PersistenceModule.forRoot(database, { publisher: queue });
+    const persistence = PersistenceModule.forRoot(database, { publisher: queue, keyWrapper: testKeyWrapper() });
     return { module: JobsHostModule, imports: [queue, persistence, BackgroundJobsModule.forRoot(options, { queue, persistence })] };
   }
 }
