@@ -17,7 +17,7 @@ import { ApplicationExpiryScheduler } from './application-expiry';
 import { ApplicationRepository } from './application.repository';
 import { ApplicationType } from './permissions';
 import { requireAuthorityOver, requireGrantable } from './authority';
-import { mayCreateApplications, Principal, requireCurrentKey } from './principal';
+import { mayCreateApplications, Principal, requirePermission } from './principal';
 
 export interface CreateApplicationInput {
   name: string;
@@ -56,13 +56,10 @@ export class CreateApplication {
   ) {}
 
   async execute(principal: Principal, input: CreateApplicationInput): Promise<ApplicationWithKey> {
-    if (!principal.permissions.has('application:create')) {
-      // The one exception of CONTRACT.md section 5: private applications may be allowed to mint expiring ones.
-      if (!principal.canCreateExpiringApplications || input.type !== 'expiring') {
-        throw new PermissionDeniedError('application:create');
-      }
-    }
-    requireCurrentKey(principal, 'create an application');
+    // Held, or can_create_expiring_applications; and not a key on its way out (requireCurrentKeyFor).
+    requirePermission(principal, 'application:create');
+    // The one exception of CONTRACT.md section 5: private applications may be allowed to mint expiring ones, only.
+    if (!principal.permissions.has('application:create') && input.type !== 'expiring') throw new PermissionDeniedError('application:create');
     const now = this.clock.now();
     const errors = new FieldErrorCollector();
     const grant = checkedGrant(input.type, input, errors);
@@ -129,6 +126,8 @@ export class UpdateApplication {
   ) {}
 
   async execute(principal: Principal, id: string, input: UpdateApplicationInput): Promise<Application> {
+    // A grant outlives the key that gives it: not one on its way out (requireCurrentKeyFor).
+    requirePermission(principal, 'application:update');
     return this.uow.run(async (tx) => {
       const repo = tx.get(ApplicationRepository);
       const current = await repo.findByIdForChange(principal.tenantId, id);
@@ -184,11 +183,13 @@ export class RegenerateApplicationKey {
     if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_KEY_OVERLAP_SECONDS) {
       throw ValidationError.single('previous_key_expires_in_seconds', `must be an integer from 0 to ${MAX_KEY_OVERLAP_SECONDS}`);
     }
+    // A key on its way out may not mint one (requireCurrentKeyFor): regenerating its own application's would take the
+    // rotation back. The permission itself: regenerate is an application:update route, for its own key too.
+    requirePermission(principal, 'application:update');
     return this.uow.run(async (tx) => {
       const repo = tx.get(ApplicationRepository);
       const current = await repo.findByIdForChange(principal.tenantId, id);
       if (!current) throw new NotFoundError('Application');
-      requireCurrentKey(principal, 'regenerate a key');
       requireAuthorityOver(principal, current, 'regenerate the key of');
       const now = this.clock.now();
       const key = generateApiKey();

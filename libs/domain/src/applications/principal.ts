@@ -19,7 +19,7 @@ export interface Principal {
   origin?: RequestOrigin;
   /**
    * True when it authenticated with the key a regenerate replaced, during that regenerate's overlap: a key on its way
-   * out, which may finish its work but never mint a key (see requireCurrentKey).
+   * out, which may finish its work but never leave authority behind (see requireCurrentKeyFor).
    */
   viaPreviousKey?: boolean;
 }
@@ -54,14 +54,32 @@ function newPrincipal(app: Application): Principal {
 }
 
 /**
- * A key replaced in a rotation keeps working through its overlap so that a fleet can roll the new key out, and for
- * nothing more: it may not mint a key that outlives it. Regenerating its own application's key would hand it the
- * current key and retire (or, with an overlap, demote) the new one, taking the rotation back; regenerating another
- * application's key or creating an application would leave it a permanent key when the overlap ends.
+ * The permissions whose use leaves authority behind: a key (an application's, a proxy's), a grant to an application,
+ * or a proxy, whose code, destination, configuration, binding and openness decide what its key does for whoever holds
+ * it and what its transforms do through `svc`. Everything else a key may do ends with it or is data: reads, invocations,
+ * deletes, tokens. (Regenerate is an `application:update` route.)
  */
-export function requireCurrentKey(principal: Principal, action: string): void {
-  if (principal.viaPreviousKey === true) {
-    throw new EscalationError(`The previous key of a regenerated application may not ${action}: use the application's current key`);
+export const LASTING_PERMISSIONS: ReadonlySet<string> = new Set([
+  'application:create',
+  'application:update',
+  'proxy:create',
+  'proxy:update',
+  'tenant:update',
+]);
+
+/**
+ * A key replaced in a rotation keeps working through its overlap so that a fleet can finish its work, and for nothing
+ * more: it may not use a permission that leaves authority behind (LASTING_PERMISSIONS), which would outlive it. It
+ * could otherwise keep a back door once the overlap ends: regenerate its own application's key (taking the rotation
+ * back), create an application or a proxy (a key of its own), grant another application more, or rewrite an existing
+ * proxy (open it, recode it, bind it to an application its code then acts as). One rule, checked with every
+ * permission (requirePermission), so every route and use case that names such a permission is covered.
+ */
+export function requireCurrentKeyFor(principal: Principal, permission: string): void {
+  if (principal.viaPreviousKey === true && LASTING_PERMISSIONS.has(permission)) {
+    throw new EscalationError(
+      `The previous key of a regenerated application may not use ${permission}: what it would create or change would outlive the key; use the application's current key`,
+    );
   }
 }
 
@@ -75,6 +93,7 @@ export function mayCreateApplications(principal: Principal): boolean {
  * can_create_expiring_applications: CreateApplication then limits it to expiring applications.
  */
 export function requirePermission(principal: Principal, permission: string): void {
+  requireCurrentKeyFor(principal, permission);
   const held = permission === 'application:create' ? mayCreateApplications(principal) : principal.permissions.has(permission);
   if (!held) throw new PermissionDeniedError(permission);
 }

@@ -3,7 +3,7 @@ import { Application } from '../applications/application';
 import { describeRateLimit } from '../rate-limits/rate-counter';
 import { ApplicationRepository } from '../applications/application.repository';
 import { rateLimitWithin, requireAuthorityOver } from '../applications/authority';
-import { Principal, requireCurrentKey } from '../applications/principal';
+import { Principal, requirePermission } from '../applications/principal';
 import { Clock } from '../shared/clock';
 import { EscalationError, FieldErrorCollector, NotFoundError, ValidationError } from '../shared/domain-error';
 import { newId, UUID_PATTERN } from '../shared/ids';
@@ -110,7 +110,9 @@ abstract class ProxyCommand {
   }
 
   /** Loads the proxy (404 when absent), checks the input made from its current fields against every rule, saves it. */
-  protected update(principal: Principal, id: string, inputFor: (current: ProxyInput) => ProxyInput): Promise<Proxy> {
+  protected async update(principal: Principal, id: string, inputFor: (current: ProxyInput) => ProxyInput): Promise<Proxy> {
+    // Also refuses a key on its way out: every field of a proxy decides what its key does after the key is gone.
+    requirePermission(principal, 'proxy:update');
     return this.uow.run(async (tx) => {
       const current = await tx.get(ProxyRepository).findById(principal.tenantId, id);
       if (!current) throw new NotFoundError('Proxy');
@@ -141,8 +143,8 @@ function recordProxyChange(tx: TransactionScope, principal: Principal, proxy: Pr
 
 export class CreateProxy extends ProxyCommand {
   async execute(principal: Principal, input: ProxyInput): Promise<Proxy> {
-    // A proxy has a key of its own: one a key on its way out may not mint.
-    requireCurrentKey(principal, 'create a proxy');
+    // Also refuses a key on its way out: a proxy has a key of its own.
+    requirePermission(principal, 'proxy:create');
     return this.uow.run(async (tx) => {
       await this.validator.check(tx, principal, input);
       const now = this.clock.now();
