@@ -144,3 +144,20 @@ export async function appWithUpstream(onRequest: () => void = () => {}): Promise
   const t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1' });
   return { t, upstream, close: async () => (await t.close(), await upstream.stop()) };
 }
+
+/**
+ * Issue 22 section 3's attack on a limit: a key limited to 5 per 600 s that may update itself PUTs itself to 5/601,
+ * 5/602... between bursts, as if each policy were a new bucket. Answers how many of its requests (PUTs included)
+ * were served.
+ */
+export async function selfRelimitAttack(t: TestApp, admin: Caller): Promise<number> {
+  const body = { name: 'self', permissions: ['application:read', 'application:update'] };
+  const app = await createApplication(t, admin.key, { ...body, type: 'management', rate_limit: { limit: 5, window_seconds: 600 } });
+  let served = 0;
+  for (let window = 601; window <= 610; window++) {
+    const put = await as(t, app.key).put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 5, window_seconds: window } });
+    const gets = await Promise.all(Array.from({ length: 5 }, () => as(t, app.key).get('/applications/key')));
+    served += [put, ...gets].filter((res) => res.status === 200).length;
+  }
+  return served;
+}

@@ -4,7 +4,7 @@ import { TcpForwarder } from '../../../libs/queue/test/support/queue-test-suppor
 import { captureLog } from '../../../test/support/log-capture';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { TEST_REDIS_URL } from '../../../test/support/test-env';
-import { as, Caller, createApplication, expectProblem, newTenant } from './application-fixtures';
+import { as, Caller, createApplication, expectProblem, newTenant, selfRelimitAttack } from './application-fixtures';
 
 /** With REDIS_URL the limits live in Redis; when it cannot be reached, requests go through (fail open) and it is said. */
 describe('rate limits over Redis', () => {
@@ -21,6 +21,14 @@ describe('rate limits over Redis', () => {
   afterAll(async () => {
     await t?.close();
     await forwarder.stop();
+  });
+
+  it('gives no fresh burst to a key that changes its own limit (5/600 to 5/601, 5/602...), counted in Redis', async () => {
+    // At most its burst of 5 (each policy a new bucket served 60); fewer when a count made with the limit the key
+    // cache held a moment before a change lands in the same bucket as the verified one (it counts, never uncounts).
+    const served = await selfRelimitAttack(t, admin);
+    expect(served).toBeGreaterThan(0);
+    expect(served).toBeLessThanOrEqual(5);
   });
 
   it('fails open while Redis is unreachable, with a warning and a count, and enforces again once it is back', async () => {

@@ -2,7 +2,7 @@ import type { Response } from 'supertest';
 import { SetTenantRateLimit } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { startUpstream, Upstream } from '../../../test/support/upstream';
-import { as, auditEvents, Caller, createApplication, expectProblem, newTenant, VALID } from './application-fixtures';
+import { as, auditEvents, Caller, createApplication, expectProblem, newTenant, selfRelimitAttack, VALID } from './application-fixtures';
 
 /** Rate limits of applications and proxies (issue 14 part 1), on one process with the in-memory counter. */
 describe('rate limits', () => {
@@ -86,15 +86,25 @@ describe('rate limits', () => {
       ]);
     });
 
-    it('applies a limit changed while the key is in the cache from the next request, counting afresh under it', async () => {
+    it('applies a limit changed while the key is in the cache from the next request, carrying its count over', async () => {
       const app = await reader({ limit: 5, window_seconds: 60 });
       // The key is now in the cache with its limit: the guard counts alongside the key's check with that one.
       expectState(await as(t, app.key).get('/applications/key').expect(200), '"application";q=5;w=60', /^"application";r=4;t=\d+$/);
       const body = { name: 'limited', permissions: ['application:read'] };
+      await as(t, admin.key).put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 10, window_seconds: 60 } }).expect(200);
+      // One of 5 used is one of 10 used; the guard's count with the old limit, alongside the check, counts too.
+      expectState(await as(t, app.key).get('/applications/key').expect(200), '"application";q=10;w=60', /^"application";r=[67];t=\d+$/);
       await as(t, admin.key).put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 1, window_seconds: 3600 } }).expect(200);
-      // The count made with the old limit is dropped: the one request of the new limit is still there.
-      expectState(await as(t, app.key).get('/applications/key').expect(200), '"application";q=1;w=3600', /^"application";r=0;t=\d+$/);
+      // Having used some of its limit, it has used all of 1 per hour: no fresh burst under a new policy.
       expectProblem(await as(t, app.key).get('/applications/key'), 429);
+    });
+
+    it('gives no fresh burst to a key that changes its own limit (5/600 to 5/601, 5/602...)', async () => {
+      // At most its burst of 5 (each policy a new bucket served 60); fewer when a count made with the limit the key
+    // cache held a moment before a change lands in the same bucket as the verified one (it counts, never uncounts).
+    const served = await selfRelimitAttack(t, admin);
+    expect(served).toBeGreaterThan(0);
+    expect(served).toBeLessThanOrEqual(5);
     });
 
     it('refuses a key regenerated away while it was in the cache, before any rate limit', async () => {

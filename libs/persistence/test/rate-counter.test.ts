@@ -58,6 +58,23 @@ describe.each([
     expect((await counter.take([{ key: 'f', limit: fast }]))?.allowed).toBe(true);
   });
 
+  it('carries a count over a change of limit: moving to 5/61, 5/62... after 5 per 60 s gives no fresh burst (issue 22)', async () => {
+    let admitted = 0;
+    for (let window = 60; window < 110; window++) {
+      const takes = Array.from({ length: 5 }, () => counter.take([{ key: 'application:moving', limit: { limit: 5, windowSeconds: window } }]));
+      for (const decision of await Promise.all(takes)) if (decision?.allowed) admitted++;
+    }
+    expect(admitted).toBe(5);
+    // Raising the limit gives the difference only; and a tightened one, exhausted, waits one new interval at most.
+    expect((await counter.take([{ key: 'application:moving', limit: hour(3600) }]))?.allowed).toBe(true);
+    for (let i = 0; i < 2; i++) await counter.take([{ key: 'two-of-four', limit: hour(4) }]);
+    const raised = await Promise.all(Array.from({ length: 10 }, () => counter.take([{ key: 'two-of-four', limit: hour(8) }])));
+    expect(raised.filter((d) => d?.allowed)).toHaveLength(6);
+    const tightened = await counter.take([{ key: 'two-of-four', limit: hour(2) }]);
+    expect(tightened).toMatchObject({ allowed: false, buckets: [{ remaining: 0 }] });
+    expect(tightened!.retryAfterSeconds).toBeLessThanOrEqual(1800);
+  });
+
   it('counts exactly under concurrent takes', async () => {
     const decisions = await Promise.all(Array.from({ length: 50 }, () => counter.take([{ key: 'c', limit: hour(20) }])));
     expect(decisions.filter((d) => d?.allowed)).toHaveLength(20);

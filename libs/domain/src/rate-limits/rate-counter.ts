@@ -89,6 +89,31 @@ export function gcra(storedTat: number | undefined, nowMs: number, limit: RateLi
   return { allowed: true, newTat, state: { limit, remaining, resetSeconds: Math.ceil((newTat - nowMs) / 1000) }, retryMs: 0 };
 }
 
+/** A bucket's stored state: its TAT, and the interval (ms per request) of the limit it was counted under. */
+export interface StoredTat {
+  tat: number;
+  intervalMs: number;
+}
+
+export function intervalMsOf(limit: RateLimit): number {
+  return (limit.windowSeconds * 1000) / limit.limit;
+}
+
+/**
+ * The stored TAT in the terms of `limit`, which may not be the limit it was counted under: a bucket is named after
+ * what it counts (an application, a proxy), not after its policy, so that changing a limit never hands out a fresh
+ * burst (a key limited to 5 per 60 s that PUT itself to 5/61, 5/62... was a new full bucket each time). What carries
+ * over is the requests still counted, (TAT - now) / old interval, each taking the new interval, and at most one whole
+ * new window: a bucket exhausted under the old limit is exhausted under the new one, and one with room keeps what it
+ * had used.
+ */
+export function carriedTat(stored: StoredTat | undefined, nowMs: number, limit: RateLimit): number | undefined {
+  if (stored === undefined || stored.tat <= nowMs) return stored?.tat;
+  const interval = intervalMsOf(limit);
+  if (Math.abs(stored.intervalMs - interval) < 1e-6) return stored.tat;
+  return nowMs + Math.min(((stored.tat - nowMs) / stored.intervalMs) * interval, limit.windowSeconds * 1000);
+}
+
 /** Seconds for Retry-After: whole, and at least 1 (a client told 0 would retry at once). */
 export function retryAfterSeconds(retryMs: number): number {
   return Math.max(1, Math.ceil(retryMs / 1000));
@@ -98,7 +123,7 @@ const MAX_IN_MEMORY_BUCKETS = 100_000;
 
 /** One process (no Redis): the same GCRA over a map, bounded so that many addresses cannot grow it without end. */
 export class InMemoryRateCounter extends RateCounter {
-  private readonly tats = new Map<string, number>();
+  private readonly tats = new Map<string, StoredTat>();
 
   constructor(private readonly clock: Clock) {
     super();
@@ -106,12 +131,12 @@ export class InMemoryRateCounter extends RateCounter {
 
   take(buckets: readonly Bucket[]): RateDecision {
     const now = this.clock.now().getTime();
-    const steps = buckets.map((bucket) => gcra(this.tats.get(bucket.key), now, bucket.limit));
+    const steps = buckets.map((bucket) => gcra(carriedTat(this.tats.get(bucket.key), now, bucket.limit), now, bucket.limit));
     const allowed = steps.every((step) => step.allowed);
     if (allowed) {
       buckets.forEach((bucket, i) => {
         this.tats.delete(bucket.key);
-        this.tats.set(bucket.key, steps[i]!.newTat);
+        this.tats.set(bucket.key, { tat: steps[i]!.newTat, intervalMs: intervalMsOf(bucket.limit) });
       });
       this.evict(now);
     }
@@ -122,7 +147,7 @@ export class InMemoryRateCounter extends RateCounter {
   /** A TAT in the past is a full bucket, the same as none: dropped first; then the least recently taken. */
   private evict(now: number): void {
     if (this.tats.size <= MAX_IN_MEMORY_BUCKETS) return;
-    for (const [key, tat] of this.tats) if (tat <= now) this.tats.delete(key);
+    for (const [key, { tat }] of this.tats) if (tat <= now) this.tats.delete(key);
     for (const key of this.tats.keys()) {
       if (this.tats.size <= MAX_IN_MEMORY_BUCKETS) break;
       this.tats.delete(key);

@@ -47,13 +47,13 @@ export function proxyLimits(proxy: Proxy): readonly AppliedLimit[] {
 }
 
 /**
- * A limit's bucket: per application or proxy and per policy, so a changed limit starts counting afresh (a new burst
- * of N) rather than reading a count kept at another rate. It also makes a count taken under a limit that has just been
- * changed (the ApiKeyGuard counts alongside the key's check, with the limit it had in memory) fall in a bucket
- * nothing uses any more, instead of taking a unit from the new one.
+ * A limit's bucket: per application or proxy, whatever its policy, so that changing a limit (a PUT of one's own, a new
+ * tenant default) carries the count over (carriedTat) instead of starting a new bucket with a full burst. A count
+ * the ApiKeyGuard took with a limit that has just been changed (it counts alongside the key's check, with the limit
+ * it had in memory) falls in the same bucket: the first request after a change may count twice, never zero times.
  */
 export function bucketKey(applied: AppliedLimit): string {
-  return `${applied.entity}:${applied.id}:${applied.limit.limit}/${applied.limit.windowSeconds}`;
+  return `${applied.entity}:${applied.id}`;
 }
 
 /** The buckets of frozen limits (a cached key's, see applicationLimits) are named once. */

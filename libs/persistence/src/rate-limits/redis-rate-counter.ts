@@ -28,7 +28,17 @@ for i = 1, #KEYS do
   local interval = window / tonumber(ARGV[4 * i - 3])
   local cells = tonumber(ARGV[4 * i - 1])
   local lease = tonumber(ARGV[4 * i])
-  local tat = tonumber(redis.call('GET', KEYS[i]))
+  -- A bucket holds "<tat> <interval>": a TAT counted under another limit is carried over (carriedTat in the domain).
+  local raw = redis.call('GET', KEYS[i])
+  local tat = nil
+  if raw then
+    local stored_tat, stored_interval = string.match(raw, '^(%S+) (%S+)$')
+    tat = tonumber(stored_tat or raw)
+    stored_interval = tonumber(stored_interval)
+    if tat and stored_interval and tat > now and math.abs(stored_interval - interval) >= 1e-6 then
+      tat = now + math.min((tat - now) / stored_interval * interval, window)
+    end
+  end
   if tat == nil or tat < now then tat = now end
   windows[i] = window
   intervals[i] = interval
@@ -56,7 +66,7 @@ end
 local result = {allowed, math.ceil(retry)}
 for i = 1, #KEYS do
   if allowed == 1 then
-    redis.call('SET', KEYS[i], string.format('%.3f', held[i]), 'PX', math.ceil(held[i] - now))
+    redis.call('SET', KEYS[i], string.format('%.3f %.17g', held[i], intervals[i]), 'PX', math.ceil(held[i] - now))
   else
     -- Nothing is taken; a bucket that would have given a plain cell says what it would hold after it (as in memory).
     if given[i] > 1 then held[i] = starts[i] + intervals[i] end
@@ -219,11 +229,13 @@ export class RedisRateCounter extends RateCounter {
   /** The lease state of a bucket that may be leased (noting this take in its demand); undefined for one that may not. */
   private leaseOf(bucket: Bucket, now: number): Lease | undefined {
     if (bucket.limit.limit < 2 * LEASE_SHARE) return undefined;
-    let lease = this.leases.get(bucket.key);
+    // Per policy too: cells leased under a limit that has changed since are not spent under the new one.
+    const name = `${bucket.key} ${bucket.limit.limit}/${bucket.limit.windowSeconds}`;
+    let lease = this.leases.get(name);
     if (!lease) {
       if (this.leases.size >= MAX_LEASED_BUCKETS) this.forgetIdle(now);
       lease = { cells: 0, until: 0, remaining: 0, resetSeconds: 0, plainUntil: 0, periodStart: now, takes: 0, previousTakes: 0 };
-      this.leases.set(bucket.key, lease);
+      this.leases.set(name, lease);
     }
     if (now - lease.periodStart >= DEMAND_PERIOD_MS) {
       lease.previousTakes = now - lease.periodStart < 2 * DEMAND_PERIOD_MS ? lease.takes : 0;
