@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { InMemoryRateCounter, RateCounter, SystemClock } from '@gatehouse/domain';
@@ -206,6 +207,72 @@ describe('RedisRateCounter', () => {
     }
   });
 });
+
+describe('RedisRateCounter under a slow event loop or a silent Redis (issue 22 section 3)', () => {
+  it('honours a count Redis answered while the event loop was blocked past the timeout: no fail-open', async () => {
+    const counter = new RedisRateCounter(TEST_REDIS_URL, `test-${randomUUID()}`);
+    try {
+      expect((await counter.take([{ key: 'exhausted', limit: hour(1) }]))?.allowed).toBe(true);
+      for (let run = 0; run < 3; run++) {
+        const pending = counter.take([{ key: 'exhausted', limit: hour(1) }]);
+        // take() queued the send for this turn's check phase; this runs right after it, the command written: the
+        // reply arrives while the loop is blocked, and the timer is overdue when the loop comes back.
+        setImmediate(() => {
+          const until = performance.now() + 1200;
+          while (performance.now() < until);
+        });
+        expect(await pending).toMatchObject({ allowed: false });
+      }
+      expect(counter.stats).toMatchObject({ unavailable: 0, timedOut: 0 });
+    } finally {
+      await counter.close();
+    }
+  });
+
+  it('still fails open, about 500 ms after sending, when Redis accepts the command and never answers', async () => {
+    const silent = await startSilentRedis();
+    const seen: unknown[] = [];
+    const counter = new RedisRateCounter(`redis://127.0.0.1:${silent.port}`, 'test', (error) => seen.push(error));
+    try {
+      const started = performance.now();
+      expect(await counter.take([{ key: 'k', limit: hour(1) }])).toBeNull();
+      const took = performance.now() - started;
+      expect(took).toBeGreaterThanOrEqual(450);
+      expect(took).toBeLessThan(5000);
+      expect(silent.scripts()).toBeGreaterThan(0);
+      expect(counter.stats).toMatchObject({ unavailable: 1, timedOut: 1 });
+      expect(String(seen[0])).toMatch(/did not answer within 500 ms/);
+    } finally {
+      await counter.close();
+      silent.close();
+    }
+  });
+});
+
+/** Speaks enough RESP for ioredis to be ready (INFO, anything else +OK), then never answers a script. */
+async function startSilentRedis(): Promise<{ port: number; scripts: () => number; close: () => void }> {
+  let scripts = 0;
+  const server = createServer((socket) => {
+    socket.on('data', (chunk) => {
+      for (const command of chunk.toString('latin1').matchAll(/\*\d+\r\n\$\d+\r\n([A-Za-z]+)\r\n/g)) {
+        const name = command[1]!.toUpperCase();
+        if (name === 'EVALSHA' || name === 'EVAL') scripts++;
+        else if (name === 'INFO') {
+          const info = '# Server\r\nredis_version:7.0.0\r\nloading:0\r\n';
+          socket.write(`$${info.length}\r\n${info}\r\n`);
+        } else socket.write('+OK\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    scripts: () => scripts,
+    close: () => {
+      server.close();
+    },
+  };
+}
 
 /** A port nothing listens on. */
 function closedPort(): Promise<number> {

@@ -97,6 +97,8 @@ export interface RateCounterStats {
   scripts: number;
   /** Requests counted from a lease, in this process, without a round trip. */
   leased: number;
+  /** Pipelines Redis had not answered 500 ms after they were sent (their requests failed open). */
+  timedOut: number;
 }
 
 /** What to ask a bucket for: `cells` (1: a plain count) placed no earlier than `leaseMs` from now. */
@@ -167,7 +169,7 @@ interface Lease {
 export class RedisRateCounter extends RateCounter {
   private readonly redis: Redis & { gatehouseTake: TakeCommand };
   private readonly keyPrefix: string;
-  readonly stats: RateCounterStats = { unavailable: 0, scripts: 0, leased: 0 };
+  readonly stats: RateCounterStats = { unavailable: 0, scripts: 0, leased: 0, timedOut: 0 };
   /** Takes asked for in this turn of the event loop, sent together in its check phase. */
   private queued: QueuedTake[] = [];
   /** Until the first connection is up, commands wait for it (briefly) rather than fail. */
@@ -184,10 +186,11 @@ export class RedisRateCounter extends RateCounter {
     this.keyPrefix = `${prefix}:ratelimit:`;
     // Not auto-pipelined (it keeps one pipeline under way and queues the rest behind it): `take` sends the takes of a
     // turn of the event loop together, and several such pipelines may be under way.
+    // No ioredis commandTimeout: its timer fires in the timers phase, before the poll phase reads a reply that came
+    // back while the event loop was blocked, so a slow event loop became fail-open. sendQueued times out instead.
     const redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
     });
     redis.on('error', () => undefined);
     redis.defineCommand('gatehouseTake', { lua: TAKE });
@@ -319,14 +322,35 @@ export class RedisRateCounter extends RateCounter {
     for (const take of queued) pipeline.gatehouseTake(...take.args);
     this.stats.scripts += queued.length;
     const sentAt = performance.now();
+    let settled = false;
+    const timer = setTimeout(() => {
+      // 500 ms after the pipeline was written, by the clock, not by how long the event loop took to get here. When
+      // it was blocked, the reply may be waiting in the socket: the poll phase of this very turn reads it, before the
+      // check phase (setImmediate) decides. A count that came back is honoured; only one that did not fails open.
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        this.stats.timedOut++;
+        const error = new Error(`Redis did not answer within ${COMMAND_TIMEOUT_MS} ms`);
+        queued.forEach((take) => take.reject(error));
+      });
+    }, COMMAND_TIMEOUT_MS);
+    const settle = (answer: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      answer();
+    };
     pipeline.exec().then(
       (results) =>
-        queued.forEach((take, i) => {
-          const [error, reply] = results?.[i] ?? [new Error('no reply')];
-          if (error) take.reject(error);
-          else take.resolve([reply as number[], sentAt]);
-        }),
-      (error: unknown) => queued.forEach((take) => take.reject(error)),
+        settle(() =>
+          queued.forEach((take, i) => {
+            const [error, reply] = results?.[i] ?? [new Error('no reply')];
+            if (error) take.reject(error);
+            else take.resolve([reply as number[], sentAt]);
+          }),
+        ),
+      (error: unknown) => settle(() => queued.forEach((take) => take.reject(error))),
     );
   }
 
