@@ -74,6 +74,10 @@ for (const asset of ASSETS) {
   rmSync(target, { recursive: true, force: true });
   cpSync(join(root, asset), target, { recursive: true });
 }
+// What transforms may require besides the runtime's own modules: the polyfills and the allowlisted packages, bundled
+// into dist/sandbox-modules (rebuilt only when package-lock.json or its script changed).
+const modules = spawnSync(process.execPath, [join(__dirname, 'build-sandbox-modules.js'), '--if-stale'], { stdio: 'inherit', cwd: root });
+if (modules.status !== 0) process.exit(modules.status === null ? 1 : modules.status);
 // The web console (a workspace with a build script of its own: vite) into dist/console.
 const workspaces = join(root, 'apps');
 for (const project of existsSync(workspaces) ? readdirSync(workspaces) : []) {

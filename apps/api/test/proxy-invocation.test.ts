@@ -421,7 +421,10 @@ describe('proxy invocation (/proxy)', () => {
       });
       const before = upstream.seen.length;
       const res = await t.http().post('/proxy/x').set('svc-proxy-key', p.key).send({}).expect(400);
-      expect(res.body).toEqual({ proxy_error: expect.objectContaining({ title: 'BadRequestError', status: 400, detail: 'card number is missing' }) });
+      // The platform's body: the class's message as the detail, the constructor's argument among the errors.
+      expect(res.body).toEqual({
+        proxy_error: { title: 'One or more validation errors occurred.', status: 400, detail: 'Bad Request', errors: { error: ['card number is missing'] } },
+      });
       expect(upstream.seen.length).toBe(before);
 
       const custom = await proxy(owner, {

@@ -28,11 +28,22 @@ describe('Reactor: errors thrown by transforms', () => {
   });
   afterAll(() => reactor.close());
 
-  it.each(Object.entries(PROXY_ERROR_STATUSES))('maps %s to status %i with a proxy_error body', async (name, status) => {
+  // The platform's errors package: the constructor takes the errors (a message, a list, an object of lists, an Error),
+  // the detail is the class's own message, the title the one of every validation error.
+  const MESSAGES: Record<string, string> = {
+    AuthenticationError: 'Authentication Failed', AuthorizationError: 'Forbidden', BadRequestError: 'Bad Request',
+    InvalidPaymentMethodError: 'Invalid Payment Method', InvalidReactorConfigurationError: 'Invalid Reactor Configuration',
+    RateLimitError: 'Rate Limit Exceeded', ReactorRuntimeError: 'Reactor Runtime Error', ServiceUnavailableError: 'Service Unavailable',
+    UnprocessableEntityError: 'Unprocessable Entity',
+  };
+  const TITLE = 'One or more validation errors occurred.';
+
+  it.each(Object.entries(PROXY_ERROR_STATUSES))('maps %s to status %i with the platform\'s proxy_error body', async (name, status) => {
     const withErrors = await reactor.run(
       input(`module.exports = async () => {
-        const e = new ${name}('it went wrong', { card: ['is invalid'] });
-        if (!(e instanceof Error) || e.name !== '${name}') throw new Error('not an Error subclass');
+        const e = new ${name}({ card: ['is invalid'], cvc: 'missing', nested: { a: 1 } });
+        if (!(e instanceof Error) || e.name !== '${name}' || e.status !== ${status}) throw new Error('not an Error subclass');
+        if (!(e instanceof require('@gatehouse/reactor-errors').${name})) throw new Error('not the package class');
         throw e;
       };`),
     );
@@ -40,12 +51,23 @@ describe('Reactor: errors thrown by transforms', () => {
       ok: false,
       status,
       headers: {},
-      body: { proxy_error: { title: name, status, detail: 'it went wrong', errors: { card: ['is invalid'] } } },
+      body: { proxy_error: { title: TITLE, status, detail: MESSAGES[name], errors: { card: ['is invalid'], cvc: ['missing'], nested: ['{"a":1}'] } } },
       logs: [],
     });
 
-    const withoutErrors = await reactor.run(input(`module.exports = async () => { throw new ${name}('plain'); };`));
-    expect(withoutErrors.body).toEqual({ proxy_error: { title: name, status, detail: 'plain', errors: {} } });
+    const withMessage = await reactor.run(input(`module.exports = async () => { throw new ${name}('plain'); };`));
+    expect(withMessage.body).toEqual({ proxy_error: { title: TITLE, status, detail: MESSAGES[name], errors: { error: ['plain'] } } });
+  });
+
+  it('reports the errors argument as the platform does: a list, an Error, nothing', async () => {
+    const bodies = await Promise.all(
+      [`['a', 2, { b: true }]`, `new TypeError('bad card')`, ``].map(async (arg) => (await reactor.run(input(`module.exports = async () => { throw new BadRequestError(${arg}); };`))).body),
+    );
+    expect(bodies.map((b) => (b as { proxy_error: { errors: unknown } }).proxy_error.errors)).toEqual([
+      { error: ['a', '2', '{"b":true}'] },
+      { error: ['bad card'] },
+      { error: ['Something went wrong. Please try again.'] },
+    ]);
   });
 
   it('returns exactly the response of a CustomHttpResponseError', async () => {

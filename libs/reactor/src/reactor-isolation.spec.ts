@@ -14,7 +14,7 @@ describe('Reactor: escape attempts', () => {
   });
   afterAll(() => reactor.close());
 
-  it('offers no process, no host require and no isolated-vm module, whichever way it is asked for', async () => {
+  it('offers no host process (only the sandbox\'s own), no host require and no isolated-vm module, whichever way it is asked for', async () => {
     const result = await reactor.run(
       input(
         'a',
@@ -28,6 +28,10 @@ describe('Reactor: escape attempts', () => {
             constructorChain: attempt(() => moduleThis.constructor.constructor('return process')()),
             functionThis: attempt(() => Function('return this')().process),
             asyncFunctionCtor: await (async () => {}).constructor('return typeof process')(),
+            // The sandbox's process (runtime/process.js): the same object every way, with nothing of the host's.
+            sameProcess: process === Function('return this')().process && process === require('process'),
+            hostless: [Object.keys(process.env).length, typeof process.mainModule, typeof process.dlopen, typeof process._linkedBinding,
+              attempt(() => process.binding('fs')), attempt(() => process.exit(1)), process.cwd(), Object.keys(process.versions).join()],
             fs: attempt(() => require('fs')),
             nodeFs: attempt(() => require('node:fs')),
             childProcess: attempt(() => require('child_process')),
@@ -47,17 +51,19 @@ describe('Reactor: escape attempts', () => {
       ),
     );
     expect(okBody(result)).toEqual({
-      process: 'undefined',
-      globalProcess: 'undefined',
-      constructorChain: 'threw ReferenceError',
-      functionThis: 'undefined',
-      asyncFunctionCtor: 'undefined',
+      process: 'object',
+      globalProcess: 'object',
+      constructorChain: 'object',
+      functionThis: 'object',
+      asyncFunctionCtor: 'object',
+      sameProcess: true,
+      hostless: [0, 'undefined', 'undefined', 'undefined', 'threw Error', 'threw Error', '/', 'node'],
       fs: 'threw Error',
       nodeFs: 'threw Error',
       childProcess: 'threw Error',
       ivm: 'threw Error',
       net: 'threw Error',
-      requireMessage: "Cannot find module 'child_process': transforms may only require 'crypto'",
+      requireMessage: "Cannot find module 'child_process': a transform cannot start processes or threads",
       globalRequire: 'undefined',
       callerOfModule: 'null',
       // An async function has no caller to give away: reading it throws.
@@ -67,8 +73,9 @@ describe('Reactor: escape attempts', () => {
       sharedMemory: 'undefinedundefined',
       loaderGone: 'undefined',
       globals: [
-        'atob', 'btoa', 'clearTimeout', 'console', 'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape',
-        'eval', 'global', 'globalThis', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'queueMicrotask', 'setTimeout', 'unescape',
+        'atob', 'btoa', 'clearImmediate', 'clearInterval', 'clearTimeout', 'console', 'crypto', 'decodeURI', 'decodeURIComponent', 'encodeURI',
+        'encodeURIComponent', 'escape', 'eval', 'global', 'globalThis', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'process',
+        'queueMicrotask', 'setImmediate', 'setInterval', 'setTimeout', 'unescape',
       ],
     });
   });

@@ -1,6 +1,7 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import type { Invocation } from './invocation';
+import { crc32, zlibCall, zlibConstants } from './sandbox-zlib';
 
 /** What the sandbox gets back from every host call: never a thrown host error (it would carry a host stack). */
 export type HostAnswer = [true, unknown] | [false, string];
@@ -8,6 +9,8 @@ export type HostAnswer = [true, unknown] | [false, string];
 /** The invocation currently allowed to use a context's host function; null once it has ended. */
 export interface ContextBinding {
   invocation: Invocation | null;
+  /** Runs a bundled module's script in this context (see ModuleScripts); an error message, or null once it ran. */
+  loadModule?: (name: string) => string | null;
 }
 
 const HASHES = new Set(['md5', 'sha1', 'sha256', 'sha384', 'sha512']);
@@ -17,6 +20,7 @@ const MAX_URL_LENGTH = 64 * 1024;
 export interface HostFunctionLimits {
   maxDigestInput: number;
   maxRandomBytes: number;
+  maxBufferLength: number;
 }
 
 /**
@@ -44,6 +48,19 @@ export function createHostFunction(binding: ContextBinding, limits: HostFunction
           return [true, randomUUID()];
         case 'url':
           return parseUrl(a, b);
+        case 'module': {
+          if (typeof a !== 'string' || !binding.loadModule) return [false, 'modules are not available'];
+          const problem = binding.loadModule(a);
+          return problem === null ? [true, undefined] : [false, problem];
+        }
+        case 'hrtime':
+          return [true, Number(process.hrtime.bigint())];
+        case 'zlib':
+          return zlibCall(a, b, c, limits.maxBufferLength);
+        case 'zlibConstants':
+          return zlibConstants();
+        case 'crc32':
+          return crc32(a, b);
         case 'urlSet':
           return setUrlPart(a, b, c);
         case 'svc':

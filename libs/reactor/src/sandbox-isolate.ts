@@ -3,6 +3,7 @@ import type { Invocation } from './invocation';
 import { createHostFunction, type ContextBinding } from './sandbox-host-functions';
 import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
 import { SANDBOX_RUNTIME_FILENAME, SANDBOX_RUNTIME_SOURCE } from './sandbox-runtime';
+import { bundledModules, ModuleScripts } from './sandbox-modules';
 import { ScriptCache } from './script-cache';
 import { PROXY_ERROR_STATUSES } from './transform-errors';
 import { compileErrorFrom, TRANSFORM_FILENAME, WRAPPER_LINE_OFFSET, wrapTransformSource } from './transform-source';
@@ -40,6 +41,7 @@ export class SandboxIsolate {
   private readonly limitsJson: string;
   private readonly scripts: ScriptCache;
   private readonly warm: WarmContexts;
+  private readonly modules: ModuleScripts;
   private spare: PreparedContext | null = null;
   /** Used heap after the last run, in bytes. */
   private usedHeap = 0;
@@ -53,6 +55,7 @@ export class SandboxIsolate {
     // a V8 out-of-memory it could not prevent; the handler then has this whole process replaced.
     this.isolate = new ivm.Isolate({ memoryLimit: settings.memoryLimitMb, onCatastrophicError });
     this.runtime = this.isolate.compileScriptSync(SANDBOX_RUNTIME_SOURCE, { filename: SANDBOX_RUNTIME_FILENAME });
+    this.modules = new ModuleScripts(this.isolate);
     this.warm = new WarmContexts((prepared) => this.releaseContext(prepared));
     this.scripts = new ScriptCache(settings.maxCachedScripts, settings.maxCachedSourceLength, (codeHash) =>
       this.warm.releaseWhere((hash) => hash === codeHash),
@@ -69,6 +72,8 @@ export class SandboxIsolate {
       maxDigestInput: settings.maxDigestInput,
       maxRandomBytes: settings.maxRandomBytes,
       proxyErrors: Object.entries(PROXY_ERROR_STATUSES).map(([name, status]) => ({ name, status })),
+      modules: Object.keys(bundledModules()),
+      nodeVersion: process.version,
     });
   }
 
@@ -165,6 +170,7 @@ export class SandboxIsolate {
     if (!this.isolate.isDisposed) this.isolate.dispose();
     this.warm.clear();
     this.scripts.clear();
+    this.modules.clear();
     this.spare = null;
   }
 
@@ -184,7 +190,7 @@ export class SandboxIsolate {
     const context = this.isolate.createContextSync();
     try {
       const install = this.runtime.runSync(context, { reference: true }) as ivm.Reference;
-      const binding: ContextBinding = { invocation: null };
+      const binding: ContextBinding = { invocation: null, loadModule: (name) => this.modules.run(name, context) };
       const host = new ivm.Callback(createHostFunction(binding, this.settings));
       const control = install.applySync(undefined, [host, this.limitsJson], { result: { reference: true } }) as PreparedContext['control'];
       install.release();

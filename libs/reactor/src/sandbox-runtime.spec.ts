@@ -54,8 +54,9 @@ describe('the sandbox runtime', () => {
         args: {},
         configuration: {},
       });
-      // module, exports and require are the CommonJS wrapper's parameters, seen through eval's scope only.
-      expect(okBody(result).names).toEqual(['require', 'module', 'exports']);
+      // module, exports and require are the CommonJS wrapper's parameters, seen through eval's scope only; process is the
+      // sandbox's own (runtime/process.js), nothing of the host's.
+      expect(okBody(result).names).toEqual(['require', 'process', 'module', 'exports']);
     });
   });
 });

@@ -30,6 +30,9 @@ export const RUNTIME_FILES = [
   'timers.js',
   'svc.js',
   'crypto.js',
+  'process.js',
+  'zlib.js',
+  'modules.js',
   'loader.js',
 ] as const;
 

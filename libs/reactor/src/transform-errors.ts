@@ -23,6 +23,7 @@ export const PROXY_ERROR_STATUSES = {
   RateLimitError: 429,
   ReactorRuntimeError: 500,
   ServiceUnavailableError: 503,
+  UnprocessableEntityError: 422,
 } as const;
 
 export type ProxyErrorName = keyof typeof PROXY_ERROR_STATUSES;

@@ -1,7 +1,7 @@
 // The sandbox runtime: Buffer (Node-like subset).
 /* global ArrayIsArray, ENCODINGS, MathFloor, MathMax, MathMin, NumberIsInteger, RangeErrorCtor, TypeErrorCtor, U8,
    asBytes, decodeBytes, define, encodeString, lazy, lazyGlobal, limits */
-/* exported BufferClass, checkSize, toBuffer */
+/* exported BufferClass, checkSize, getBuffer, toBuffer */
 function clampIndex(v, dflt, len) {
   if (v === undefined) return dflt;
   let n = MathFloor(+v);
@@ -160,6 +160,12 @@ const getBuffer = lazy(function makeBuffer() {
         define(Buffer.prototype, 'write' + alias + endian, write);
       }
     }
+  }
+  // Node's Buffer.from and friends are ordinary functions (`new Buffer.from(x)` works there, and transforms do it):
+  // class methods are not constructors, so each becomes one that answers what the method answers.
+  for (const name of ['from', 'alloc', 'allocUnsafe', 'allocUnsafeSlow', 'isBuffer', 'isEncoding', 'byteLength', 'concat', 'compare']) {
+    const method = Buffer[name];
+    define(Buffer, name, { [name]: function () { return method.apply(Buffer, arguments); } }[name]);
   }
   BufferClass = Buffer;
   return Buffer;

@@ -1,6 +1,7 @@
 // The sandbox runtime: builtins that outrun the heap limit.
-/* global ArrayIsArray, G, MapCtor, MathFloor, MathMax, MathMin, ObjectGetOwnPropertyDescriptor, RangeErrorCtor,
+/* global ArrayIsArray, G, MapCtor, MathFloor, MathMax, MathMin, ObjectDefineProperty, ObjectGetOwnPropertyDescriptor, RangeErrorCtor,
    SetCtor, StringCtor, TypeErrorCtor, define, limits */
+/* exported ProxyCtor, ReflectGet */
 // isolated-vm enforces the heap limit by terminating the isolate, which V8 only notices between
 // JavaScript steps. These builtins can allocate gigabytes inside one uninterruptible call and abort
 // the whole host process (isolated-vm issues #107 and #186): their sizes are checked first, or the
@@ -159,6 +160,9 @@ function guardCollection(Base, keyed) {
       }
     },
   }[Base.name];
+  // What code reads off the prototype itself (get-intrinsic reads Map.prototype.size's descriptor) stays as it was.
+  const size = ObjectGetOwnPropertyDescriptor(Base.prototype, 'size');
+  if (size !== undefined) ObjectDefineProperty(Guarded.prototype, 'size', size);
   define(G, Base.name, Guarded);
 }
 guardCollection(Set, false);

@@ -1,8 +1,8 @@
 // The sandbox runtime: require('crypto').
-/* global ErrorCtor, MapCtor, MapGet, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
-   TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, checkSize, define,
-   encodeString, lazy, limits, normalizeEncoding, toBuffer, utf8Encode */
-/* exported requireModule */
+/* global ErrorCtor, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
+   TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, checkSize,
+   encodeString, lazy, lazyGlobal, limits, normalizeEncoding, toBuffer, utf8Encode */
+/* exported getCrypto */
 const HASHES = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'];
 function hashAlgorithm(alg) {
   const a = StringCtor(alg).toLowerCase().replace(/^sha-/, 'sha');
@@ -100,7 +100,21 @@ const getCrypto = lazy(function () {
     if (typeof callback === 'function') { PromiseThen(PromiseCtor.resolve(), function () { callback(null, b); }); return undefined; }
     return b;
   }
+  // Web Crypto (globalThis.crypto and require('crypto').webcrypto): random values here, subtle in crypto-subtle.js.
+  const webcrypto = {
+    getRandomValues: function getRandomValues(array) {
+      if (!ArrayBuffer.isView(array) || array instanceof Float32Array || array instanceof Float64Array || array instanceof DataView) {
+        throw new TypeErrorCtor('The data argument must be an integer-type TypedArray');
+      }
+      if (array.byteLength > 65536) throw new RangeErrorCtor("The ArrayBufferView's byte length (" + array.byteLength + ') exceeds the number of bytes of entropy available via this API (65536)');
+      new U8(array.buffer, array.byteOffset, array.byteLength).set(new U8(callHost('randomBytes', array.byteLength)));
+      return array;
+    },
+    randomUUID: function randomUUID() { return callHost('randomUUID'); },
+  };
   const cryptoModule = ObjectFreeze({
+    webcrypto: webcrypto,
+    getRandomValues: webcrypto.getRandomValues,
     createHash: function createHash(alg) { return new Hash(alg); },
     createHmac: function createHmac(alg, key) { return new Hmac(alg, key); },
     randomUUID: function randomUUID() { return callHost('randomUUID'); },
@@ -118,14 +132,4 @@ const getCrypto = lazy(function () {
 
   return cryptoModule;
 });
-
-const MODULES = new MapCtor([['crypto', getCrypto], ['node:crypto', getCrypto]]);
-function requireModule(name) {
-  const load = MapGet(MODULES, name);
-  if (load === undefined) {
-    const e = new ErrorCtor("Cannot find module '" + StringCtor(name) + "': transforms may only require 'crypto'");
-    define(e, 'code', 'MODULE_NOT_FOUND');
-    throw e;
-  }
-  return load();
-}
+lazyGlobal('crypto', function () { return getCrypto().webcrypto; });

@@ -3,8 +3,8 @@
 /* global limitsJson */
 /* exported ArrayIsArray, ErrorCtor, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapCtor, MapDelete, MapGet,
    MapSet, MathFloor, MathMax, MathMin, NumberIsInteger, ObjectCreate, ObjectDefineProperty, ObjectFreeze,
-   ObjectGetOwnPropertyDescriptor, ObjectKeys, ObjectPrototypeToString, PromiseCtor, PromiseResolve, PromiseThen,
-   RangeErrorCtor, SetCtor, StringCtor, StringFromCharCode, StringIndexOf, StringSlice, TypeErrorCtor, U8, WeakMapCtor, WeakMapGet,
+   ObjectGetOwnPropertyDescriptor, ObjectHasOwn, ObjectKeys, ObjectPrototypeToString, PromiseCtor, PromiseResolve, PromiseThen,
+   RangeErrorCtor, SetCtor, StringCtor, StringFromCharCode, StringIndexOf, StringSlice, StringToLowerCase, TypeErrorCtor, U8, WeakMapCtor, WeakMapGet,
    WeakMapSet, define, limits, uncurry */
 const G = globalThis;
 const limits = JSON.parse(limitsJson);
@@ -17,6 +17,8 @@ const ObjectCreate = Object.create;
 const ObjectDefineProperty = Object.defineProperty;
 const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const ObjectKeys = Object.keys;
+const ObjectHasOwn = Object.hasOwn;
+const StringToLowerCase = uncurry(String.prototype.toLowerCase);
 const ObjectFreeze = Object.freeze;
 const ObjectPrototypeToString = uncurry(Object.prototype.toString);
 const ArrayIsArray = Array.isArray;

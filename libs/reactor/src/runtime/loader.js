@@ -1,5 +1,5 @@
 // The sandbox runtime: the loader.
-/* global CustomHttpResponseClass, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapGet, NumberIsInteger,
+/* global CustomHttpResponseClass, ObjectHasOwn, ProxyCtor, ReflectGet, StringToLowerCase, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapGet, NumberIsInteger,
    ObjectCreate, ObjectKeys, PromiseCtor, PromiseResolve, PromiseThen, StringCtor, StringIndexOf, StringSlice, define, deliver, describe, fatal,
    fatalFired, limits, makeSvc, newFatal, pending, proxyErrorClasses, proxyErrorInfo,
    requireModule, resetLogLines, runtimeError, timerCallbacks, uncurry */
@@ -102,10 +102,28 @@ function bodyFrom(field) {
   }
 }
 
+// Header names stay as the caller sent them; reading one is case-insensitive, as with the platform
+// (headers['Authorization'] and headers.authorization are the same header).
+function caseInsensitive(headers) {
+  function find(target, key) {
+    if (typeof key !== 'string' || ObjectHasOwn(target, key)) return key;
+    const lower = StringToLowerCase(key);
+    for (const name of ObjectKeys(target)) if (StringToLowerCase(name) === lower) return name;
+    return key;
+  }
+  return new ProxyCtor(headers, {
+    get: function (target, key, receiver) { return ReflectGet(target, find(target, key), receiver); },
+    has: function (target, key) { return find(target, key) in target; },
+  });
+}
+
 function requestFrom(json, body) {
   const input = JSONParse(json);
   bodyApart = input.payload === true;
   const args = input.args;
+  if (args !== null && typeof args === 'object' && args.headers !== null && typeof args.headers === 'object') {
+    args.headers = caseInsensitive(args.headers);
+  }
   if (typeof body === 'string' && body !== '' && args !== null && typeof args === 'object') args.body = bodyFrom(body);
   const req = { args: args, configuration: input.configuration };
   if (input.hasSvc) req.svc = makeSvc();

@@ -1,7 +1,7 @@
 // The sandbox runtime: pending host work (svc, timers).
 /* global G, MapCtor, MapDelete, MapGet, MapSet, MathMax, MathMin, PromiseCtor, PromiseThen, TypeErrorCtor, callHost,
    define, host, limits */
-/* exported deliver, fatal, fatalFired, newFatal, nextPendingId, pending, timerCallbacks */
+/* exported deliver, fatal, fatalFired, newFatal, nextPendingId, pending, raiseFatal, timerCallbacks */
 const pending = new MapCtor();
 let nextPendingId = 1;
 // Rejected by a timer or microtask callback that throws: it aborts the run it belongs to. A new one
@@ -51,4 +51,30 @@ define(G, 'clearTimeout', clearTimeoutImpl);
 define(G, 'queueMicrotask', function queueMicrotask(callback) {
   if (typeof callback !== 'function') throw new TypeErrorCtor('The "callback" argument must be of type function');
   PromiseThen(PromiseCtor.resolve(), function () { try { callback(); } catch (e) { raiseFatal(e); } });
+});
+// setImmediate: a timer of 0 ms (the loop runs nothing else between); setInterval: a timer that starts the next one.
+const intervals = new MapCtor();
+define(G, 'setImmediate', function setImmediate(callback) {
+  const args = Array.prototype.slice.call(arguments, 1);
+  return setTimeoutImpl(function () { callback.apply(undefined, args); }, 0);
+});
+define(G, 'clearImmediate', function clearImmediate(id) { clearTimeoutImpl(id); });
+define(G, 'setInterval', function setInterval(callback, ms) {
+  if (typeof callback !== 'function') throw new TypeErrorCtor('The "callback" argument must be of type function');
+  const args = Array.prototype.slice.call(arguments, 2);
+  const handle = { timer: 0 };
+  const key = nextPendingId;
+  function tick() {
+    handle.timer = setTimeoutImpl(tick, ms);
+    callback.apply(undefined, args);
+  }
+  handle.timer = setTimeoutImpl(tick, ms);
+  MapSet(intervals, key, handle);
+  return key;
+});
+define(G, 'clearInterval', function clearInterval(id) {
+  const handle = MapGet(intervals, id);
+  if (handle === undefined) return;
+  MapDelete(intervals, id);
+  clearTimeoutImpl(handle.timer);
 });

@@ -1,0 +1,84 @@
+import { createRequire } from 'node:module';
+import { Reactor, type TransformInput } from './index';
+import { okBody } from '../test/support/reactor-results';
+import { ensureSandboxModules } from '../test/support/sandbox-modules';
+
+const nodeRequire = createRequire(__filename);
+
+function input(code: string, args: TransformInput['args'] = { body: null, headers: {} }): TransformInput {
+  return { tenantId: 'tenant-modules', code, args, configuration: {} };
+}
+
+describe('Reactor: modules a transform requires', () => {
+  let reactor: Reactor;
+  beforeAll(() => {
+    ensureSandboxModules();
+    reactor = new Reactor({ poolSize: 1, timeoutMs: 10000 });
+  });
+  afterAll(() => reactor.close());
+
+  it('requires the built-in modules by name and by node: name, the same object twice', async () => {
+    const body = okBody(
+      await reactor.run(
+        input(`module.exports = async () => {
+          const names = ['buffer', 'crypto', 'querystring', 'url', 'util', 'events', 'string_decoder', 'stream', 'zlib', 'path', 'assert', 'punycode'];
+          const kinds = {};
+          for (const n of names) kinds[n] = typeof require(n) + ':' + (require(n) === require('node:' + n));
+          return { body: kinds };
+        };`),
+      ),
+    );
+    // What Node's own modules are (events and assert export functions).
+    for (const [name, kind] of Object.entries(body)) expect([name, kind]).toEqual([name, `${typeof nodeRequire(name)}:true`]);
+  });
+
+  it('answers a module it does not have, or refuses, with the reason', async () => {
+    const body = okBody(
+      await reactor.run(
+        input(`module.exports = async () => {
+          const tries = {};
+          for (const n of ['fs', 'child_process', 'left-pad', 'ssh2', 'net']) {
+            try { require(n); tries[n] = 'loaded'; } catch (e) { tries[n] = e.code + ' ' + e.message; }
+          }
+          return { body: tries };
+        };`),
+      ),
+    );
+    expect(body).toEqual({
+      fs: "MODULE_NOT_FOUND Cannot find module 'fs': a transform has no file system",
+      child_process: "MODULE_NOT_FOUND Cannot find module 'child_process': a transform cannot start processes or threads",
+      'left-pad': "MODULE_NOT_FOUND Cannot find module 'left-pad'",
+      ssh2: "MODULE_NOT_FOUND Cannot find module 'ssh2': it opens raw TCP sockets, which a transform has not",
+      net: expect.stringContaining("Cannot find module 'net': a transform has no raw sockets"),
+    });
+  });
+
+  it('runs the high-value packages', async () => {
+    const body = okBody(
+      await reactor.run(
+        input(`module.exports = async () => {
+          const CryptoJS = require('crypto-js');
+          const forge = require('node-forge');
+          const { v4, validate } = require('uuid');
+          const jp = require('jsonpath');
+          const { create } = require('xmlbuilder2');
+          return { body: {
+            cryptoJs: CryptoJS.SHA256('abc').toString(),
+            forge: forge.md.sha256.create().update('abc').digest().toHex(),
+            uuid: validate(v4()),
+            jsonpath: jp.query({ a: [{ b: 1 }, { b: 2 }] }, '$.a[*].b'),
+            xml: create({ root: { card: { '@last4': '4242' } } }).end(),
+          } };
+        };`),
+      ),
+    );
+    const sha = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+    expect(body).toEqual({
+      cryptoJs: sha,
+      forge: sha,
+      uuid: true,
+      jsonpath: [1, 2],
+      xml: '<?xml version="1.0"?><root><card last4="4242"/></root>',
+    });
+  });
+});

@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+'use strict';
+// Bundles what transforms may `require` besides the runtime's own modules: Node's built-in modules that the
+// ecosystem's polyfills cover (node-stdlib-browser 1.3.1's map: events, util, stream, path, ...) and the platform's
+// allowlisted packages, at the versions package-lock.json pins. Each becomes one script in dist/sandbox-modules that a
+// sandbox process compiles once, on the first `require` of it, and runs in the context that asked
+// (libs/reactor/src/sandbox-modules.ts). Node's built-in modules stay external in every bundle: a package's
+// `require('buffer')` reaches the sandbox's own registry (libs/reactor/src/runtime/modules.js), so every package
+// shares the runtime's Buffer, crypto and zlib, which run natively in the sandbox process.
+//
+// Run by `npm run build` (scripts/build.js); `--if-stale` rebuilds only when package-lock.json or this script is
+// newer than the manifest.
+const { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
+const { builtinModules } = require('node:module');
+const { dirname, join } = require('node:path');
+
+const root = join(__dirname, '..');
+const out = join(root, 'dist', 'sandbox-modules');
+const manifestPath = join(out, 'manifest.json');
+
+const stdlib = () => require('node-stdlib-browser');
+// Built-in modules served from a polyfill (the rest of the built-ins the runtime answers itself: buffer, crypto,
+// zlib, process, timers, and http/https from the outbound-HTTP work).
+const BUILTINS = {
+  assert: () => stdlib().assert,
+  events: () => stdlib().events,
+  path: () => stdlib().path,
+  punycode: () => stdlib().punycode,
+  querystring: () => stdlib().querystring,
+  stream: () => stdlib().stream,
+  string_decoder: () => stdlib().string_decoder,
+  url: () => stdlib().url,
+  util: () => stdlib().util,
+};
+// The platform's allowlisted packages. `entry` when the package's main entry is not the one to bundle.
+const PACKAGES = {
+  axios: {},
+  'node-fetch': {},
+  'crypto-js': {},
+  'node-forge': {},
+  'node-jose': {},
+  jose: {},
+  openpgp: {},
+  uuid: {},
+  // Its Node entry reads its grammar from files at load; its browser build carries it.
+  jsonpath: { entry: 'jsonpath/jsonpath.js' },
+  xmlbuilder2: {},
+  yup: {},
+  'csv-parse': {},
+  'csv-parse/sync': { version: 'csv-parse' },
+  'pdf-lib': {},
+  pdfkit: { entry: 'pdfkit/js/pdfkit.standalone.js' },
+  exceljs: { entry: 'exceljs/dist/exceljs.js' },
+  'mastercard-oauth1-signer': {},
+  'mastercard-client-encryption': {},
+  stripe: {},
+  twilio: {},
+  braintree: {},
+  '@adyen/api-library': {},
+  'dwolla-v2': {},
+  soap: {},
+};
+
+function fileName(name) {
+  return name.replace(/[@/]/g, (c) => (c === '@' ? '' : '__')) + '.js';
+}
+
+function packageVersion(name) {
+  return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+}
+
+// The polyfill's own package, for the docs: the nearest package.json above its entry file.
+function polyfillVersion(entry) {
+  for (let dir = dirname(entry); dir.startsWith(root) && dir !== root; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (!existsSync(file)) continue;
+    const pkg = JSON.parse(readFileSync(file, 'utf8'));
+    if (pkg.name && pkg.version) return `${pkg.name}@${pkg.version}`;
+  }
+  return null;
+}
+
+function isStale() {
+  if (!existsSync(manifestPath)) return true;
+  const built = statSync(manifestPath).mtimeMs;
+  return [join(root, 'package-lock.json'), __filename].some((f) => statSync(f).mtimeMs > built);
+}
+
+const NODE_BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
+
+async function bundle(esbuild, name, entry, kind) {
+  const result = await esbuild.build({
+    // A package by name goes through esbuild's own resolution (its "exports" conditions below).
+    stdin: { contents: `module.exports = require(${JSON.stringify(entry)});`, resolveDir: root, loader: 'js' },
+    bundle: true,
+    write: false,
+    format: 'cjs',
+    // Polyfills as bundlers use them (their "browser" entries: readable-stream's own stream, not Node's); packages as
+    // Node loads them, over the sandbox's built-ins.
+    platform: kind === 'builtin' ? 'browser' : 'node',
+    target: 'es2022',
+    mainFields: kind === 'builtin' ? ['browser', 'module', 'main'] : ['main', 'module'],
+    conditions: kind === 'builtin' ? ['browser', 'require', 'default'] : ['require', 'node', 'default'],
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'none',
+    logLevel: 'silent',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    // Built-ins come from the sandbox's registry at run time, whichever package asks.
+    plugins: [
+      {
+        name: 'sandbox-builtins',
+        setup(build) {
+          build.onResolve({ filter: /^[^./]/ }, (args) => {
+            const bare = args.path.replace(/\/$/, '');
+            if (NODE_BUILTINS.has(bare) && args.path === bare) return { path: bare, external: true };
+            return undefined;
+          });
+        },
+      },
+    ],
+  });
+  const code = result.outputFiles[0].text;
+  // One-shot registration (runtime/modules.js defines __gatehouse_module just for the run of this script).
+  return `__gatehouse_module(function (exports, require, module, __filename, __dirname) {\n${code}\n});\n`;
+}
+
+async function main() {
+  if (process.argv.includes('--if-stale') && !isStale()) return;
+  const esbuild = require('esbuild');
+  const started = Date.now();
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  const manifest = {};
+  const failures = [];
+  const jobs = [
+    ...Object.entries(BUILTINS).map(([name, entry]) => {
+      const file = entry();
+      return { name, entry: file, version: polyfillVersion(file), kind: 'builtin' };
+    }),
+    ...Object.entries(PACKAGES).map(([name, spec]) => ({
+      name,
+      entry: spec.entry ? join(root, 'node_modules', spec.entry) : name,
+      version: packageVersion(spec.version ?? name),
+      kind: 'package',
+    })),
+  ];
+  for (const job of jobs) {
+    try {
+      const code = await bundle(esbuild, job.name, job.entry, job.kind);
+      const file = fileName(job.name);
+      writeFileSync(join(out, file), code);
+      manifest[job.name] = { file, kind: job.kind, version: job.version, bytes: Buffer.byteLength(code) };
+    } catch (error) {
+      failures.push(`${job.name}: ${error.message.split('\n')[0]}`);
+    }
+  }
+  writeFileSync(manifestPath, JSON.stringify(manifest, null, 1));
+  const total = Object.values(manifest).reduce((n, m) => n + m.bytes, 0);
+  process.stderr.write(
+    `sandbox modules: ${Object.keys(manifest).length} bundled (${(total / 1048576).toFixed(1)} MiB) in ${Date.now() - started} ms` +
+      `${failures.length ? `; not bundled: ${failures.join('; ')}` : ''}\n`,
+  );
+  if (failures.length) process.exitCode = 1;
+}
+
+if (!existsSync(dirname(out))) mkdirSync(dirname(out), { recursive: true });
+main().catch((error) => {
+  process.stderr.write(`${error.stack}\n`);
+  process.exit(1);
+});
