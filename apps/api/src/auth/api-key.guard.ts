@@ -7,6 +7,7 @@ import { accessRecord } from '../http/access-log';
 import { StrictQuery } from '../http/strict-query';
 import { applyRateLimitOutcome } from '../rate-limits/rate-limit-headers';
 import { AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_PERMISSION } from './auth.decorators';
+import { ForwardedForWarning } from './forwarded-for-warning';
 import { PrincipalResolvers } from './principal-resolver';
 import { RequestPrincipal } from './request-principal';
 
@@ -38,6 +39,7 @@ export class ApiKeyGuard implements CanActivate {
     // E.g. transform `svc` calls, which arrive on the bridge's internal listener and act as the proxy's application.
     private readonly resolvers: PrincipalResolvers,
     private readonly strictQuery: StrictQuery,
+    private readonly forwardedFor: ForwardedForWarning,
   ) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
@@ -50,6 +52,7 @@ export class ApiKeyGuard implements CanActivate {
   private async authenticateRequest(context: ExecutionContext, route: RouteAuth): Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<Request & AuthenticatedRequest>();
+    this.forwardedFor.observe(req);
     const header = req.headers['svc-api-key'];
     const key = typeof header === 'string' ? header : undefined;
     const claimed = this.resolvers.principalOf(req);

@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { AuthenticationThrottle, RateLimiter } from '@gatehouse/domain';
 
 /**
@@ -29,6 +29,14 @@ export function registerRateLimitMetrics(registry: Registry, app: INestApplicati
       this.reset();
       this.inc({ outcome: 'throttled' }, throttle.stats.throttled);
       this.inc({ outcome: 'uncounted' }, throttle.stats.uncounted);
+    },
+  });
+  new Gauge({
+    name: 'gatehouse_auth_throttle_blocked_addresses',
+    help: 'Client addresses this process refuses right now for failing to authenticate too often (keys that authenticated from them before are still served)',
+    registers: [registry],
+    collect() {
+      this.set(throttle.blockedAddresses());
     },
   });
 }

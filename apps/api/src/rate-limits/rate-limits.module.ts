@@ -2,6 +2,7 @@ import { DynamicModule, Global, Inject, Injectable, Logger, Module, OnApplicatio
 import { AuthenticationThrottle, Clock, InMemoryRateCounter, LastUseRecorder, RateCounter, RateLimiter } from '@gatehouse/domain';
 import { DATABASE, Database, RedisRateCounter, TypeormLastUseStore } from '@gatehouse/persistence';
 import { LastUseFlusher } from '../applications/last-use.flusher';
+import { ForwardedForWarning } from '../auth/forwarded-for-warning';
 import { AppConfig } from '@gatehouse/config';
 
 const WARNING_INTERVAL_MS = 10_000;
@@ -47,8 +48,9 @@ export class RateLimitsModule {
           useFactory: (database: Database, clock: Clock) => new LastUseRecorder(new TypeormLastUseStore(database.dataSource), clock),
         },
         LastUseFlusher,
+        { provide: ForwardedForWarning, useFactory: () => new ForwardedForWarning(config.trustedProxies) },
       ],
-      exports: [RateCounter, AuthenticationThrottle, RateLimiter, LastUseRecorder],
+      exports: [RateCounter, AuthenticationThrottle, RateLimiter, LastUseRecorder, ForwardedForWarning],
     };
   }
 }

@@ -103,6 +103,20 @@ describe('AuthenticateApiKey with the failed-authentication throttle', () => {
     await expect(s.authenticate.execute(key, '203.0.113.7')).rejects.toBeInstanceOf(TooManyRequestsError);
   });
 
+  it('keeps serving, from a blocked address, a real key that authenticated from it before: its neighbours behind one load balancer', async () => {
+    const s = await throttled();
+    await s.authenticate.execute(s.adminKey, '203.0.113.7');
+    for (let i = 0; i < 3; i++) await s.authenticate.execute(guess, '203.0.113.7').catch(() => undefined);
+    await expect(s.authenticate.execute(guess, '203.0.113.7')).rejects.toBeInstanceOf(TooManyRequestsError);
+    for (let i = 0; i < 5; i++) await expect(s.authenticate.execute(s.adminKey, '203.0.113.7')).resolves.toBeDefined();
+    // The guesser's next guesses are still refused unseen, the right ones too (no oracle).
+    const lookups = s.lookups.mock.calls.length;
+    const { key: unseen } = await s.create.execute(s.admin, { name: 'unseen', type: 'private', permissions: ['token:read'] });
+    await expect(s.authenticate.execute(unseen, '203.0.113.7')).rejects.toBeInstanceOf(TooManyRequestsError);
+    await expect(s.authenticate.execute(guess, '203.0.113.7')).rejects.toBeInstanceOf(TooManyRequestsError);
+    expect(s.lookups.mock.calls.length).toBe(lookups);
+  });
+
   it('keeps serving real keys from other addresses while one is blocked', async () => {
     const s = await throttled();
     for (let i = 0; i < 3; i++) await s.authenticate.execute(guess, '203.0.113.7').catch(() => undefined);

@@ -52,9 +52,10 @@ export class AuthenticateApiKey {
     onCandidate?: (candidate: Principal) => void,
   ): Promise<{ principal: Principal; application: Application }> {
     if (!key) throw new AuthenticationError('The SVC-API-KEY header is required');
-    this.throttle?.check(client);
-    if (!looksLikeApiKey(key)) return this.refuse(client, 'The SVC-API-KEY is not valid');
-    const keyHash = hashApiKey(key);
+    const keyHash = looksLikeApiKey(key) ? hashApiKey(key) : undefined;
+    // A blocked address is refused here, except for a key that authenticated from it before (its neighbours').
+    this.throttle?.check(client, keyHash);
+    if (keyHash === undefined) return this.refuse(client, 'The SVC-API-KEY is not valid');
     if (onCandidate) {
       const candidate = this.applications.cachedByKeyHash(keyHash);
       if (candidate) onCandidate(principalOf(candidate));
@@ -67,6 +68,7 @@ export class AuthenticateApiKey {
     }
     if (this.expired(application)) return this.refuse(client, 'The application of this SVC-API-KEY has expired');
     this.lastUse?.touch(application.id);
+    this.throttle?.succeeded(client, keyHash);
     const principal = principalOf(application);
     return { principal: application.keyHash === keyHash ? principal : { ...principal, viaPreviousKey: true }, application };
   }
@@ -77,9 +79,17 @@ export class AuthenticateApiKey {
     throw error;
   }
 
-  /** Before a proxy-key lookup: an address over its limit is refused without one. */
-  checkClient(client: ClientAddress): void {
-    this.throttle?.check(client);
+  /**
+   * Before a proxy-key lookup: an address over its limit is refused without one, unless this proxy key was accepted
+   * from it before (`acceptedProxyKey`).
+   */
+  checkClient(client: ClientAddress, proxyKey: string): void {
+    this.throttle?.check(client, () => proxyCredential(proxyKey));
+  }
+
+  /** A proxy key named a proxy for `client`: served from there even while the address is blocked. */
+  acceptedProxyKey(client: ClientAddress, proxyKey: string): void {
+    if (this.throttle?.policy) this.throttle.succeeded(client, proxyCredential(proxyKey));
   }
 
   private async refuse(client: ClientAddress, message: string): Promise<never> {
@@ -107,4 +117,9 @@ export class AuthenticateApiKey {
   private expired(application: Application): boolean {
     return application.expiresAt !== null && application.expiresAt.getTime() <= this.clock.now().getTime();
   }
+}
+
+/** What the throttle remembers a proxy key by: a hash, apart from API keys' hashes. */
+function proxyCredential(proxyKey: string): string {
+  return `proxy:${hashApiKey(proxyKey)}`;
 }

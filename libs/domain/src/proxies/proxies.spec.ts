@@ -461,4 +461,23 @@ describe('ResolveProxyForInvocation', () => {
     expect(lookups.mock.calls.length).toBe(before);
     expect((await resolve.execute(open.key, undefined, '198.51.100.1')).proxy).toEqual(open);
   });
+
+  it('keeps serving, from a blocked address, a proxy key and an API key accepted from it before', async () => {
+    const s = setup();
+    const throttle = new AuthenticationThrottle(new InMemoryRateCounter(s.clock), { limit: 2, windowSeconds: 60 }, s.clock);
+    const resolve = new ResolveProxyForInvocation(s.proxies, new AuthenticateApiKey(s.applications, s.clock, throttle));
+    const caller = principal();
+    const invoker = await anApplication(s.applications, caller.tenantId, 'private', ['proxy:invoke']);
+    const guarded = await s.create.execute(caller, input());
+    const open = await s.create.execute(caller, input({ requireAuth: false }));
+    await resolve.execute(guarded.key, invoker.key, '203.0.113.7');
+    await resolve.execute(open.key, undefined, '203.0.113.7');
+    for (let i = 0; i < 3; i++) await resolve.execute('A'.repeat(32), undefined, '203.0.113.7').catch(() => undefined);
+    await expect(resolve.execute('A'.repeat(32), undefined, '203.0.113.7')).rejects.toMatchObject({ code: 'rate_limited' });
+    expect((await resolve.execute(guarded.key, invoker.key, '203.0.113.7')).proxy).toEqual(guarded);
+    expect((await resolve.execute(open.key, undefined, '203.0.113.7')).proxy).toEqual(open);
+    // A proxy key first presented from there now is refused unseen, like any guess.
+    const other = await s.create.execute(caller, input({ requireAuth: false }));
+    await expect(resolve.execute(other.key, undefined, '203.0.113.7')).rejects.toMatchObject({ code: 'rate_limited' });
+  });
 });

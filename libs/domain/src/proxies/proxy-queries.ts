@@ -41,9 +41,10 @@ export class ResolveProxyForInvocation {
    */
   async execute(proxyKey: string | undefined, apiKey: string | undefined, client?: ClientAddress): Promise<{ proxy: Proxy; limits: readonly AppliedLimit[] }> {
     if (!proxyKey) throw new NotFoundError('Proxy');
-    this.authenticate.checkClient(client);
+    this.authenticate.checkClient(client, proxyKey);
     const proxy = looksLikeProxyKey(proxyKey) ? await this.proxies.findByKey(proxyKey) : null;
     if (!proxy) return this.authenticate.refuseProxyKey(client, new NotFoundError('Proxy'));
+    this.authenticate.acceptedProxyKey(client, proxyKey);
     if (!proxy.requireAuth) return { proxy, limits: proxyLimits(proxy) };
     const { principal } = await this.authenticate.execute(apiKey, client);
     if (principal.tenantId !== proxy.tenantId) {

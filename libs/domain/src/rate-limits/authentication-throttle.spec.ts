@@ -67,4 +67,48 @@ describe('AuthenticationThrottle', () => {
     for (let i = 0; i < 3; i++) await expect(throttle.fail('203.0.113.7', new AuthenticationError())).rejects.toBeInstanceOf(AuthenticationError);
     expect(throttle.stats.uncounted).toBe(3);
   });
+
+  describe('a blocked address does not lock its neighbours out (issue 22 section 3)', () => {
+    const shared = '203.0.113.7';
+
+    it('keeps serving a credential that authenticated from the address before; refuses every other unseen', async () => {
+      const s = setup();
+      s.throttle.succeeded(shared, 'hash-of-a-neighbour-key');
+      for (let i = 0; i < 4; i++) await s.fail(shared).catch(() => undefined);
+      expect(s.throttle.blockedAddresses()).toBe(1);
+      const calls = s.counter.calls;
+      expect(() => s.throttle.check(shared, 'hash-of-a-neighbour-key')).not.toThrow();
+      expect(() => s.throttle.check(shared, () => 'hash-of-a-neighbour-key')).not.toThrow();
+      // A guess, right or wrong, is refused before any lookup: the guesser learns nothing from it.
+      expect(() => s.throttle.check(shared, 'hash-of-a-guess')).toThrow(TooManyRequestsError);
+      expect(() => s.throttle.check(shared)).toThrow(TooManyRequestsError);
+      // Known from another address is not known from this one.
+      s.throttle.succeeded('198.51.100.1', 'hash-of-a-far-key');
+      expect(() => s.throttle.check(shared, 'hash-of-a-far-key')).toThrow(TooManyRequestsError);
+      expect(s.counter.calls).toBe(calls);
+      expect(s.throttle.stats.throttled).toBe(4);
+    });
+
+    it('forgets a credential a day after it last authenticated from there, and counts blocked addresses as they end', async () => {
+      const s = setup(1);
+      s.throttle.succeeded(shared, 'k');
+      for (let i = 0; i < 2; i++) await s.fail(shared).catch(() => undefined);
+      for (let i = 0; i < 2; i++) await s.fail('198.51.100.1').catch(() => undefined);
+      expect(s.throttle.blockedAddresses()).toBe(2);
+      s.clock.advance(60_000);
+      expect(s.throttle.blockedAddresses()).toBe(0);
+      s.clock.advance(24 * 3600_000);
+      for (let i = 0; i < 2; i++) await s.fail(shared).catch(() => undefined);
+      expect(() => s.throttle.check(shared, 'k')).toThrow(TooManyRequestsError);
+    });
+
+    it('remembers nothing without a policy', () => {
+      const s = setup();
+      const off = new AuthenticationThrottle(s.counter, null, s.clock);
+      off.succeeded(() => {
+        throw new Error('the address is not worked out');
+      }, 'k');
+      expect(off.blockedAddresses()).toBe(0);
+    });
+  });
 });
