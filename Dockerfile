@@ -44,7 +44,7 @@ COPY --from=build /app/libs/queue/package.json /app/libs/queue/index.js libs/que
 COPY --from=build /app/libs/config/package.json /app/libs/config/index.js libs/config/
 COPY --from=build /app/libs/runtime/package.json /app/libs/runtime/index.js /app/libs/runtime/tracing.js libs/runtime/
 # `gatehouse` on the PATH (docker compose exec api gatehouse tenant list); /data for the embedded database only.
-RUN ln -s /app/bin/gatehouse.js /usr/local/bin/gatehouse && mkdir /data && chown node:node /data
+RUN ln -s /app/bin/gatehouse.js /usr/local/bin/gatehouse && mkdir -m 700 /data && chown node:node /data
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { OWNER_ONLY_UMASK } from '@gatehouse/config';
 import { CommandContext } from './cli/command';
 import { runInOwner } from './cli/control-socket';
 import { CliResult, ContextOpener, errorLine, execute, isDataDirInUse } from './cli/execute';
@@ -11,6 +12,8 @@ const WAIT_FOR_DATA_DIR_MS = 120_000;
 
 /** The `gatehouse` command line (bin/gatehouse.js runs this file from dist). */
 async function main(argv: string[]): Promise<CliResult> {
+  // A command may open the embedded database itself: whatever it writes in DATA_DIR is the owner's only.
+  process.umask(OWNER_ONLY_UMASK);
   const deadline = Date.now() + WAIT_FOR_DATA_DIR_MS;
   for (;;) {
     try {

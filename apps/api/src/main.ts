@@ -11,10 +11,13 @@ import { stopTracing } from '@gatehouse/runtime/tracing';
 import { serveControlSocket } from './cli/control-socket';
 import { execute } from './cli/execute';
 import { Draining } from './health/draining';
+import { OWNER_ONLY_UMASK } from '@gatehouse/config';
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
 async function main(): Promise<void> {
+  // Before anything writes a file: the database's files, the generated key, the sockets are the owner's only.
+  process.umask(OWNER_ONLY_UMASK);
   const apiOnly = process.argv.includes('--api-only');
   const config = loadConfigOrExit();
   const root = createRootLogger(config.logLevel);

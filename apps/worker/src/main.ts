@@ -16,11 +16,14 @@ import {
   verifyVaultKeys,
 } from '@gatehouse/runtime';
 import { stopTracing } from '@gatehouse/runtime/tracing';
+import { OWNER_ONLY_UMASK } from '@gatehouse/config';
 import { startHeartbeat } from './heartbeat';
 import { workerConfigProblem } from './worker-config';
 import { WorkerModule } from './worker.module';
 
 async function main(): Promise<void> {
+  // Before anything writes a file (the generated signing key, the heartbeat): the owner's only.
+  process.umask(OWNER_ONLY_UMASK);
   const config = loadConfigOrExit();
   const problem = workerConfigProblem(config);
   if (problem) {

@@ -1,7 +1,8 @@
 import { createPrivateKey, generateKeyPairSync, KeyObject } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppConfig } from './config';
+import { preparePrivateDirectory } from './private-directory';
 
 // PKCS#8 DER of an Ed25519 private key: this fixed 16-byte header, then the 32-byte seed.
 const PKCS8_ED25519_HEADER = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -34,13 +35,13 @@ export function resolveLogSigningKey(
 ): { key: KeyObject; generated?: string } {
   if (config.logSigningKey !== undefined) return { key: parseSigningKey(config.logSigningKey) };
   if (config.logSigningKeyFile !== undefined) return { key: readKeyFile(config.logSigningKeyFile, 'LOG_SIGNING_KEY_FILE') };
-  const file = join(config.dataDir, GENERATED_KEY_FILE);
+  // The key is as private as the database: a DATA_DIR others may write is refused here too (with DATABASE_URL set).
+  const file = join(preparePrivateDirectory(config.dataDir).path, GENERATED_KEY_FILE);
   try {
     return { key: readKeyFile(file, file) };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || options.generate === false) throw error;
   }
-  mkdirSync(config.dataDir, { recursive: true });
   const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
   try {
     // 'wx': two processes starting together on one DATA_DIR keep the first one's key.

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { lockDataDir } from './embedded-lock';
+import { ownerOnlyNodeFs } from './owner-only-nodefs';
 import { ENTITIES, MIGRATIONS } from './schema';
 
 export interface DatabaseOptions {
@@ -25,6 +26,8 @@ export interface Database {
   embedded: boolean;
   /** Embedded only: where this process, the owner of DATA_DIR, may answer other processes (the CLI). */
   controlSocketPath?: string;
+  /** Embedded only: what the operator should fix about DATA_DIR (readable by others...), for the start-up log. */
+  warnings?: string[];
   close(): Promise<void>;
 }
 
@@ -90,7 +93,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   try {
     const { PGlite } = await import('@electric-sql/pglite');
     const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-    const db = await PGlite.create(options.dataDir);
+    const db = await PGlite.create({ fs: await ownerOnlyNodeFs(options.dataDir) });
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
     await server.start();
     const address = server.getServerConn();
@@ -101,6 +104,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
       dataSource,
       embedded: true,
       controlSocketPath: lock.controlSocketPath,
+      warnings: lock.warnings,
       close: async () => {
         await dataSource.destroy();
         await server.stop();

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { preparePrivateDirectory } from '@gatehouse/config';
 
 /**
  * One process at a time owns an embedded database directory: PGlite does not lock its files, and two processes
@@ -16,6 +17,8 @@ import { join, resolve } from 'node:path';
 export interface DataDirLock {
   /** Where the owner may serve requests from other processes (a socket file in the directory, owner-only). */
   controlSocketPath: string;
+  /** What the operator should fix about the directory (see preparePrivateDirectory), for the service's log. */
+  warnings: string[];
   release(): Promise<void>;
 }
 
@@ -37,9 +40,12 @@ export class DataDirInUseError extends Error {
 
 const PID_FILE = 'gatehouse.pid';
 
-/** The directory made if needed (owner-only: it holds the database) and locked, or DataDirInUseError. */
+/**
+ * The directory made if needed (owner-only: it holds the database), refused if others may write it, its files made
+ * owner-only, and locked; or DataDirInUseError.
+ */
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const { warnings } = preparePrivateDirectory(dataDir, 'DATA_DIR', { tighten: true });
   const dir = realpathSync(dataDir);
   const lockAddress = lockAddressOf(dir);
   let lock: Server;
@@ -62,6 +68,7 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   writeFileSync(join(dir, PID_FILE), `${process.pid}\n`, { mode: 0o600 });
   return {
     controlSocketPath: controlSocketPathOf(dir),
+    warnings,
     release: async () => {
       rmSync(join(dir, PID_FILE), { force: true });
       await new Promise<void>((done) => lock.close(() => done()));

@@ -25,6 +25,7 @@ export async function openMigratedDatabase(config: AppConfig, logger?: PinoLogge
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     applicationName,
   });
+  for (const warning of database.warnings ?? []) logger?.warn(warning);
   const applied = await runMigrations(database);
   logger?.info({ embedded: database.embedded, migrations_applied: applied }, 'database ready');
   return database;
