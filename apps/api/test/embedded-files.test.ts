@@ -52,14 +52,16 @@ describe('the files of embedded mode are the owner’s only', () => {
     writeFileSync(join(dataDir, 'left-over'), 'x', { mode: 0o644 });
 
     // The CLI alone opens the database (PGlite creates and migrates it).
-    const created = await runToCompletion(CLI_BIN, ['tenant', 'create', '--name', 'files', '--json'], { DATA_DIR: dataDir });
+    // No VAULT_KEY and no LOG_SIGNING_KEY: keys are generated into DATA_DIR when first needed.
+    const env = { DATA_DIR: dataDir, VAULT_KEY: '' };
+    const created = await runToCompletion(CLI_BIN, ['tenant', 'create', '--name', 'files', '--json'], env);
     expect(created.code).toBe(0);
     expect(openToOthers(dataDir).open).toEqual([]);
 
     // The service, with no LOG_SIGNING_KEY: it generates the checkpoint key into DATA_DIR at its first checkpoint.
-    const service = await startServiceProcess({ DATA_DIR: dataDir, LOG_CHECKPOINT_INTERVAL_MS: '1000' });
+    const service = await startServiceProcess({ ...env, LOG_CHECKPOINT_INTERVAL_MS: '1000' });
     try {
-      const during = await runToCompletion(CLI_BIN, ['tenant', 'create', '--name', 'during'], { DATA_DIR: dataDir });
+      const during = await runToCompletion(CLI_BIN, ['tenant', 'create', '--name', 'during'], env);
       expect(during.code).toBe(0);
       await waitForFile(join(dataDir, 'log-signing-key.pem'));
       const { count, open } = openToOthers(dataDir);

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppConfig } from './config';
+import { preparePrivateDirectory } from './private-directory';
 
 /** A 256-bit key-encryption key from base64 (44 characters with padding) or hex (64 characters); throws otherwise. */
 export function parseVaultKey(text: string): Buffer {
@@ -53,7 +54,8 @@ export function resolveVaultKeys(config: VaultKeyConfig, options: { generate?: b
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || options.generate === false) throw error;
   }
-  mkdirSync(config.dataDir, { recursive: true });
+  // As private as the database: made owner-only if missing, refused if others may write it (docs/security.md).
+  preparePrivateDirectory(config.dataDir);
   const key = randomBytes(32);
   try {
     // 'wx': two processes starting together on one DATA_DIR keep the first one's key.
@@ -79,6 +81,7 @@ export function rotateGeneratedVaultKey(config: VaultKeyConfig): VaultKeys {
   if (config.vaultKey !== undefined || config.vaultKeyFile !== undefined) {
     throw new Error('the key-encryption key is given (VAULT_KEY or VAULT_KEY_FILE): give the new key there and the old one in VAULT_KEY_PREVIOUS');
   }
+  preparePrivateDirectory(config.dataDir);
   const file = generatedVaultKeyFile(config);
   const existing = readKeyFile(file, file);
   const key = randomBytes(32);
