@@ -14,6 +14,7 @@ import { ProxiesModule } from './proxies/proxies.module';
 import { LogsModule } from './logs/logs.module';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { TenantsModule } from './tenants/tenants.module';
+import { TokensModule } from './tokens/tokens.module';
 
 export interface ApiModuleOptions {
   config: AppConfig;
@@ -45,6 +46,7 @@ export class AppModule {
         TenantsModule,
         ProxiesModule.forRoot(options.config),
         LogsModule,
+        TokensModule,
       ],
       controllers: [HealthController, PermissionsController],
       providers: [

@@ -5,6 +5,7 @@ import { ModulesContainer } from '@nestjs/core';
 import { getMetadataStorage } from 'class-validator';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { UuidParamPipe, VALIDATION_PIPE } from '../src/http/validation';
+import { TokenIdParamPipe } from '../src/tokens/tokens.controller';
 
 interface RouteArg {
   index: number;
@@ -77,7 +78,11 @@ describe('every parameter that carries request input is validated', () => {
   it('checks every path parameter with a pipe of its own', () => {
     const pathParameters = parameters.filter((p) => p.type === RouteParamtypes.PARAM);
     expect(pathParameters.length).toBeGreaterThan(0);
-    for (const p of pathParameters) expect({ route: p.route, pipes: p.arg.pipes }).toEqual({ route: p.route, pipes: [UuidParamPipe] });
+    // Token ids are the tenant's own strings (CONTRACT.md section 12), checked by their own pipe.
+    for (const p of pathParameters) {
+      const pipe = p.route.startsWith('TokensController.') ? TokenIdParamPipe : UuidParamPipe;
+      expect({ route: p.route, pipes: p.arg.pipes }).toEqual({ route: p.route, pipes: [pipe] });
+    }
   });
 
   it('takes request input in no other way (headers, files, raw bodies, cookies would need their own validation)', () => {

@@ -37,3 +37,4 @@ export * from './applications/last-use';
 export * from './logs/log-chain';
 export * from './vault/vault-crypto';
 export * from './vault/key-wrapper';
+export * from './tokens';

@@ -9,6 +9,7 @@ import {
   ProxyRepository,
   SystemClock,
   TenantRepository,
+  TokenRepository,
   UnitOfWork,
   VaultCrypto,
 } from '@gatehouse/domain';
@@ -20,6 +21,7 @@ import { TypeormApplicationRepository } from './repositories/typeorm-application
 import { TypeormTenantRepository } from './repositories/typeorm-tenant.repository';
 import { TypeormProxyRepository } from './repositories/typeorm-proxy.repository';
 import { TypeormLogRepository } from './repositories/typeorm-log.repository';
+import { TypeormTokenRepository } from './repositories/typeorm-token.repository';
 import { RepositoryRegistry, TypeormUnitOfWork } from './typeorm-unit-of-work';
 import { DatabaseVaultCrypto } from './vault/database-vault-crypto';
 import { VaultKeyStore } from './vault/vault-key-store';
@@ -63,8 +65,9 @@ export class PersistenceModule implements OnApplicationShutdown {
     const registry = new RepositoryRegistry()
       .register(ApplicationRepository, (em) => new TypeormApplicationRepository(em))
       .register(TenantRepository, (em) => new TypeormTenantRepository(em))
-      .register(ProxyRepository, (em) => new TypeormProxyRepository(em, vault))
-      .register(LogRepository, (em) => new TypeormLogRepository(em));
+      .register(ProxyRepository, (em) => new TypeormProxyRepository(em))
+      .register(LogRepository, (em) => new TypeormLogRepository(em))
+      .register(TokenRepository, (em) => new TypeormTokenRepository(em));
     return {
       module: PersistenceModule,
       imports: [options.publisher],
@@ -84,6 +87,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         { provide: TenantRepository, useValue: registry.build(TenantRepository, database.dataSource.manager) },
         { provide: ProxyRepository, useValue: new CachedProxyRepository(registry.build(ProxyRepository, database.dataSource.manager), versions) },
         { provide: LogRepository, useValue: registry.build(LogRepository, database.dataSource.manager) },
+        { provide: TokenRepository, useValue: registry.build(TokenRepository, database.dataSource.manager) },
         {
           provide: UnitOfWork,
           inject: [AuditEventPublisher, Clock],
@@ -100,7 +104,7 @@ export class PersistenceModule implements OnApplicationShutdown {
           },
         },
       ],
-      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository],
+      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, TokenRepository],
     };
   }
 }

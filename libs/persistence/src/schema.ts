@@ -13,10 +13,11 @@ import { UniqueTenantNames1764000400000 } from './migrations/1764000400000-uniqu
 import { LogChainAppend1764000513000 } from './migrations/1764000513000-log-chain-append';
 import { LogChainAppendOwnOutbox1764000600000 } from './migrations/1764000600000-log-chain-append-own-outbox';
 import { VaultKeys1764100000000 } from './migrations/1764100000000-vault-keys';
-import { SealedProxies1764100100000 } from './migrations/1764100100000-sealed-proxies';
+import { TokenEntity } from './entities/token.entity';
+import { Tokens1764100200000 } from './migrations/1764100200000-tokens';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
-export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity, ProxyEntity, LogEntity];
+export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity, ProxyEntity, LogEntity, TokenEntity];
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,
@@ -29,5 +30,5 @@ export const MIGRATIONS = [
   LogChainAppend1764000513000,
   LogChainAppendOwnOutbox1764000600000,
   VaultKeys1764100000000,
-  SealedProxies1764100100000,
+  Tokens1764100200000,
 ];

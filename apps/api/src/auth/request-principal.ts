@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { ApplicationType, Principal, RateLimit, RequestOrigin } from '@gatehouse/domain';
+import type { AccessRule, ApplicationType, Principal, RateLimit, RequestOrigin } from '@gatehouse/domain';
 import { requestOriginOf } from '../http/request-origin';
 
 /**
@@ -12,6 +12,7 @@ export class RequestPrincipal implements Principal {
   readonly tenantId: string;
   readonly type: ApplicationType;
   readonly permissions: ReadonlySet<string>;
+  readonly rules: readonly AccessRule[] | undefined;
   readonly canCreateExpiringApplications: boolean;
   readonly rateLimit: RateLimit | null | undefined;
   readonly tenantRateLimit: RateLimit | null | undefined;
@@ -26,6 +27,7 @@ export class RequestPrincipal implements Principal {
     this.tenantId = principal.tenantId;
     this.type = principal.type;
     this.permissions = principal.permissions;
+    this.rules = principal.rules;
     this.canCreateExpiringApplications = principal.canCreateExpiringApplications;
     this.rateLimit = principal.rateLimit;
     this.tenantRateLimit = principal.tenantRateLimit;
@@ -38,6 +40,6 @@ export class RequestPrincipal implements Principal {
   }
 }
 
-type Copied = 'applicationId' | 'tenantId' | 'type' | 'permissions' | 'canCreateExpiringApplications' | 'rateLimit' | 'tenantRateLimit' | 'viaPreviousKey';
+type Copied = 'applicationId' | 'tenantId' | 'type' | 'permissions' | 'rules' | 'canCreateExpiringApplications' | 'rateLimit' | 'tenantRateLimit' | 'viaPreviousKey';
 /** true only while every member of Principal but `origin` is among those RequestPrincipal copies. */
 export const COPIED: [Exclude<keyof Principal, Copied | 'origin'>] extends [never] ? true : never = true;

@@ -41,7 +41,7 @@ export function jsonBody(limitBytes: number, skipPrefix: string): RequestHandler
     }
     readRaw(req, res, (error?: unknown) => {
       if (error) return sendProblem(res, readFailure(error, limitBytes));
-      const parsed = parseJsonObject(req.body as Buffer);
+      const parsed = parseJsonObject(req.body as Buffer, ARRAY_BODY_PATHS.has(req.path));
       if ('problem' in parsed) return sendProblem(res, parsed.problem);
       req.body = parsed.value;
       next();
@@ -56,12 +56,15 @@ export function jsonBody(limitBytes: number, skipPrefix: string): RequestHandler
 const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE']);
 
 const NOT_AN_OBJECT = 'The request body must be a JSON object';
+const NOT_AN_OBJECT_OR_ARRAY = 'The request body must be a JSON object or array';
+// Bodies that may be a JSON array at the top (the platform's tokenize takes an array of token requests).
+const ARRAY_BODY_PATHS = new Set(['/tokenize', '/detokenize']);
 // fatal: an overlong form, a CESU-8 surrogate, a truncated sequence or a stray byte is an error, not U+FFFD.
 // A leading byte order mark is dropped (RFC 8259 lets a parser ignore one).
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The decoded, checked body, or the 400 that refuses it. */
-export function parseJsonObject(bytes: Buffer): { value: Record<string, unknown> } | { problem: ProblemDetails } {
+export function parseJsonObject(bytes: Buffer, allowArray = false): { value: Record<string, unknown> } | { problem: ProblemDetails } {
   let text: string;
   try {
     text = UTF8.decode(bytes);
@@ -74,7 +77,7 @@ export function parseJsonObject(bytes: Buffer): { value: Record<string, unknown>
   } catch {
     return { problem: problem(400, 'The request body is not valid JSON') };
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { problem: problem(400, NOT_AN_OBJECT) };
+  if (value === null || typeof value !== 'object' || (Array.isArray(value) && !allowArray)) return { problem: problem(400, allowArray ? NOT_AN_OBJECT_OR_ARRAY : NOT_AN_OBJECT) };
   const duplicate = duplicateMember(text);
   if (duplicate !== undefined) return { problem: problem(400, undefined, { __proto__: null, [duplicate]: ['appears more than once in its object'] } as FieldErrors) };
   const refusal = unsafeStructure(value);

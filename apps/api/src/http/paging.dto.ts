@@ -15,15 +15,8 @@ const PAGE_MESSAGE = { message: `must be an integer from 1 to ${Number.MAX_SAFE_
 /** Repeated query parameters (`id=a&id=b`) arrive as an array, a single one as a string. */
 export const AsArray = () => Transform(({ value }) => (value === undefined ? undefined : Array.isArray(value) ? value : [value]));
 
-/** `page`, `size` and the `start` cursor of CONTRACT.md section 1, shared by every list. */
-export class PagingQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 })
-  @IsOptional()
-  @QueryInt()
-  @IsInt(PAGE_MESSAGE)
-  @Min(1, PAGE_MESSAGE)
-  page?: number;
-
+/** `size` and the `start` cursor: keyset paging alone (GET /v2/tokens), and the base of every list. */
+export class KeysetPagingQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
   @QueryInt()
@@ -32,11 +25,22 @@ export class PagingQueryDto {
   @Max(100, { message: 'must be an integer from 1 to 100' })
   size?: number;
 
-  @ApiPropertyOptional({ description: 'Opaque cursor from `pagination.next`: keyset paging' })
+  // A token cursor holds a token id (up to 400 characters) in base64url.
+  @ApiPropertyOptional({ description: 'Opaque cursor from `pagination.next`: keyset paging', maxLength: 1000 })
   @IsOptional()
   @IsString()
-  @MaxLength(500)
+  @MaxLength(1000)
   start?: string;
+}
+
+/** `page`, `size` and the `start` cursor of CONTRACT.md section 1, shared by every list. */
+export class PagingQueryDto extends KeysetPagingQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 })
+  @IsOptional()
+  @QueryInt()
+  @IsInt(PAGE_MESSAGE)
+  @Min(1, PAGE_MESSAGE)
+  page?: number;
 }
 
 /** A list that may also be narrowed to given ids (`id=a&id=b`). */

@@ -75,7 +75,7 @@ export class StrictQuery {
     const errors: FieldErrors = Object.create(null);
     for (const name of query.malformed) (errors[name] ??= []).push('is not valid percent-encoded UTF-8');
     for (const name of Object.keys(query.values)) {
-      if (!declared.has(name)) (errors[shortened(name)] ??= []).push('is not allowed');
+      if (!declared.has(name) && !hasDeclaredPrefix(name, declared)) (errors[shortened(name)] ??= []).push('is not allowed');
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
   }
@@ -89,6 +89,20 @@ export class StrictQuery {
     }
     return names;
   }
+}
+
+/** Whether `name` starts with a prefix the DTO declares (`metadata.*`: any `metadata.<key>`). */
+function hasDeclaredPrefix(name: string, declared: ReadonlySet<string>): boolean {
+  for (const entry of declared) if (entry.endsWith('*') && name.startsWith(entry.slice(0, -1)) && name.length >= entry.length) return true;
+  return false;
+}
+
+/**
+ * A query DTO whose parameter names are open after a prefix (GET /v2/tokens's `metadata.<key>`) names the prefixes in a
+ * static `queryNamePrefixes`; its route reads those parameters apart from the DTO.
+ */
+export interface QueryNamePrefixes {
+  queryNamePrefixes?: readonly string[];
 }
 
 /** The properties of the handler's `@Query()` DTO class (what class-validator whitelists), or `@Query('name')` names. */
@@ -105,6 +119,7 @@ function queryParametersOf(controller: Type, handler: { name: string }): Readonl
     const dto = types[arg.index];
     if (typeof dto !== 'function') continue;
     for (const metadata of getMetadataStorage().getTargetValidationMetadatas(dto as Type, '', true, false)) names.add(metadata.propertyName);
+    for (const prefix of (dto as QueryNamePrefixes).queryNamePrefixes ?? []) names.add(`${prefix}*`);
   }
   return names;
 }

@@ -1,6 +1,6 @@
 import { RequestOrigin } from '../audit/audit-event';
 import { EscalationError, PermissionDeniedError } from '../shared/domain-error';
-import { Application } from './application';
+import { AccessRule, Application } from './application';
 import { ApplicationType } from './permissions';
 import type { RateLimit } from '../rate-limits/rate-counter';
 
@@ -10,6 +10,8 @@ export interface Principal {
   tenantId: string;
   type: ApplicationType;
   permissions: ReadonlySet<string>;
+  /** Its access rules in priority order (the token vault evaluates them on every token it touches); absent: none. */
+  rules?: readonly AccessRule[];
   canCreateExpiringApplications: boolean;
   /** The limit its requests count against: the application's own, else its tenant's default; absent: unlimited. */
   rateLimit?: RateLimit | null;
@@ -47,6 +49,7 @@ function newPrincipal(app: Application): Principal {
     tenantId: app.tenantId,
     type: app.type,
     permissions: new Set(app.permissions),
+    rules: [...(app.rules ?? [])].sort((a, b) => a.priority - b.priority),
     canCreateExpiringApplications: app.type === 'private' && app.canCreateExpiringApplications === true,
     rateLimit: app.rateLimit ?? app.tenantRateLimit ?? null,
     tenantRateLimit: app.tenantRateLimit ?? null,

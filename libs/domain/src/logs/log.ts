@@ -97,7 +97,7 @@ export const ENTITY_TYPES: readonly EntityType[] = [
 export const ENTITY_TYPE_VALUES: readonly string[] = ENTITY_TYPES.map((t) => t.value);
 export const LOG_OPERATIONS: readonly AuditOperation[] = ['create', 'update', 'delete', 'read'];
 export const ACTOR_TYPES: readonly ActorType[] = ['application', 'user', 'system'];
-export const MAX_ENTITY_ID_LENGTH = 200;
+export const MAX_ENTITY_ID_LENGTH = 400;
 export const MAX_LOG_MESSAGE_LENGTH = 10_000;
 export const MAX_REQUEST_ID_LENGTH = 128;
 export const MAX_SOURCE_IP_LENGTH = 64;

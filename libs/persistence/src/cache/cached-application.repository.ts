@@ -84,6 +84,8 @@ function freezeApplication(app: Application): Application {
   });
 }
 
+const TOKEN_ENTITY_TYPES = new Set(['token', 'card', 'bank']);
+
 /** Bumps the version of each entity type a committed transaction touched. */
 export class VersionBumpingCommitObserver extends CommitObserver {
   constructor(private readonly versions: VersionStore) {
@@ -92,7 +94,9 @@ export class VersionBumpingCommitObserver extends CommitObserver {
 
   async committed(events: AuditEvent[]): Promise<void> {
     // A tenant's default rate limit is read along with its applications: a tenant change invalidates them too.
-    const touched = new Set(events.map((e) => (e.entityType === 'application' || e.entityType === 'tenant' ? VERSION : e.entityType)));
+    // Tokens (entity types token, card, bank) are never cached: their reads and writes bump nothing.
+    const cached = events.filter((e) => !TOKEN_ENTITY_TYPES.has(e.entityType));
+    const touched = new Set(cached.map((e) => (e.entityType === 'application' || e.entityType === 'tenant' ? VERSION : e.entityType)));
     await Promise.all([...touched].map((name) => this.versions.bump(name)));
   }
 }

@@ -22,7 +22,7 @@ export class AuditOutboxEntity {
   @Column({ name: 'entity_type', type: 'varchar', length: 64 })
   entityType: string;
 
-  @Column({ name: 'entity_id', type: 'varchar', length: 200 })
+  @Column({ name: 'entity_id', type: 'varchar', length: 400 })
   entityId: string;
 
   @Column({ type: 'varchar', length: 16 })

@@ -19,7 +19,7 @@ export class LogEntity {
   @Column({ name: 'entity_type', type: 'varchar', length: 64 })
   entityType: string;
 
-  @Column({ name: 'entity_id', type: 'varchar', length: 200 })
+  @Column({ name: 'entity_id', type: 'varchar', length: 400 })
   entityId: string;
 
   @Column({ type: 'varchar', length: 16 })
