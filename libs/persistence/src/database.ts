@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { lockDataDir } from './embedded-lock';
 import { ownerOnlyNodeFs } from './owner-only-nodefs';
 import { ENTITIES, MIGRATIONS } from './schema';
+import { MigrationVaultOptions, withMigrationVaultOptions } from './vault/migration-vault';
 
 export interface DatabaseOptions {
   /** A PostgreSQL URL; without one an embedded PGlite keeps its files in `dataDir`. */
@@ -118,8 +119,15 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   }
 }
 
-/** Applies pending migrations under an advisory lock; returns the names applied. */
-export async function runMigrations(database: Database): Promise<string[]> {
+/**
+ * Applies pending migrations under an advisory lock; returns the names applied. `vault`: the key-encryption key and
+ * progress reporting of migrations that seal rows (by default the environment's key, progress on stderr).
+ */
+export async function runMigrations(database: Database, vault: MigrationVaultOptions = {}): Promise<string[]> {
+  return withMigrationVaultOptions(vault, () => migrate(database));
+}
+
+async function migrate(database: Database): Promise<string[]> {
   const { dataSource } = database;
   if (database.embedded) {
     // One process owns an embedded database, and its single connection could not hold a lock besides.

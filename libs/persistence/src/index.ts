@@ -22,5 +22,7 @@ export * from './repositories/typeorm-last-use.store';
 export * from './vault/local-key-wrapper';
 export * from './vault/vault-key-store';
 export * from './vault/database-vault-crypto';
+export * from './vault/sealed-columns';
+export * from './vault/migration-vault';
 export * from './repositories/typeorm-token.repository';
 export * from './entities/token.entity';

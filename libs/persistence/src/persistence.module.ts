@@ -65,7 +65,7 @@ export class PersistenceModule implements OnApplicationShutdown {
     const registry = new RepositoryRegistry()
       .register(ApplicationRepository, (em) => new TypeormApplicationRepository(em))
       .register(TenantRepository, (em) => new TypeormTenantRepository(em))
-      .register(ProxyRepository, (em) => new TypeormProxyRepository(em))
+      .register(ProxyRepository, (em) => new TypeormProxyRepository(em, vault))
       .register(LogRepository, (em) => new TypeormLogRepository(em))
       .register(TokenRepository, (em) => new TypeormTokenRepository(em));
     return {

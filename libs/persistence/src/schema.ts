@@ -13,6 +13,7 @@ import { UniqueTenantNames1764000400000 } from './migrations/1764000400000-uniqu
 import { LogChainAppend1764000513000 } from './migrations/1764000513000-log-chain-append';
 import { LogChainAppendOwnOutbox1764000600000 } from './migrations/1764000600000-log-chain-append-own-outbox';
 import { VaultKeys1764100000000 } from './migrations/1764100000000-vault-keys';
+import { SealedProxies1764100100000 } from './migrations/1764100100000-sealed-proxies';
 import { TokenEntity } from './entities/token.entity';
 import { Tokens1764100200000 } from './migrations/1764100200000-tokens';
 
@@ -30,5 +31,6 @@ export const MIGRATIONS = [
   LogChainAppend1764000513000,
   LogChainAppendOwnOutbox1764000600000,
   VaultKeys1764100000000,
+  SealedProxies1764100100000,
   Tokens1764100200000,
 ];

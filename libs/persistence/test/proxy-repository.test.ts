@@ -1,13 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { generateProxyKey, Proxy, ProxyRepository, TenantRepository } from '@gatehouse/domain';
 import { InMemoryProxyRepository, InMemoryTenantRepository } from '@gatehouse/domain/testing';
-import { CachedProxyRepository, InMemoryVersionStore, TypeormProxyRepository } from '@gatehouse/persistence';
+import { DataSource } from 'typeorm';
+import { CachedProxyRepository, DatabaseVaultCrypto, InMemoryVersionStore, TypeormProxyRepository, VaultKeyStore } from '@gatehouse/persistence';
+import { testKeyWrapper } from '../../../test/support/test-vault';
 import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
 interface Repositories {
   proxies: ProxyRepository;
   tenants: TenantRepository;
+  /** The raw rows, where the backend has them. */
+  dataSource?: DataSource;
   close(): Promise<void>;
+}
+
+function sealedProxies(dataSource: DataSource): TypeormProxyRepository {
+  return new TypeormProxyRepository(dataSource.manager, new DatabaseVaultCrypto(new VaultKeyStore(dataSource, testKeyWrapper())));
 }
 
 // The in-memory fake of the unit tests runs the same suite, so it means what the adapter means.
@@ -16,7 +24,7 @@ const BACKENDS: { name: string; open(): Promise<Repositories> }[] = [
     name: backend.name,
     open: async (): Promise<Repositories> => {
       const opened = await backend.open();
-      return { proxies: new TypeormProxyRepository(opened.dataSource.manager), tenants: opened.tenants, close: () => opened.close() };
+      return { proxies: sealedProxies(opened.dataSource), tenants: opened.tenants, dataSource: opened.dataSource, close: () => opened.close() };
     },
   })),
   { name: 'in-memory fake', open: async () => ({ proxies: new InMemoryProxyRepository(), tenants: new InMemoryTenantRepository(), close: async () => undefined }) },
@@ -101,6 +109,24 @@ describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
     expect(await db.proxies.delete(tenantId, proxy.id)).toBe(false);
   });
 
+  it('stores neither the key nor a configuration value in plaintext; a sealed value moved to another row does not open', async () => {
+    if (!db.dataSource) return;
+    const tenantId = await newTenant();
+    const proxy = aProxy(tenantId, { configuration: { STRIPE_KEY: 'sk_live_plaintext_scan_0001' } });
+    const other = aProxy(tenantId);
+    await db.proxies.insert(proxy);
+    await db.proxies.insert(other);
+    const [row] = await db.dataSource.query(`SELECT to_jsonb(p)::text AS text, encode(key_sealed, 'escape') || encode(configuration_sealed, 'escape') AS bytes FROM proxies p WHERE id = $1`, [proxy.id]);
+    for (const text of [row.text, row.bytes]) {
+      expect(text).not.toContain(proxy.key);
+      expect(text).not.toContain('sk_live_plaintext_scan_0001');
+    }
+    await db.dataSource.query(`UPDATE proxies SET configuration_sealed = (SELECT configuration_sealed FROM proxies WHERE id = $1) WHERE id = $2`, [proxy.id, other.id]);
+    await expect(db.proxies.findById(tenantId, other.id)).rejects.toThrow('does not open');
+    // A row no key opens would stop the migration tests' down() of this shared database.
+    await db.dataSource.query('DELETE FROM proxies WHERE id = $1', [other.id]);
+  });
+
   it('refuses a second proxy with the same key, across tenants', async () => {
     const first = aProxy(await newTenant());
     await db.proxies.insert(first);
@@ -167,7 +193,7 @@ describe('CachedProxyRepository over PostgreSQL', () => {
   afterAll(() => opened?.close());
 
   it('serves a key from memory only while the proxy version is unchanged', async () => {
-    const inner = new TypeormProxyRepository(opened.dataSource.manager);
+    const inner = sealedProxies(opened.dataSource);
     const versions = new InMemoryVersionStore();
     const cached = new CachedProxyRepository(inner, versions);
     const tenantId = randomUUID();
@@ -188,7 +214,7 @@ describe('CachedProxyRepository over PostgreSQL', () => {
   });
 
   it('hands out entries nobody can change for the next caller', async () => {
-    const inner = new TypeormProxyRepository(opened.dataSource.manager);
+    const inner = sealedProxies(opened.dataSource);
     const cached = new CachedProxyRepository(inner, new InMemoryVersionStore());
     const tenantId = randomUUID();
     await opened.tenants.insert({ id: tenantId, name: `cache-${tenantId}`, createdAt: new Date(T0) });
@@ -201,7 +227,7 @@ describe('CachedProxyRepository over PostgreSQL', () => {
   });
 
   it('goes to the database every time while versions cannot be read', async () => {
-    const inner = new TypeormProxyRepository(opened.dataSource.manager);
+    const inner = sealedProxies(opened.dataSource);
     const unreachable = new (class extends InMemoryVersionStore {
       override async read(): Promise<string> {
         return null as unknown as string;

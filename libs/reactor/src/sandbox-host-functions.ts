@@ -1,6 +1,7 @@
-import { hash, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, getHashes, hash, randomBytes, randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import type { Invocation } from './invocation';
+import { cryptoCall, newCryptoState, type CryptoState } from './sandbox-crypto';
 import { crc32, zlibCall, zlibConstants } from './sandbox-zlib';
 
 /** What the sandbox gets back from every host call: never a thrown host error (it would carry a host stack). */
@@ -11,9 +12,13 @@ export interface ContextBinding {
   invocation: Invocation | null;
   /** Runs a bundled module's script in this context (see ModuleScripts); an error message, or null once it ran. */
   loadModule?: (name: string) => string | null;
+  /** The ciphers this context's transform has open (made on first use). */
+  crypto?: CryptoState;
 }
 
-const HASHES = new Set(['md5', 'sha1', 'sha256', 'sha384', 'sha512']);
+/** Every digest OpenSSL offers Node here; HMAC_BLOCKS those whose HMAC is computed over the one-shot hash. */
+export const HASHES = new Set(getHashes().map((name) => name.toLowerCase()));
+const HMAC_BLOCKS = new Map([['md5', 64], ['sha1', 64], ['sha256', 64], ['sha384', 128], ['sha512', 128]]);
 const URL_PARTS = new Set(['href', 'protocol', 'username', 'password', 'host', 'hostname', 'port', 'pathname', 'search', 'hash']);
 const MAX_URL_LENGTH = 64 * 1024;
 
@@ -74,6 +79,7 @@ export function createHostFunction(binding: ContextBinding, limits: HostFunction
           binding.invocation?.clearTimer(a);
           return [true, undefined];
         default:
+          if (typeof op === 'string' && op.startsWith('c.')) return cryptoCall((binding.crypto ??= newCryptoState()), op.slice(2), a, b, c, d);
           return [false, 'unsupported operation'];
       }
     } catch {
@@ -97,7 +103,8 @@ function digest(algorithm: unknown, key: unknown, data: unknown, encoding: unkno
   if (input === null) return [false, 'invalid digest input'];
   const secret = key === null ? null : digestInput(key, limits.maxDigestInput);
   if (key !== null && secret === null) return [false, 'invalid HMAC key'];
-  const bytes = secret === null ? hash(algorithm, input, 'buffer') : hmac(algorithm, secret, input);
+  const bytes =
+    secret === null ? hash(algorithm, input, 'buffer') : HMAC_BLOCKS.has(algorithm) ? hmac(algorithm, secret, input) : createHmac(algorithm, secret).update(input).digest();
   if (typeof encoding === 'string' && DIGEST_ENCODINGS.has(encoding)) return [true, bytes.toString(encoding as 'hex' | 'base64')];
   return [true, exactArrayBuffer(bytes)];
 }
@@ -116,7 +123,7 @@ function digestInput(value: unknown, max: number): Uint8Array | null {
  * sets up an HMAC context per createHmac (about 10 µs), where a one-shot hash costs about 1 µs.
  */
 export function hmac(algorithm: string, key: Uint8Array, data: Uint8Array): Buffer {
-  const block = algorithm === 'sha384' || algorithm === 'sha512' ? 128 : 64;
+  const block = HMAC_BLOCKS.get(algorithm) ?? 64;
   const k = key.byteLength > block ? hash(algorithm, key, 'buffer') : key;
   const inner = Buffer.alloc(block + data.byteLength, 0x36);
   for (let i = 0; i < k.byteLength; i++) inner[i] ^= k[i]!;

@@ -1,6 +1,6 @@
 import ivm from 'isolated-vm';
 import type { Invocation } from './invocation';
-import { createHostFunction, type ContextBinding } from './sandbox-host-functions';
+import { createHostFunction, HASHES, type ContextBinding } from './sandbox-host-functions';
 import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
 import { SANDBOX_RUNTIME_FILENAME, SANDBOX_RUNTIME_SOURCE } from './sandbox-runtime';
 import { bundledModules, ModuleScripts } from './sandbox-modules';
@@ -74,6 +74,7 @@ export class SandboxIsolate {
       proxyErrors: Object.entries(PROXY_ERROR_STATUSES).map(([name, status]) => ({ name, status })),
       modules: Object.keys(bundledModules()),
       nodeVersion: process.version,
+      hashes: [...HASHES],
     });
   }
 
@@ -176,6 +177,8 @@ export class SandboxIsolate {
 
   private bind(prepared: PreparedContext, invocation: Invocation): void {
     prepared.binding.invocation = invocation;
+    // Ciphers a previous run of a warm context left open end with it.
+    prepared.binding.crypto = undefined;
     invocation.attach((id, payload) => {
       // The sandbox may be gone by then (disposal): nothing to deliver to.
       try {

@@ -30,8 +30,10 @@ export const RUNTIME_FILES = [
   'timers.js',
   'svc.js',
   'crypto.js',
+  'crypto-native.js',
   'process.js',
   'zlib.js',
+  'node-extras.js',
   'modules.js',
   'loader.js',
 ] as const;

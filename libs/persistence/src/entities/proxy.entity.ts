@@ -13,9 +13,14 @@ export class ProxyEntity {
   @Column({ type: 'varchar', length: 200 })
   name: string;
 
-  @Index('proxies_key_key', { unique: true })
-  @Column({ type: 'varchar', length: 64 })
-  key: string;
+  /** The key's lookup hash (VaultCrypto.lookupHash): how an invocation finds its proxy without the key being stored. */
+  @Index('proxies_key_hash_key', { unique: true })
+  @Column({ name: 'key_hash', type: 'varchar', length: 64 })
+  keyHash: string;
+
+  /** The key itself, sealed (aad `proxy-key:<tenant>:<id>`): shown to the proxy's readers. */
+  @Column({ name: 'key_sealed', type: 'bytea' })
+  keySealed: Buffer;
 
   @Column({ name: 'destination_url', type: 'varchar', length: 400 })
   destinationUrl: string;
@@ -26,8 +31,9 @@ export class ProxyEntity {
   @Column({ name: 'response_transform_code', type: 'text', nullable: true })
   responseTransformCode: string | null;
 
-  @Column({ type: 'jsonb', nullable: true })
-  configuration: Record<string, string> | null;
+  /** The configuration (third-party secrets) as sealed JSON (aad `proxy-configuration:<tenant>:<id>`). */
+  @Column({ name: 'configuration_sealed', type: 'bytea', nullable: true })
+  configurationSealed: Buffer | null;
 
   @Column({ name: 'application_id', type: 'uuid', nullable: true })
   applicationId: string | null;

@@ -1,10 +1,20 @@
+import { timingSafeEqual } from 'node:crypto';
 import { EntityManager } from 'typeorm';
-import { Page, PageQuery, pageFromRows, Proxy, ProxyFilter, ProxyRepository, RateLimit } from '@gatehouse/domain';
+import { Page, PageQuery, pageFromRows, Proxy, ProxyFilter, ProxyRepository, RateLimit, stringMap, VaultCrypto } from '@gatehouse/domain';
 import { ProxyEntity } from '../entities/proxy.entity';
+import { proxyConfigurationAad, proxyKeyAad } from '../vault/sealed-columns';
 import { applyKeysetPage } from './keyset-page';
 
+/**
+ * Proxies with their secrets sealed by the vault: the key is stored as its lookup hash (how an invocation finds the
+ * proxy) and a sealed copy (what its readers are shown), the configuration as sealed JSON. Neither is ever in the
+ * database in plaintext.
+ */
 export class TypeormProxyRepository extends ProxyRepository {
-  constructor(private readonly em: EntityManager) {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly vault: VaultCrypto,
+  ) {
     super();
   }
 
@@ -13,11 +23,11 @@ export class TypeormProxyRepository extends ProxyRepository {
   }
 
   async insert(proxy: Proxy): Promise<void> {
-    await this.repo.insert(toRow(proxy));
+    await this.repo.insert(await this.toRow(proxy));
   }
 
   async update(proxy: Proxy): Promise<boolean> {
-    const { id, tenantId, ...fields } = toRow(proxy);
+    const { id, tenantId, ...fields } = await this.toRow(proxy);
     const result = await this.repo.update({ id, tenantId }, fields);
     return (result.affected ?? 0) > 0;
   }
@@ -29,13 +39,16 @@ export class TypeormProxyRepository extends ProxyRepository {
 
   async findById(tenantId: string, id: string): Promise<Proxy | null> {
     const row = await this.repo.findOneBy({ id, tenantId });
-    return row ? toProxy(row) : null;
+    return row ? this.toProxy(row) : null;
   }
 
   async findByKey(key: string): Promise<Proxy | null> {
     // Every invocation runs this: plain SQL on the unique index, without the query builder's per-call work.
-    const rows: RawProxyRow[] = await this.em.query(BY_KEY, [key]);
-    return rows[0] ? toProxy(fromRaw(rows[0])) : null;
+    const rows: RawProxyRow[] = await this.em.query(BY_KEY_HASH, [await this.vault.lookupHash(key)]);
+    if (!rows[0]) return null;
+    const proxy = await this.toProxy(fromRaw(rows[0]));
+    // The hash matched; the sealed copy must be the very key too (a hash collision, or a row tampered with).
+    return sameKey(proxy.key, key) ? proxy : null;
   }
 
   async list(tenantId: string, filter: ProxyFilter, page: PageQuery): Promise<Page<Proxy>> {
@@ -44,8 +57,52 @@ export class TypeormProxyRepository extends ProxyRepository {
     if (filter.name !== undefined) qb.andWhere(`p.name ILIKE :name ESCAPE '\\'`, { name: namePattern(filter.name) });
     const total = page.start === undefined ? await qb.getCount() : undefined;
     const rows = await applyKeysetPage(qb, 'p', page).getMany();
-    return pageFromRows(rows.map(toProxy), page, total);
+    return pageFromRows(await Promise.all(rows.map((row) => this.toProxy(row))), page, total);
   }
+
+  private async toRow(proxy: Proxy): Promise<ProxyEntity> {
+    const { requestTransform, responseTransform, key, configuration, ...rest } = proxy;
+    const { tenantId, id } = proxy;
+    return Object.assign(new ProxyEntity(), {
+      ...rest,
+      keyHash: await this.vault.lookupHash(key),
+      keySealed: await this.vault.seal(tenantId, Buffer.from(key), proxyKeyAad(tenantId, id)),
+      configurationSealed:
+        configuration == null ? null : await this.vault.seal(tenantId, Buffer.from(JSON.stringify(configuration)), proxyConfigurationAad(tenantId, id)),
+      requestTransformCode: requestTransform?.code ?? null,
+      responseTransformCode: responseTransform?.code ?? null,
+    });
+  }
+
+  private async toProxy(row: ProxyEntity): Promise<Proxy> {
+    const key = (await this.vault.open(row.tenantId, row.keySealed, proxyKeyAad(row.tenantId, row.id))).toString();
+    const configuration =
+      row.configurationSealed === null
+        ? null
+        : stringMap(Object.entries(JSON.parse((await this.vault.open(row.tenantId, row.configurationSealed, proxyConfigurationAad(row.tenantId, row.id))).toString()) as Record<string, string>));
+    return {
+      id: row.id,
+      tenantId: row.tenantId,
+      name: row.name,
+      key,
+      destinationUrl: row.destinationUrl,
+      requestTransform: row.requestTransformCode === null ? null : { code: row.requestTransformCode },
+      responseTransform: row.responseTransformCode === null ? null : { code: row.responseTransformCode },
+      configuration,
+      applicationId: row.applicationId,
+      requireAuth: row.requireAuth,
+      rateLimit: row.rateLimit ?? null,
+      createdBy: row.createdBy,
+      createdAt: row.createdAt,
+      modifiedBy: row.modifiedBy,
+      modifiedAt: row.modifiedAt,
+    };
+  }
+}
+
+function sameKey(a: string, b: string): boolean {
+  const [x, y] = [Buffer.from(a), Buffer.from(b)];
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** The `name` filter as an ILIKE pattern: `*` is the only wildcard, `%`, `_` and `\` match themselves. */
@@ -54,19 +111,21 @@ function namePattern(filter: string): string {
   return `%${literal}%`;
 }
 
-const BY_KEY = `SELECT "id", "tenant_id", "name", "key", "destination_url", "request_transform_code", "response_transform_code",
-  "configuration", "application_id", "require_auth", "rate_limit", "created_by", "created_at", "modified_by", "modified_at"
-  FROM "proxies" WHERE "key" = $1`;
+const BY_KEY_HASH = `SELECT "id", "tenant_id", "name", "key_hash", "key_sealed", "destination_url", "request_transform_code",
+  "response_transform_code", "configuration_sealed", "application_id", "require_auth", "rate_limit", "created_by", "created_at",
+  "modified_by", "modified_at"
+  FROM "proxies" WHERE "key_hash" = $1`;
 
 interface RawProxyRow {
   id: string;
   tenant_id: string;
   name: string;
-  key: string;
+  key_hash: string;
+  key_sealed: Buffer;
   destination_url: string;
   request_transform_code: string | null;
   response_transform_code: string | null;
-  configuration: Record<string, string> | null;
+  configuration_sealed: Buffer | null;
   application_id: string | null;
   require_auth: boolean;
   rate_limit: RateLimit | null;
@@ -81,11 +140,12 @@ function fromRaw(raw: RawProxyRow): ProxyEntity {
     id: raw.id,
     tenantId: raw.tenant_id,
     name: raw.name,
-    key: raw.key,
+    keyHash: raw.key_hash,
+    keySealed: raw.key_sealed,
     destinationUrl: raw.destination_url,
     requestTransformCode: raw.request_transform_code,
     responseTransformCode: raw.response_transform_code,
-    configuration: raw.configuration,
+    configurationSealed: raw.configuration_sealed,
     applicationId: raw.application_id,
     requireAuth: raw.require_auth,
     rateLimit: raw.rate_limit,
@@ -94,33 +154,4 @@ function fromRaw(raw: RawProxyRow): ProxyEntity {
     modifiedBy: raw.modified_by,
     modifiedAt: raw.modified_at,
   });
-}
-
-function toRow(proxy: Proxy): ProxyEntity {
-  const { requestTransform, responseTransform, ...rest } = proxy;
-  return Object.assign(new ProxyEntity(), {
-    ...rest,
-    requestTransformCode: requestTransform?.code ?? null,
-    responseTransformCode: responseTransform?.code ?? null,
-  });
-}
-
-function toProxy(row: ProxyEntity): Proxy {
-  return {
-    id: row.id,
-    tenantId: row.tenantId,
-    name: row.name,
-    key: row.key,
-    destinationUrl: row.destinationUrl,
-    requestTransform: row.requestTransformCode === null ? null : { code: row.requestTransformCode },
-    responseTransform: row.responseTransformCode === null ? null : { code: row.responseTransformCode },
-    configuration: row.configuration,
-    applicationId: row.applicationId,
-    requireAuth: row.requireAuth,
-    rateLimit: row.rateLimit ?? null,
-    createdBy: row.createdBy,
-    createdAt: row.createdAt,
-    modifiedBy: row.modifiedBy,
-    modifiedAt: row.modifiedAt,
-  };
 }

@@ -1,11 +1,13 @@
 // The sandbox runtime: require('crypto').
-/* global ErrorCtor, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
+/* global ErrorCtor, addNativeCrypto, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
    TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, checkSize,
    encodeString, lazy, lazyGlobal, limits, normalizeEncoding, toBuffer, utf8Encode */
 /* exported getCrypto */
-const HASHES = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'];
+// Every digest OpenSSL offers Node (crypto.getHashes(), lowercase), checked here so createHash throws as Node's does.
+const HASHES = limits.hashes;
 function hashAlgorithm(alg) {
-  const a = StringCtor(alg).toLowerCase().replace(/^sha-/, 'sha');
+  let a = StringCtor(alg).toLowerCase();
+  if (HASHES.indexOf(a) === -1) a = a.replace(/^sha-/, 'sha');
   if (HASHES.indexOf(a) === -1) throw new ErrorCtor('Digest method not supported');
   return a;
 }
@@ -112,7 +114,7 @@ const getCrypto = lazy(function () {
     },
     randomUUID: function randomUUID() { return callHost('randomUUID'); },
   };
-  const cryptoModule = ObjectFreeze({
+  const cryptoModule = ObjectFreeze(addNativeCrypto({
     webcrypto: webcrypto,
     getRandomValues: webcrypto.getRandomValues,
     createHash: function createHash(alg) { return new Hash(alg); },
@@ -128,7 +130,7 @@ const getCrypto = lazy(function () {
       for (let i = 0; i < x.byteLength; i++) diff |= x[i] ^ y[i];
       return diff === 0;
     },
-  });
+  }));
 
   return cryptoModule;
 });

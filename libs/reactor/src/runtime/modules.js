@@ -1,6 +1,6 @@
 // The sandbox runtime: require() and the module registry.
 /* global ErrorCtor, G, ObjectCreate, MapCtor, MapGet, MapSet, ObjectFreeze, StringCtor, StringSlice,
-   callHost, define, getBuffer, getCrypto, getProcess, getReactorErrors, getZlib, lazy, limits */
+   callHost, define, extendQuerystring, extendUtil, getBuffer, getCrypto, getProcess, getReactorErrors, getZlib, lazy, limits */
 /* exported requireModule */
 // name -> function answering the module's exports (each builds them once per context).
 const moduleLoaders = new MapCtor();
@@ -34,7 +34,9 @@ registerModule('@gatehouse/reactor-errors', getReactorErrors);
 
 // Built-in modules from the ecosystem's polyfills and the allowlisted packages, bundled at build time
 // (scripts/build-sandbox-modules.js): the sandbox process runs the bundle in this context on first require.
-for (const name of limits.modules) if (MapGet(moduleLoaders, name) === undefined) registerModule(name, bundled(name));
+// Some get what their polyfill lacks of Node's behaviour (runtime/node-extras.js) before anyone sees them.
+const EXTEND = { util: extendUtil, querystring: extendQuerystring };
+for (const name of limits.modules) if (MapGet(moduleLoaders, name) === undefined) registerModule(name, bundled(name, EXTEND[name]));
 
 // What a transform may not require, and why (the error names the reason). A package that requires one of
 // Node's built-ins gets, instead of an error at load, a stand-in whose functions throw that reason when used.
@@ -96,7 +98,7 @@ define(packageRequire, 'resolve', function resolve(name) { return StringCtor(nam
 define(packageRequire, 'cache', ObjectCreate(null));
 
 // The exports are kept before the module runs: a package that requires itself back (a cycle) gets them as they are.
-function bundled(name) {
+function bundled(name, extend) {
   let module = null;
   return function () {
     if (module !== null) return module.exports;
@@ -112,6 +114,7 @@ function bundled(name) {
     module = loading;
     try {
       factory.call(loading.exports, loading.exports, packageRequire, loading, '/node_modules/' + name + '/index.js', '/node_modules/' + name);
+      if (extend !== undefined) loading.exports = extend(loading.exports);
     } catch (e) {
       module = null;
       throw e;

@@ -2,6 +2,7 @@
 /* global ErrorCtor, G, RangeErrorCtor, StringCtor, TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes,
    base64Decode, base64Encode, define, latin1Decode, latin1Encode, lazy, lazyGlobal, utf16leDecode, utf8Decode,
    utf8Encode, utf8IncompleteTail */
+/* exported getTextDecoder, getTextEncoder */
 const getTextEncoder = lazy(function () {
   class TextEncoder {
     get encoding() { return 'utf-8'; }

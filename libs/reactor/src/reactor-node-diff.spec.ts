@@ -1,0 +1,95 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { Reactor } from './index';
+import { okBody } from '../test/support/reactor-results';
+import { ensureSandboxModules } from '../test/support/sandbox-modules';
+
+/**
+ * Differential tests of the built-in modules: each case runs in Node itself and in a real sandbox, on the same inputs,
+ * and must give the same JSON. Cases are deterministic (random or padded-random outputs are checked by a round trip).
+ */
+const nodeRequire = createRequire(__filename);
+const rsa = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const ec = generateKeyPairSync('ec', { namedCurve: 'P-256', publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const ed = generateKeyPairSync('ed25519', { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const KEYS = { rsa, ec, ed };
+
+const CASES: Record<string, Record<string, string>> = {
+  buffer: {
+    encodings: `const b = Buffer.from('héllo wörld ✓ \\u{1F600}'); return ['hex', 'base64', 'base64url', 'latin1', 'utf16le', 'ascii', 'utf8'].map((e) => [e, b.toString(e), Buffer.from(b.toString(e), e).toString('hex')]);`,
+    ints: `const b = Buffer.alloc(16); b.writeUInt32BE(0xdeadbeef, 0); b.writeInt16LE(-2, 4); b.writeDoubleBE(3.25, 8); return [b.toString('hex'), b.readUInt32LE(0), b.readInt16LE(4), b.readDoubleBE(8), b.readUInt8(1)];`,
+    ops: `const a = Buffer.from('abcdef'); return [Buffer.concat([a, Buffer.from([1, 2])]).toString('hex'), a.slice(1, 3).toString(), a.subarray(-2).toString(), Buffer.compare(a, Buffer.from('abd')), a.equals(Buffer.from('abcdef')), a.indexOf('cd'), a.includes('zz'), Buffer.byteLength('✓✓'), Buffer.isBuffer(a), JSON.stringify(a.slice(0, 2))];`,
+    fromForms: `return [Buffer.from([256, -1, 65]).toString('hex'), Buffer.from(new Uint8Array([1, 2]).buffer).toString('hex'), Buffer.from({ type: 'Buffer', data: [7, 8] }).toString('hex'), new Buffer.from('x').toString(), Buffer.alloc(4, 'ab').toString(), Buffer.from('zz', 'hex').length];`,
+  },
+  crypto: {
+    hashes: `const c = require('crypto'); return ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512', 'sha512-256', 'sha3-256', 'ripemd160', 'blake2b512', 'RSA-SHA256'].map((a) => [a, c.createHash(a).update('abc').update(Buffer.from([1, 2])).digest('hex'), c.createHmac(a, 'key').update('abc').digest('base64')]);`,
+    ciphers: `const c = require('crypto'); const key = Buffer.alloc(32, 7), iv = Buffer.alloc(16, 3), nonce = Buffer.alloc(12, 5); const r = {};
+      for (const alg of ['aes-256-cbc', 'aes-256-ctr', 'aes-128-cbc']) { const k = alg.includes('128') ? key.subarray(0, 16) : key; const e = c.createCipheriv(alg, k, iv); const ct = Buffer.concat([e.update('secret card data', 'utf8'), e.final()]); const d = c.createDecipheriv(alg, k, iv); r[alg] = [ct.toString('hex'), d.update(ct, undefined, 'utf8') + d.final('utf8')]; }
+      for (const alg of ['aes-256-gcm', 'chacha20-poly1305']) { const e = c.createCipheriv(alg, key, nonce, { authTagLength: 16 }); e.setAAD(Buffer.from('aad')); const ct = Buffer.concat([e.update('4242424242424242'), e.final()]); const tag = e.getAuthTag(); const d = c.createDecipheriv(alg, key, nonce, { authTagLength: 16 }); d.setAAD(Buffer.from('aad')); d.setAuthTag(tag); r[alg] = [ct.toString('hex'), tag.toString('hex'), d.update(ct, undefined, 'utf8') + d.final('utf8')]; }
+      const bad = c.createDecipheriv('aes-256-gcm', key, nonce); bad.setAuthTag(Buffer.alloc(16)); bad.update(Buffer.from('00', 'hex')); try { bad.final(); r.badTag = 'accepted'; } catch (e) { r.badTag = 'refused'; }
+      return r;`,
+    kdf: `const c = require('crypto'); return [c.pbkdf2Sync('pw', 'salt', 1000, 32, 'sha256').toString('hex'), c.scryptSync('pw', 'salt', 32, { N: 1024 }).toString('hex'), Buffer.from(c.hkdfSync('sha256', 'ikm', 'salt', 'info', 42)).toString('hex'), c.timingSafeEqual(Buffer.from('ab'), Buffer.from('ab'))];`,
+    rsa: `const c = require('crypto'); const { rsa } = cfg; const msg = Buffer.from('sign me');
+      const key = c.createPrivateKey(rsa.privateKey), pub = c.createPublicKey(rsa.privateKey);
+      const oaep = c.publicEncrypt({ key: rsa.publicKey, oaepHash: 'sha256' }, msg), pkcs1 = c.publicEncrypt({ key: pub, padding: c.constants.RSA_PKCS1_PADDING }, msg);
+      const pss = c.sign('sha256', msg, { key: rsa.privateKey, padding: c.constants.RSA_PKCS1_PSS_PADDING });
+      return [c.createSign('RSA-SHA256').update(msg).sign(rsa.privateKey, 'base64'), c.sign('sha256', msg, key).toString('hex'),
+        c.privateDecrypt({ key: rsa.privateKey, oaepHash: 'sha256' }, oaep).toString(), c.privateDecrypt({ key, padding: c.constants.RSA_PKCS1_PADDING }, pkcs1).toString(),
+        c.verify('sha256', msg, { key: pub, padding: c.constants.RSA_PKCS1_PSS_PADDING }, pss), c.createVerify('sha256').update(msg).verify(rsa.publicKey, c.sign('sha256', msg, key)),
+        pub.export({ type: 'spki', format: 'pem' }) === rsa.publicKey, key.type, pub.asymmetricKeyType, pub.asymmetricKeyDetails.modulusLength, pub.export({ format: 'jwk' }).e];`,
+    ecAndEd: `const c = require('crypto'); const { ec, ed } = cfg; const msg = Buffer.from('m');
+      const sig = c.sign('sha256', msg, { key: ec.privateKey, dsaEncoding: 'ieee-p1363' });
+      return [sig.length, c.verify('sha256', msg, { key: ec.publicKey, dsaEncoding: 'ieee-p1363' }, sig), c.sign(null, msg, ed.privateKey).toString('hex'),
+        c.createPublicKey(ec.privateKey).export({ format: 'jwk' }).crv, c.createSecretKey(Buffer.from('k')).export().toString()];`,
+    keygen: `const c = require('crypto'); const { publicKey, privateKey } = c.generateKeyPairSync('rsa', { modulusLength: 1024 }); const e = c.generateKeyPairSync('ec', { namedCurve: 'prime256v1', publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+      return [publicKey.type, privateKey.asymmetricKeyDetails.modulusLength, c.verify('sha256', Buffer.from('x'), publicKey, c.sign('sha256', Buffer.from('x'), privateKey)), e.publicKey.startsWith('-----BEGIN PUBLIC KEY-----'), typeof c.randomUUID(), c.randomBytes(8).length, c.randomInt(5) < 5];`,
+  },
+  querystring: {
+    roundTrip: `const q = require('querystring'); return [q.stringify({ a: [1, 2], b: 'x y&z', c: '' }), q.parse('a=1&a=2&b=%20x+y&c'), q.escape('a b/ü'), q.unescape('%41%zz'), q.unescape('%E2%9C%93+x', true)];`,
+  },
+  url: {
+    legacy: `const u = require('url'); const p = u.parse('https://user:pw@example.com:8080/p/a/t/h?query=string&a=1#hash', true); return [p.host, p.pathname, p.query, p.hash, p.auth, u.format({ protocol: 'https', hostname: 'x.test', pathname: '/a b', query: { q: 'ü' } }), u.resolve('http://a/b/c', '../d')];`,
+    whatwg: `const { URL, URLSearchParams } = require('url'); const x = new URL('/p?a=1&b=2', 'https://example.com'); x.searchParams.append('c', 'd e'); return [x.href, x.origin, [...new URLSearchParams('a=1&a=2').getAll('a')]];`,
+  },
+  util: {
+    format: `const u = require('util'); return [u.format('%s=%d %i %f %j %o %%', 'a', 42.5, 42.5, '1.5', { x: 1 }, [1]), u.format('no args', 1, 'two', { three: 3 }), u.format('%s', null, undefined), u.format(1, 2), u.format('%c css', 'color: red')];`,
+    inspect: `const u = require('util'); return [u.inspect({ a: [1, { b: 'c' }], d: 'e' }), u.inspect('str'), u.inspect([1, 2, 3]), u.isDeepStrictEqual({ a: [1] }, { a: [1] }), u.types.isDate(new Date()), typeof u.promisify, typeof new u.TextEncoder().encode];`,
+  },
+  zlib: {
+    roundTrips: `const z = require('zlib'); const text = 'card data '.repeat(50); const r = {};
+      for (const [c, d] of [['gzipSync', 'gunzipSync'], ['deflateSync', 'inflateSync'], ['deflateRawSync', 'inflateRawSync'], ['brotliCompressSync', 'brotliDecompressSync']]) { const packed = z[c](text); r[c] = [packed.toString('base64'), z[d](packed).toString() === text, z.unzipSync ? true : false]; }
+      r.level = z.deflateSync(text, { level: 1 }).toString('hex'); r.bad = (() => { try { z.gunzipSync(Buffer.from('nope')); return 'accepted'; } catch (e) { return 'refused'; } })();
+      return r;`,
+    callbacks: `const z = require('zlib'); const { promisify } = require('util'); const packed = await promisify(z.gzip)('abc'); return await new Promise((resolve, reject) => z.gunzip(packed, (e, out) => e ? reject(e) : resolve(out.toString())));`,
+  },
+};
+
+function encode(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v)));
+}
+
+describe('Built-in modules: the same results as Node', () => {
+  let reactor: Reactor;
+  beforeAll(() => {
+    ensureSandboxModules();
+    reactor = new Reactor({ poolSize: 1, timeoutMs: 20000 });
+  });
+  afterAll(() => reactor.close());
+
+  for (const [module, cases] of Object.entries(CASES)) {
+    describe(module, () => {
+      for (const [name, code] of Object.entries(cases)) {
+        it(name, async () => {
+          const inNode = encode(await (new Function('require', 'cfg', `return (async () => { ${code} })();`) as (r: NodeJS.Require, c: unknown) => Promise<unknown>)(nodeRequire, KEYS));
+          const result = await reactor.run({
+            tenantId: 'tenant-diff',
+            code: `module.exports = async (req) => { const cfg = JSON.parse(req.configuration.KEYS); return { body: { value: await (async () => { ${code} })() } }; };`,
+            args: { body: null, headers: {} },
+            configuration: { KEYS: JSON.stringify(KEYS) },
+          });
+          expect(encode(okBody(result).value)).toEqual(inNode);
+        });
+      }
+    });
+  }
+});

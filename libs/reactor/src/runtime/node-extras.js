@@ -1,0 +1,82 @@
+// The sandbox runtime: what the polyfills of util and querystring lack of Node's own behaviour (util.format's
+// specifiers, isDeepStrictEqual, TextEncoder; querystring's lenient unescape), added when they are first required.
+/* global JSONStringify, StringCtor, U8, getBuffer, getTextDecoder, getTextEncoder, requireModule, utf8Decode */
+/* exported extendQuerystring, extendUtil */
+function extendUtil(util) {
+  const inspect = util.inspect;
+  function formatNumber(n) { return n === 0 && 1 / n < 0 ? '-0' : StringCtor(n); }
+  function asString(a) {
+    if (typeof a === 'string') return a;
+    if (typeof a === 'bigint') return a + 'n';
+    if (typeof a === 'number') return formatNumber(a);
+    if (typeof a === 'symbol') return a.toString();
+    if (a !== null && typeof a === 'object' && (typeof a.toString !== 'function' || a.toString === Object.prototype.toString || a.toString === Array.prototype.toString)) {
+      return inspect(a, { depth: 0, colors: false, compact: 3 });
+    }
+    return StringCtor(a);
+  }
+  function json(a) {
+    try { return JSONStringify(a); } catch (e) { if (e instanceof TypeError && /circular/i.test(e.message)) return '[Circular]'; throw e; }
+  }
+  function format(first) {
+    const args = arguments;
+    let i = 1;
+    let out = '';
+    if (typeof first === 'string') {
+      if (args.length === 1) return first;
+      out = first.replace(/%[sdifjoOc%]/g, function (m) {
+        if (m === '%%') return '%';
+        if (i >= args.length) return m;
+        const a = args[i++];
+        switch (m) {
+          case '%s': return asString(a);
+          case '%d': return typeof a === 'bigint' ? a + 'n' : typeof a === 'symbol' ? 'NaN' : formatNumber(Number(a));
+          case '%i': return typeof a === 'bigint' ? a + 'n' : typeof a === 'symbol' ? 'NaN' : formatNumber(parseInt(a, 10));
+          case '%f': return typeof a === 'symbol' ? 'NaN' : formatNumber(parseFloat(a));
+          case '%j': return json(a);
+          case '%o': return inspect(a, { showHidden: true, showProxy: true, depth: 4 });
+          case '%O': return inspect(a);
+          default: return '';
+        }
+      });
+    } else {
+      i = 0;
+    }
+    for (; i < args.length; i++) {
+      const a = args[i];
+      out += (out === '' && i === 0 ? '' : ' ') + (typeof a === 'string' ? a : inspect(a));
+    }
+    return out;
+  }
+  util.format = format;
+  util.formatWithOptions = function formatWithOptions(options) { return format.apply(undefined, Array.prototype.slice.call(arguments, 1)); };
+  util.isDeepStrictEqual = function isDeepStrictEqual(a, b) {
+    try { requireModule('assert').deepStrictEqual(a, b); return true; } catch (_) { return false; }
+  };
+  util.TextEncoder = getTextEncoder();
+  util.TextDecoder = getTextDecoder();
+  return util;
+}
+
+function extendQuerystring(qs) {
+  const strict = qs.unescape;
+  // Node's unescape keeps what does not decode (a lone '%', an invalid sequence) instead of throwing.
+  qs.unescape = function unescape(s, decodeSpaces) {
+    try { return strict(s, decodeSpaces); } catch (_) { return lenientDecode(StringCtor(s), decodeSpaces); }
+  };
+  qs.unescapeBuffer = function unescapeBuffer(s, decodeSpaces) { return getBuffer().from(lenientBytes(StringCtor(s), decodeSpaces)); };
+  return qs;
+}
+function lenientBytes(s, decodeSpaces) {
+  const bytes = [];
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const hex = s.slice(i + 1, i + 3);
+    if (c === 37 && /^[0-9a-fA-F]{2}$/.test(hex)) { bytes.push(parseInt(hex, 16)); i += 2; continue; }
+    if (c === 43 && decodeSpaces) { bytes.push(32); continue; }
+    const encoded = getBuffer().from(s[i]);
+    for (let j = 0; j < encoded.length; j++) bytes.push(encoded[j]);
+  }
+  return new U8(bytes);
+}
+function lenientDecode(s, decodeSpaces) { const b = lenientBytes(s, decodeSpaces); return utf8Decode(b, 0, b.length); }
