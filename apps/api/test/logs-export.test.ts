@@ -24,7 +24,7 @@ function seedLogs(tenantId: string, count: number, from = 0): Log[] {
     entityType: i % 2 === 0 ? 'token' : 'card',
     entityId: `e${from + i}`,
     operation: 'read' as const,
-    message: i === 6 ? '=HYPERLINK("x"), then a\nnew line' : `Seeded log ${from + i}`,
+    message: i === 6 ? '=HYPERLINK("x"), then a\nnew line' : i === 8 ? 'Total;=1+1|@SUM(A1)' : `Seeded log ${from + i}`,
     createdAt: new Date(Date.UTC(2026, 0, 1) + (from + i) * 1000),
   }));
 }
@@ -81,6 +81,8 @@ describe('GET /logs/export', () => {
     const text = res.body as string;
     expect(text.startsWith('position,id,tenant_id,actor_id,actor_type,entity_type,entity_id,operation,message,created_at,request_id,source_ip,user_agent,hash\r\n')).toBe(true);
     expect(text).toContain(`,"'=HYPERLINK(""x""), then a\nnew line",`);
+    // A formula after a separator other than the comma (a spreadsheet that splits on `;` or `|`) is defused too.
+    expect(text).toContain(`,"Total;'=1+1|'@SUM(A1)",`);
     // Header + one row per token log.
     expect(text.trimEnd().split('\r\n')).toHaveLength(1 + COUNT / 2);
   });

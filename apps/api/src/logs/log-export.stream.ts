@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
 import { ChainedLog, LOG_JSON_FIELDS, LogExport, LogExportFormat } from '@gatehouse/domain';
+import { csvCell } from './csv-cell';
 import { LogResponse, toLogResponse } from './logs.dto';
 
 const CSV_COLUMNS: (keyof LogResponse)[] = ['position', ...LOG_JSON_FIELDS, 'hash'];
@@ -53,15 +54,4 @@ function csvLines(logs: ChainedLog[]): string {
     out += `${CSV_COLUMNS.map((c) => csvCell(row[c])).join(',')}\r\n`;
   }
   return out;
-}
-
-/**
- * RFC 4180 quoting. A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading `'`
- * (OWASP's advice against CSV injection): CSV is for reading; the NDJSON export is the exact, verifiable one.
- */
-function csvCell(value: string | number | undefined): string {
-  if (value === undefined) return '';
-  let text = String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
