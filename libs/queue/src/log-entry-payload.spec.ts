@@ -66,7 +66,14 @@ describe('parseLogEntry', () => {
   });
 
   it('refuses what PostgreSQL could not store, so one bad job cannot fail a batch', () => {
-    expect(fieldErrorsOf(() => parseLogEntry(valid({ message: 'a\u0000b' }), defaults)).message).toEqual(['must not contain NUL characters']);
+    const unstorable = ['must not contain NUL characters or unpaired surrogates'];
+    expect(fieldErrorsOf(() => parseLogEntry(valid({ message: 'a\u0000b' }), defaults)).message).toEqual(unstorable);
+    // An unpaired surrogate (high or low, in any text field) has no UTF-8 form: PostgreSQL refuses the row.
+    for (const field of ['message', 'entity_id', 'request_id', 'user_agent']) {
+      for (const lone of ['a\ud800b', 'a\udc00', '\udbff']) expect(fieldErrorsOf(() => parseLogEntry(valid({ [field]: lone }), defaults))[field]).toEqual(unstorable);
+    }
+    // A pair is a character like any other.
+    expect(() => parseLogEntry(valid({ message: 'emoji \ud83d\ude00' }), defaults)).not.toThrow();
     expect(fieldErrorsOf(() => parseLogEntry(valid({ entity_id: 'x'.repeat(201) }), defaults)).entity_id).toEqual([
       'must be at most 200 characters',
     ]);

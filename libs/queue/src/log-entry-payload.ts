@@ -5,6 +5,7 @@ import {
   AuditOperation,
   ENTITY_TYPE_VALUES,
   FieldErrorCollector,
+  isStorableText,
   Log,
   LOG_JSON_FIELDS,
   LOG_OPERATIONS,
@@ -132,8 +133,9 @@ function text(entry: Record<string, unknown>, field: string, max: number, nonEmp
   }
   if (nonEmpty && value.length === 0) problems.add(field, 'must not be empty');
   if (value.length > max) problems.add(field, `must be at most ${max} characters`);
-  // PostgreSQL text cannot hold NUL; caught here, it fails this one job instead of a whole batch.
-  if (value.includes('\u0000')) problems.add(field, 'must not contain NUL characters');
+  // As the API checks its bodies: PostgreSQL text cannot hold NUL, and an unpaired surrogate has no UTF-8 form (the
+  // INSERT fails, and would be retried for nothing). Caught here, the job fails at once and alone, naming the field.
+  if (!isStorableText(value)) problems.add(field, 'must not contain NUL characters or unpaired surrogates');
   return value;
 }
 

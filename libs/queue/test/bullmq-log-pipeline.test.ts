@@ -88,6 +88,28 @@ describe('audit logs through BullMQ', () => {
     expect(good.id).toBeDefined();
   });
 
+  it('fails at once, never retried, a job whose text PostgreSQL cannot store (an unpaired surrogate), naming the field and not the value', async () => {
+    const tenantId = randomUUID();
+    const lone = await queue.add(JobName.AuditLog, entry(tenantId, { message: 'secret-ish \ud800 text' }));
+    const loneInBatch = await queue.add(JobName.AuditLogBatch, { logs: [entry(tenantId), entry(tenantId, { user_agent: 'agent \udfff' })] });
+    const good = await queue.add(JobName.AuditLog, entry(tenantId, { message: 'a pair is fine \ud83d\ude00' }));
+
+    const settled = (job: Job) => waitFor(() => queue.getJobState(job.id!), (s) => s === 'failed' || s === 'completed' || s === 'unknown');
+    expect(await settled(lone)).toBe('failed');
+    expect(await settled(loneInBatch)).toBe('failed');
+    expect(await settled(good)).toBe('completed');
+    const failed = (await queue.getJob(lone.id!))!;
+    expect(failed.attemptsMade).toBe(1);
+    expect(failed.failedReason).toBe('invalid audit-log payload: message: must not contain NUL characters or unpaired surrogates');
+    expect(failed.failedReason).not.toContain('secret-ish');
+    const failedBatch = (await queue.getJob(loneInBatch.id!))!;
+    expect(failedBatch.attemptsMade).toBe(1);
+    expect(failedBatch.failedReason).toBe('invalid audit-log-batch payload: logs[1].user_agent: must not contain NUL characters or unpaired surrogates');
+    // Only the good job's log: the batch is all or nothing.
+    const rows = await host.database.dataSource.query('SELECT message FROM logs WHERE tenant_id = $1', [tenantId]);
+    expect(rows).toEqual([{ message: 'a pair is fine \ud83d\ude00' }]);
+  });
+
   it('writes a log given with an id once however often it is queued, and gives one without an id the job time', async () => {
     const tenantId = randomUUID();
     const id = randomUUID();
