@@ -60,7 +60,7 @@ async function main(): Promise<void> {
 
   let stopping = false;
   // While draining, answers tell keep-alive clients to reconnect elsewhere.
-  server.on('request', (_req, res) => stopping && res.setHeader('connection', 'close'));
+  server.on('request', (_req, res) => stopping && !res.headersSent && res.setHeader('connection', 'close'));
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;

@@ -81,6 +81,12 @@ describe('errors before the application sees the request', () => {
     ['both Content-Length and Transfer-Encoding', 400, 'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}'],
     ['a Content-Length that is not a number', 400, 'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n'],
     ['an unsupported HTTP version', 400, 'GET /health/live HTTP/9.9\r\nHost: x\r\n\r\n'],
+    // Met in the body, once the application has the head: Node dropped the connection without a word.
+    ['a chunk size that is not hexadecimal', 400, 'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'],
+    ['a chunk size that overflows', 400, 'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n{}\r\n0\r\n\r\n'],
+    // Node answered it with an empty 400.
+    ['an HTTP/1.1 request without Host', 400, 'GET /health/live HTTP/1.1\r\n\r\n'],
+    ['an HTTP/1.1 POST without Host', 400, 'POST /applications HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'],
   ])('%s is a %s with a problem+json body', async (_, status, request) => {
     const replies = await exchange(service.port, [request]);
     expect(replies).toHaveLength(1);
@@ -95,6 +101,18 @@ describe('errors before the application sees the request', () => {
     expectProblemReply(replies[0], 417);
     const list = await fetch(`${service.baseUrl}/applications?size=100`, { headers: { 'SVC-API-KEY': key } });
     expect(((await list.json()) as { data: { name: string }[] }).data.map((a) => a.name)).not.toContain('expected');
+  });
+
+  it('an HTTP/1.0 request without Host is still served (Host is HTTP/1.1\'s requirement)', async () => {
+    const replies = await exchange(service.port, ['GET /health/live HTTP/1.0\r\n\r\n']);
+    expect(replies.map((r) => r.status)).toEqual([200]);
+  });
+
+  it('the body of a missing Host or a bad chunk names what is wrong', async () => {
+    const [noHost] = await exchange(service.port, ['GET /health/live HTTP/1.1\r\n\r\n']);
+    expect(JSON.parse(noHost!.body).detail).toBe('An HTTP/1.1 request needs a Host header');
+    const [badChunk] = await exchange(service.port, ['POST /applications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n']);
+    expect(JSON.parse(badChunk!.body).detail).toMatch(/^The chunked request body is not valid/);
   });
 
   it('Expect: 100-continue still works', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage, Server, ServerResponse, STATUS_CODES } from 'node:http';
+import { IncomingMessage, RequestListener, Server, ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { problem, ProblemDetails } from './problem-details';
 
@@ -20,24 +20,33 @@ const DETAILS: Record<number, string> = {
   417: 'The only expectation supported is 100-continue',
   431: 'The request head (request line and headers) is too large',
 };
+// Errors met in the body, once the head was handed to the application.
+const BODY_DETAILS: Record<string, string> = {
+  HPE_INVALID_CHUNK_SIZE: 'The chunked request body is not valid (a chunk size is not a hexadecimal number)',
+};
+const MISSING_HOST = 'An HTTP/1.1 request needs a Host header';
 
 /**
- * Errors produced before the application sees a request (a malformed or oversized head, an `Expect` other than
- * 100-continue) get an `application/problem+json` body like every other error, where the connection still allows an
- * answer: nothing of another response may have been written on it.
+ * Errors produced before the application sees a request (a malformed or oversized head, a malformed chunked body, an
+ * `Expect` other than 100-continue, an HTTP/1.1 request without `Host`) get an `application/problem+json` body like
+ * every other error, where the connection still allows an answer: nothing of a response may have been written on it.
+ * Call it on the server once its request listener is in place (the Host check goes in front of it).
  */
 export function answerClientErrors(server: Server, onRefused?: RefusalListener): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // A connection the client reset, or one in the middle of another response, can take no answer.
-    const inProgress = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
-    if (error.code === 'ECONNRESET' || !socket.writable || inProgress) {
+    // A connection the client reset, or one whose response has begun, can take no answer.
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
       socket.destroy();
       return;
     }
+    // A body that breaks the framing mid-request (a bad chunk size): the application has the head but will never see
+    // the rest, and nothing of its response was written: the answer is this one (as Node's own is, without a body);
+    // once the socket is ended, whatever the application writes later goes nowhere.
     const status = STATUS_OF_PARSER_ERROR[error.code ?? ''] ?? 400;
     const requestId = randomUUID();
     onRefused?.({ status, code: error.code ?? 'unknown', request_id: requestId });
-    const body = JSON.stringify(refusal(status, requestId));
+    const body = JSON.stringify(refusal(status, requestId, BODY_DETAILS[error.code ?? '']));
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/problem+json\r\n' +
@@ -54,14 +63,33 @@ export function answerClientErrors(server: Server, onRefused?: RefusalListener):
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const requestId = randomUUID();
     onRefused?.({ status: 417, code: 'expectation_failed', request_id: requestId });
-    const body = JSON.stringify(refusal(417, requestId));
-    res.writeHead(417, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId, connection: 'close' });
-    res.end(body);
+    answer(res, 417, requestId);
     // The body the client held back is not wanted.
     req.resume();
   });
+
+  // Node answers an HTTP/1.1 request without Host with an empty 400 before any listener runs: the check is ours.
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  const listeners = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+      const requestId = randomUUID();
+      onRefused?.({ status: 400, code: 'missing_host', request_id: requestId });
+      answer(res, 400, requestId, MISSING_HOST);
+      req.resume();
+      return;
+    }
+    for (const listener of listeners) listener.call(server, req, res);
+  });
 }
 
-function refusal(status: number, requestId: string): ProblemDetails {
-  return { ...problem(status, DETAILS[status]), instance: requestId };
+function answer(res: ServerResponse, status: number, requestId: string, detail?: string): void {
+  const body = JSON.stringify(refusal(status, requestId, detail));
+  res.writeHead(status, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId, connection: 'close' });
+  res.end(body);
+}
+
+function refusal(status: number, requestId: string, detail = DETAILS[status]): ProblemDetails {
+  return { ...problem(status, detail), instance: requestId };
 }
