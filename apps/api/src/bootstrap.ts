@@ -4,11 +4,14 @@ import { INestApplicationContext } from '@nestjs/common';
 // Shared with the worker, which may not import this app.
 export { loadConfigOrExit, openMigratedDatabase } from '@gatehouse/runtime';
 
-/** On an empty database, the tenant `default` and its first management application (CONTRACT.md section 9). */
-export async function ensureFirstTenant(app: INestApplicationContext): Promise<CreatedTenant | undefined> {
+/**
+ * On an empty database, the tenant `default` and its first management application (CONTRACT.md section 9), whose key
+ * is `suppliedKey` when the operator gave one (BOOTSTRAP_MANAGEMENT_KEY_FILE): only its hash is stored.
+ */
+export async function ensureFirstTenant(app: INestApplicationContext, suppliedKey?: string): Promise<CreatedTenant | undefined> {
   if ((await app.get(TenantRepository).count()) > 0) return undefined;
   try {
-    return await app.get(CreateTenant).execute('default');
+    return await app.get(CreateTenant).execute('default', suppliedKey);
   } catch (error) {
     // Another replica starting at the same moment created it first.
     if ((error as { code?: string }).code === 'conflict') return undefined;

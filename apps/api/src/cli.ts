@@ -46,6 +46,11 @@ function standaloneOpener(): ContextOpener {
       close = opened.close;
       return opened.context;
     },
+    async openDatabase() {
+      const opened = await (await import('./cli/open-database')).openBareDatabase();
+      close = opened.close;
+      return opened.database;
+    },
     async close(): Promise<void> {
       await close?.();
     },

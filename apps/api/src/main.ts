@@ -33,9 +33,14 @@ async function main(): Promise<void> {
     root.info({ metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
   }
 
-  const created = await ensureFirstTenant(app);
-  // On stderr, never in the JSON log stream (stdout), which log shippers collect and keep.
-  if (created) process.stderr.write(firstKeyBanner(created).replace('PORT', String(config.port)));
+  const created = await ensureFirstTenant(app, config.bootstrapManagementKey);
+  if (created && config.bootstrapManagementKey) {
+    // The operator holds the key already: it is never printed, only its hash was stored.
+    root.info({ tenant_id: created.tenant.id }, "tenant 'default' created with the management key of BOOTSTRAP_MANAGEMENT_KEY_FILE");
+  } else if (created) {
+    // On stderr, never in the JSON log stream (stdout), which log shippers collect and keep.
+    process.stderr.write(firstKeyBanner(created).replace('PORT', String(config.port)));
+  }
 
   const server = createServer({ keepAliveTimeout: 65_000 }, app.getHttpAdapter().getInstance());
   answerClientErrors(server, (refusal) => root.info(refusal, 'request refused before routing'));

@@ -1,4 +1,5 @@
 import { INestApplication } from '@nestjs/common';
+import { gatehouseVersion } from '@gatehouse/config';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, PathItemObject, ResponseObject, SchemaObject, SecurityRequirementObject } from '@nestjs/swagger';
 
@@ -22,8 +23,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         '`application/problem+json` body (`ProblemDetails`); validation errors name each field in `errors`. Lists take ' +
         '`page` and `size`, or the opaque `start` cursor from `pagination.next`.',
     )
-    .setVersion('1')
-    .setLicense('UNLICENSED', 'https://gatehouse.dev/license')
+    .setVersion(gatehouseVersion())
+    .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
     .addServer('/', 'The service that serves this document (`npm start`: http://localhost:3000)')
     .addTag('applications', 'The identities behind API keys: permissions, access rules, key regeneration')
     .addTag('proxies', 'Pre-configured routes to a destination, with optional transform code')

@@ -38,7 +38,7 @@ describe('gatehouse (the CLI)', () => {
   it('prints its help and exits 0, for every command too', async () => {
     const help = await gatehouse('--help');
     expect(help.code).toBe(0);
-    for (const command of ['tenant create', 'tenant list', 'tenant show', 'tenant rotate-key', 'migrate', 'openapi']) {
+    for (const command of ['tenant create', 'tenant list', 'tenant show', 'tenant rotate-key', 'migrate status', 'migrate check', 'migrate', 'openapi', '--version']) {
       expect(help.stdout).toContain(command);
     }
     const one = await gatehouse('tenant', 'rotate-key', '--help');
@@ -65,6 +65,7 @@ describe('gatehouse (the CLI)', () => {
     [['tenant', 'show'], /^gatehouse: tenant show needs TENANT/],
     [['tenant', 'show', 'a', 'b'], /^gatehouse: tenant show takes no argument 'b'/],
     [['migrate', 'now'], /^gatehouse: migrate takes no argument 'now'/],
+    [['migrate', 'check', 'now'], /^gatehouse: migrate check takes no argument 'now'/],
   ])('refuses %j with one line and exit code 2', async (args, message) => {
     const result = await gatehouse(...args);
     expect(result.code).toBe(2);

@@ -1,3 +1,4 @@
+import { gatehouseVersion } from '@gatehouse/config';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 
 describe('health and documents', () => {
@@ -6,7 +7,7 @@ describe('health and documents', () => {
   afterAll(() => t.close());
 
   it('answers liveness and readiness without a key', async () => {
-    await t.http().get('/health/live').expect(200, { status: 'ok' });
+    await t.http().get('/health/live').expect(200, { status: 'ok', version: gatehouseVersion() });
     const ready = await t.http().get('/health/ready').expect(200);
     expect(ready.body).toEqual({ status: 'ok', database: 'up' });
   });

@@ -1,3 +1,4 @@
+import { gatehouseVersion } from '@gatehouse/config';
 import { randomBytes } from 'node:crypto';
 import { createPassThroughProxy, postAs, ServiceProcess, startServiceProcess, WORKER_MAIN } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
@@ -64,6 +65,8 @@ describe('metrics', () => {
       const countBefore = sample(before, 'gatehouse_http_request_duration_seconds_count', route) ?? 0;
       // The process's own figures and the jobs run here (no Redis) are there before any traffic.
       expect(sample(before, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+      // The release and Node.js version this process runs.
+      expect(sample(before, 'gatehouse_build_info', { version: gatehouseVersion(), node_version: process.versions.node, service: 'gatehouse-api' })).toBe(1);
       expect(sample(before, 'gatehouse_audit_outbox_rows')).toBeGreaterThanOrEqual(0);
       expect(sample(before, 'gatehouse_audit_outbox_oldest_age_seconds')).toBeGreaterThanOrEqual(0);
       expect(sample(before, 'gatehouse_expiry_lag_seconds')).toBeGreaterThanOrEqual(0);
@@ -125,6 +128,7 @@ describe('metrics', () => {
       expect(sample(text, 'gatehouse_queue_jobs', { queue: 'application-expiry', state: 'waiting' })).toBeGreaterThanOrEqual(0);
       expect(sample(text, 'gatehouse_audit_outbox_rows')).toBeGreaterThanOrEqual(0);
       expect(sample(text, 'gatehouse_expiry_lag_seconds')).toBeGreaterThanOrEqual(0);
+      expect(sample(text, 'gatehouse_build_info', { version: gatehouseVersion(), service: 'gatehouse-worker' })).toBe(1);
       // The api without METRICS_PORT opens no metrics listener.
       expect(api.stdout()).not.toContain('metrics_port');
     } finally {

@@ -14,6 +14,11 @@ describe('OpenAPI document', () => {
     expect(JSON.parse(JSON.stringify(buildOpenApiDocument(t.app)))).toEqual(committed);
   });
 
+  it("carries the release as info.version and the licence", () => {
+    const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
+    expect(buildOpenApiDocument(t.app).info).toMatchObject({ version, license: { name: 'Apache-2.0' } });
+  });
+
   it('is the document served at /openapi.json', async () => {
     const served = await t.http().get('/openapi.json').expect(200);
     expect(served.body).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(t.app))));

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { IncomingHttpHeaders } from 'node:http';
 import { Queue } from 'bullmq';
-import type { AddressInfo } from 'node:net';
+import { eventually, startCollector } from '../../../test/support/otlp-collector';
 import { createPassThroughProxy, startServiceProcess, WORKER_MAIN } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';
@@ -9,55 +9,6 @@ import { startUpstream, Upstream } from '../../../test/support/upstream';
 import { as, newTenant } from './application-fixtures';
 
 jest.setTimeout(90_000);
-
-interface ExportedSpan {
-  service: string;
-  scope: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-  links: Array<{ traceId: string; spanId: string }>;
-}
-
-/** A local OTLP/HTTP (JSON) collector: what the SDK exports to `${endpoint}/v1/traces`. */
-async function startCollector(): Promise<{ endpoint: string; spans: ExportedSpan[]; server: Server }> {
-  const spans: ExportedSpan[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method === 'POST' && req.url === '/v1/traces' && String(req.headers['content-type']).startsWith('application/json')) {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        for (const resourceSpans of body.resourceSpans ?? []) {
-          const service = resourceSpans.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value?.stringValue;
-          for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
-            for (const span of scopeSpans.spans ?? []) {
-              const attributes: Record<string, unknown> = {};
-              for (const a of span.attributes ?? []) attributes[a.key] = Object.values(a.value ?? {})[0];
-              const links = (span.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId }));
-              spans.push({ service, scope: scopeSpans.scope?.name, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId || undefined, name: span.name, kind: span.kind, attributes, links });
-            }
-          }
-        }
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, server };
-}
-
-async function eventually<T>(find: () => T | undefined, what: string, all: () => unknown): Promise<T> {
-  for (let i = 0; i < 150; i++) {
-    const found = find();
-    if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`never saw ${what}; got:\n${JSON.stringify(all(), null, 1).slice(0, 4000)}`);
-}
 
 /** The built service against the test database, exporting spans at once to `endpoint`. */
 function tracedEnv(endpoint: string): Record<string, string> {

@@ -1,4 +1,5 @@
 // Imported first by main.ts: the database and Redis instrumentations must be in place before their drivers load.
+import { gatehouseVersion } from '@gatehouse/config';
 import { startTracing } from '@gatehouse/runtime/tracing';
 
-startTracing('gatehouse-worker');
+startTracing('gatehouse-worker', gatehouseVersion());

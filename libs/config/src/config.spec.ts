@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       otlpEndpoint: undefined,
       logCheckpointIntervalMs: 30_000,
       shutdownDelayMs: 0,
+      migrateOnStart: true,
     });
   });
 
@@ -95,6 +96,7 @@ describe('loadConfig', () => {
       logSigningKeyFile: '/run/secrets/log-signing-key',
       logCheckpointIntervalMs: 10_000,
       shutdownDelayMs: 5000,
+      migrateOnStart: true,
     });
   });
 

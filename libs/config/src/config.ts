@@ -46,11 +46,16 @@ export interface AppConfig {
   otlpEndpoint?: string;
   /** After SIGTERM, how long /health/ready answers 503 while requests are still served, before draining. */
   shutdownDelayMs: number;
+  /** Apply pending migrations at start (default); false: refuse to start while any is pending (a migration Job runs them). */
+  migrateOnStart: boolean;
+  /** The first tenant's management key, supplied (BOOTSTRAP_MANAGEMENT_KEY_FILE) instead of generated; never logged. */
+  bootstrapManagementKey?: string;
 }
 
 /** A configuration value that cannot be used; the message names the variable, for one clear line at start. */
 export class ConfigError extends Error {}
 
+const TRACES_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 type Env = Record<string, string | undefined>;
@@ -59,11 +64,15 @@ type Env = Record<string, string | undefined>;
  * Variables that may instead be read from a file named by `<NAME>_FILE` (Docker/Kubernetes secrets), as the official
  * database images do: `DATABASE_URL_FILE=/run/secrets/database_url`. A variable that carries a secret belongs here.
  */
-export const FILE_VARIABLES = ['DATABASE_URL', 'REDIS_URL'];
+export const FILE_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'BOOTSTRAP_MANAGEMENT_KEY'];
+
+/** How Gatehouse generates keys (`key_` and 40 base62 characters): a supplied bootstrap key must look the same. */
+const GENERATED_KEY = /^key_[0-9A-Za-z]{40}$/;
 
 export function loadConfig(processEnv: Env = process.env): AppConfig {
   const env = withFileVariables(processEnv);
   const reactorPoolSize = integer(env, 'REACTOR_POOL_SIZE', availableParallelism(), 1, 256);
+  checkTracesSampler(env);
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
@@ -93,7 +102,25 @@ export function loadConfig(processEnv: Env = process.env): AppConfig {
     metricsPort: nonEmpty(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
     shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0, 0, 60_000),
+    migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
+    ...bootstrapKey(env),
   };
+}
+
+/** OTEL_TRACES_SAMPLER(_ARG) are read by the tracing (libs/runtime) before this runs: checked here for one clear line. */
+function checkTracesSampler(env: Env): void {
+  // Case-insensitive, as the specification has enumerations read.
+  oneOf({ OTEL_TRACES_SAMPLER: nonEmpty(env, 'OTEL_TRACES_SAMPLER')?.toLowerCase() }, 'OTEL_TRACES_SAMPLER', TRACES_SAMPLERS, 'parentbased_always_on');
+  const arg = nonEmpty(env, 'OTEL_TRACES_SAMPLER_ARG');
+  if (arg !== undefined && !(/^\d*\.?\d+$/.test(arg) && Number(arg) <= 1)) throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, got '${arg}'`);
+}
+
+function bootstrapKey(env: Env): Pick<AppConfig, 'bootstrapManagementKey'> {
+  const key = nonEmpty(env, 'BOOTSTRAP_MANAGEMENT_KEY');
+  if (key === undefined) return {};
+  // The value is a secret: never echoed, not even in part.
+  if (!GENERATED_KEY.test(key)) throw new ConfigError('BOOTSTRAP_MANAGEMENT_KEY(_FILE) must hold a key as Gatehouse generates them: key_ and 40 letters or digits');
+  return { bootstrapManagementKey: key };
 }
 
 /** `env` with each FILE_VARIABLES entry that is given as `<NAME>_FILE` read from that file (one trailing newline cut). */

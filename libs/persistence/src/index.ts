@@ -26,3 +26,4 @@ export * from './vault/sealed-columns';
 export * from './vault/migration-vault';
 export * from './repositories/typeorm-token.repository';
 export * from './entities/token.entity';
+export * from './migration-status';

@@ -2,7 +2,7 @@ import { Logger as PinoLogger } from 'pino';
 import { AppConfig, ConfigError, loadConfig } from '@gatehouse/config';
 import type { INestApplicationContext } from '@nestjs/common';
 import { KeyWrapper } from '@gatehouse/domain';
-import { Database, DatabaseVaultCrypto, LocalKeyWrapper, openDatabase, runMigrations } from '@gatehouse/persistence';
+import { Database, DatabaseVaultCrypto, LocalKeyWrapper, migrationStatus, openDatabase, pendingMigrationsLine, runMigrations } from '@gatehouse/persistence';
 
 /** Reads the environment; a bad value ends the process with one line naming the variable. */
 export function loadConfigOrExit(): AppConfig {
@@ -17,6 +17,10 @@ export function loadConfigOrExit(): AppConfig {
   }
 }
 
+/**
+ * Opens the database and applies pending migrations, or with MIGRATE_ON_START=false refuses (one line, naming what to
+ * run) when any is pending.
+ */
 export async function openMigratedDatabase(config: AppConfig, logger?: PinoLogger, applicationName?: string): Promise<Database> {
   const database = await openDatabase({
     url: config.databaseUrl,
@@ -26,6 +30,19 @@ export async function openMigratedDatabase(config: AppConfig, logger?: PinoLogge
     applicationName,
   });
   for (const warning of database.warnings ?? []) logger?.warn(warning);
+  if (!config.migrateOnStart) {
+    // The migration Job applies them (Kubernetes): this process's role may lack DDL rights, so it only checks.
+    const { pending } = await migrationStatus(database.dataSource).catch(async (error: unknown) => {
+      await database.close();
+      throw error;
+    });
+    if (pending.length > 0) {
+      await database.close();
+      throw new Error(pendingMigrationsLine(pending));
+    }
+    logger?.info({ embedded: database.embedded, migrations_applied: [], migrate_on_start: false }, 'database ready');
+    return database;
+  }
   const applied = await runMigrations(database);
   logger?.info({ embedded: database.embedded, migrations_applied: applied }, 'database ready');
   return database;

@@ -3,9 +3,16 @@ import { context, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, tra
 import type { TracerProvider } from '@opentelemetry/sdk-trace';
 
 /**
- * OpenTelemetry tracing, on only when OTEL_EXPORTER_OTLP_ENDPOINT is set. This module is the first thing each
- * process imports (`@gatehouse/runtime/tracing`, before anything that loads `pg` or `ioredis`), because the
- * database and Redis instrumentations patch those modules as they are loaded. It imports nothing of the project.
+ * OpenTelemetry tracing, on only when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. This
+ * module is the first thing each process imports (`@gatehouse/runtime/tracing`, before anything that loads `pg` or
+ * `ioredis`), because the database and Redis instrumentations patch those modules as they are loaded. It imports
+ * nothing of the project.
+ *
+ * The standard OpenTelemetry environment is honoured through the SDK's own parts: the resource through its
+ * environment detectors (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME), the exporter through its own environment
+ * configuration (OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, _HEADERS, _TIMEOUT, _COMPRESSION, certificates), the batch
+ * processor through OTEL_BSP_*, and the sampler through OTEL_TRACES_SAMPLER(_ARG), mapped onto the SDK's samplers as
+ * the specification names them (SDK 3 keeps that mapping inside @opentelemetry/sdk-node, which exports no part of it).
  *
  * Unset, nothing of the SDK is loaded, and every helper below is one boolean test: no span objects, no context
  * switches, no header parsing beyond passing `traceparent` on as it came.
@@ -17,27 +24,47 @@ export function tracingEnabled(): boolean {
   return provider !== undefined;
 }
 
-/** Starts exporting spans to `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces` (OTLP/HTTP, JSON); a no-op when unset. */
-export function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): void {
-  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+/** The samplers OTEL_TRACES_SAMPLER may name (the specification's, less the Jaeger and X-Ray remote ones). */
+export const TRACES_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
+/**
+ * Starts exporting spans over OTLP/HTTP (JSON) to `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`, or to
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given; a no-op when neither is set, or when OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none. `service` names the process unless OTEL_SERVICE_NAME (or a service.name in
+ * OTEL_RESOURCE_ATTRIBUTES) says otherwise; `version` is its service.version.
+ */
+export function startTracing(service: string, version?: string): void {
+  // The SDK's detectors and exporter read process.env themselves: so does everything here.
+  const env = process.env;
+  const endpoint = (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT)?.trim();
   if (!endpoint || provider) return;
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return;
   // A malformed value is reported by the configuration check that follows, with one clear line.
   if (!/^https?:\/\//.test(endpoint)) return;
   const { TracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
   const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
-  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const resources = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis') as typeof import('@opentelemetry/instrumentation-ioredis');
 
-  const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
+  // Later ones win: the SDK's own (telemetry.sdk.*), this process's, then the operator's environment.
+  const resource = resources
+    .defaultResource()
+    .merge(resources.resourceFromAttributes({ 'service.name': service, ...(version ? { 'service.version': version } : {}) }))
+    .merge(resources.detectResources({ detectors: [resources.resourceAttributesEnvDetector, resources.serviceNameEnvDetector] }));
   provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME?.trim() || service }),
+    resource,
+    sampler: samplerFromEnv(env),
     spanProcessors: [
       new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }),
-        scheduledDelayMillis: Number.isInteger(delay) && delay > 0 ? delay : 5000,
+        // No url: the exporter reads its endpoint, headers, timeout and compression from the environment itself.
+        exporter: new OTLPTraceExporter(),
+        scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY) ?? 5000,
+        exportTimeoutMillis: positive(env.OTEL_BSP_EXPORT_TIMEOUT),
+        maxQueueSize: positive(env.OTEL_BSP_MAX_QUEUE_SIZE),
+        maxExportBatchSize: positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE),
       }),
     ],
   });
@@ -49,6 +76,35 @@ export function startTracing(service: string, env: NodeJS.ProcessEnv = process.e
     instrumentation.setTracerProvider(provider);
     instrumentation.enable();
   }
+}
+
+/**
+ * OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (a ratio from 0 to 1, default 1) as the specification defines them;
+ * unset: parentbased_always_on, the specification's default. A value the configuration check refuses is not used.
+ */
+export function samplerFromEnv(env: NodeJS.ProcessEnv = process.env): import('@opentelemetry/sdk-trace').Sampler {
+  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const raw = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  const ratio = raw && Number.isFinite(Number(raw)) && Number(raw) >= 0 && Number(raw) <= 1 ? Number(raw) : 1;
+  switch (env.OTEL_TRACES_SAMPLER?.trim().toLowerCase()) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio);
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+function positive(raw: string | undefined): number | undefined {
+  const value = Number(raw);
+  return raw !== undefined && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
 /** Sends the spans still buffered; called on the way out. */

@@ -19,9 +19,10 @@ export interface CliCommand {
   positionals?: string[];
   /**
    * Returns what it prints on stdout (exit code 0), or that with another exit code (a check that found a problem).
-   * Opens the database only when it calls `context()`.
+   * Opens the database only when it calls `context()` (migrated, with the service's providers) or `database()` (as
+   * it is: nothing migrated, no providers; `migrate status`).
    */
-  run(args: CommandArgs, context: () => Promise<CommandContext>): Promise<string | { stdout: string; code: number }>;
+  run(args: CommandArgs, context: () => Promise<CommandContext>, database: () => Promise<Database>): Promise<string | { stdout: string; code: number }>;
 }
 
 export interface CommandArgs {

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
-import { ConfigError } from '@gatehouse/config';
+import { ConfigError, gatehouseVersion } from '@gatehouse/config';
 import { DomainError } from '@gatehouse/domain';
+import type { Database } from '@gatehouse/persistence';
 import { CliCommand, CliUsageError, CommandContext } from './command';
 import { COMMANDS } from './commands';
 
@@ -13,6 +14,8 @@ export interface CliResult {
 /** Opens what commands run against; called at most once per command, and only by commands that need it. */
 export interface ContextOpener {
   open(): Promise<CommandContext>;
+  /** The database as it is, not migrated (a service that owns it already did): the context's when absent. */
+  openDatabase?(): Promise<Database>;
   close(): Promise<void>;
 }
 
@@ -22,7 +25,7 @@ export function usage(commands: CliCommand[] = COMMANDS): string {
   const rows = commands.map((c) => [`${c.name} ${c.synopsis}`.trim(), c.summary]);
   const width = Math.max(...rows.map(([left]) => left!.length));
   return [
-    `usage: ${PROGRAM} <command> [options]    (${PROGRAM} <command> --help for one command)`,
+    `usage: ${PROGRAM} <command> [options]    (${PROGRAM} <command> --help for one command; ${PROGRAM} --version)`,
     '',
     'commands:',
     ...rows.map(([left, right]) => `  ${left!.padEnd(width)}   ${right}`),
@@ -40,6 +43,7 @@ export function usage(commands: CliCommand[] = COMMANDS): string {
 export async function execute(argv: string[], opener: ContextOpener, commands: CliCommand[] = COMMANDS): Promise<CliResult> {
   if (argv.length === 0) return { code: 2, stdout: '', stderr: usage(commands) };
   if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') return { code: 0, stdout: usage(commands), stderr: '' };
+  if (argv[0] === '--version' || argv[0] === '-V') return { code: 0, stdout: `${PROGRAM} ${gatehouseVersion()}\n`, stderr: '' };
   const command = commands.find((c) => startsWith(argv, c.name.split(' ')));
   if (!command) {
     const group = commands.filter((c) => c.name.split(' ')[0] === argv[0]);
@@ -62,7 +66,11 @@ export async function execute(argv: string[], opener: ContextOpener, commands: C
     return failure(2, `${command.name} ${problem} (usage: ${PROGRAM} ${command.name} ${command.synopsis})`);
   }
   try {
-    const out = await command.run(args, () => opener.open());
+    const out = await command.run(
+      args,
+      () => opener.open(),
+      async () => (opener.openDatabase ? opener.openDatabase() : (await opener.open()).database),
+    );
     return typeof out === 'string' ? { code: 0, stdout: out, stderr: '' } : { ...out, stderr: '' };
   } catch (error) {
     if (isDataDirInUse(error)) throw error;

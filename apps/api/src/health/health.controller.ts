@@ -2,6 +2,7 @@ import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
+import { gatehouseVersion } from '@gatehouse/config';
 import { RedisHealth } from '@gatehouse/queue';
 import { PublicRoute } from '../auth/auth.decorators';
 import { Draining } from './draining';
@@ -12,6 +13,14 @@ const HEALTH_SCHEMA = {
   required: ['status'],
   properties: { status: { type: 'string', example: 'ok' } },
   additionalProperties: { type: 'string', example: 'up' },
+};
+
+// `{"status": "ok", "version": "1.0.0"}`: the release (SemVer) this process runs.
+const LIVE_SCHEMA = {
+  type: 'object',
+  required: ['status', 'version'],
+  properties: { status: { type: 'string', example: 'ok' }, version: { type: 'string', example: '1.0.0' } },
+  additionalProperties: false,
 };
 
 @ApiTags('health')
@@ -25,11 +34,11 @@ export class HealthController {
   ) {}
 
   @Get('live')
-  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness: the process runs' })
-  @ApiOkResponse({ schema: HEALTH_SCHEMA })
+  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness: the process runs, and which release it is' })
+  @ApiOkResponse({ schema: LIVE_SCHEMA })
   @HttpCode(200)
-  live(): { status: 'ok' } {
-    return { status: 'ok' };
+  live(): { status: 'ok'; version: string } {
+    return { status: 'ok', version: gatehouseVersion() };
   }
 
   @Get('ready')

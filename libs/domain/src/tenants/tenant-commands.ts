@@ -18,20 +18,23 @@ export interface CreatedTenant {
   key: string;
 }
 
-/** A tenant and its first management application, holding every management permission, in one transaction. */
+/**
+ * A tenant and its first management application, holding every management permission, in one transaction. Its key is
+ * generated, or supplied by the operator (the first tenant's BOOTSTRAP_MANAGEMENT_KEY_FILE): only its hash is kept.
+ */
 export class CreateTenant {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly clock: Clock,
   ) {}
 
-  async execute(name: string): Promise<CreatedTenant> {
+  async execute(name: string, suppliedKey?: string): Promise<CreatedTenant> {
     const errors = new FieldErrorCollector();
     validateName(name, errors);
     errors.throwIfAny();
     const now = this.clock.now();
     const tenant: Tenant = { id: newId(), name, createdAt: now, defaultRateLimit: null };
-    const key = generateApiKey();
+    const key = suppliedKey ?? generateApiKey();
     const application = managementApplication(tenant, key, now);
     await this.uow.run(async (tx) => {
       const tenants = tx.get(TenantRepository);

@@ -1,6 +1,7 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { gatehouseVersion } from '@gatehouse/config';
 
 /** Buckets (seconds) of what answers a caller: requests, destinations, transforms (1 ms to 30 s). */
 export const REQUEST_SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
@@ -18,11 +19,20 @@ export function secondsHistogram<L extends string = never>(
   return new Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers: [registry] });
 }
 
-/** A registry with the process's own figures (CPU, memory, event-loop lag, GC), every series labelled by service. */
+/**
+ * A registry with the process's own figures (CPU, memory, event-loop lag, GC), every series labelled by service, and
+ * `gatehouse_build_info` (always 1): the release and Node.js version this process runs, for joins and upgrade dashboards.
+ */
 export function createMetricsRegistry(service: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'gatehouse_build_info',
+    help: 'The Gatehouse release (version) and Node.js version this process runs; always 1',
+    labelNames: ['version', 'node_version'],
+    registers: [registry],
+  }).set({ version: gatehouseVersion(), node_version: process.versions.node }, 1);
   return registry;
 }
 
