@@ -8,6 +8,9 @@ export interface InvocationLimits {
   maxTimers: number;
 }
 
+/** Host work (crypto.subtle calls) one invocation may have pending at once. */
+export const MAX_PENDING_TASKS = 64;
+
 /** Hands a payload to the sandbox's `deliver(id, payload)`; set by the context the invocation runs in. */
 export type Deliver = (id: number, payload: string | null) => void;
 
@@ -25,6 +28,7 @@ export class Invocation {
   private svcStarted = 0;
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private deliverTo: Deliver | null = null;
+  private tasks = 0;
 
   constructor(
     private readonly forwardSvc: ForwardSvc | null,
@@ -59,6 +63,22 @@ export class Invocation {
   /** The API process's answer to a svc request (see SvcRelay). */
   svcAnswered(id: number, payload: string): void {
     this.deliver(id, payload);
+  }
+
+  /**
+   * Starts host work of the sandbox (a crypto.subtle call): its JSON answer is delivered like a svc answer, unless the
+   * invocation has ended by then. At most MAX_PENDING_TASKS at a time.
+   */
+  startTask(id: unknown, task: () => Promise<string>): string | null {
+    if (!this.active) return 'the invocation has ended';
+    if (typeof id !== 'number') return 'invalid task';
+    if (this.tasks >= MAX_PENDING_TASKS) return `at most ${MAX_PENDING_TASKS} crypto operations may be pending`;
+    this.tasks++;
+    void task().then((payload) => {
+      this.tasks--;
+      this.deliver(id, payload);
+    });
+    return null;
   }
 
   startTimer(id: unknown, ms: unknown): string | null {

@@ -75,7 +75,7 @@ describe('Reactor: escape attempts', () => {
       globals: [
         'atob', 'btoa', 'clearImmediate', 'clearInterval', 'clearTimeout', 'console', 'crypto', 'decodeURI', 'decodeURIComponent', 'encodeURI',
         'encodeURIComponent', 'escape', 'eval', 'global', 'globalThis', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'process',
-        'queueMicrotask', 'setImmediate', 'setInterval', 'setTimeout', 'unescape',
+        'queueMicrotask', 'setImmediate', 'setInterval', 'setTimeout', 'structuredClone', 'unescape',
       ],
     });
   });

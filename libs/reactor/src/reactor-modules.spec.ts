@@ -81,4 +81,41 @@ describe('Reactor: modules a transform requires', () => {
       xml: '<?xml version="1.0"?><root><card last4="4242"/></root>',
     });
   });
+
+  it('runs jose and node-jose over the sandbox\'s Web Crypto and crypto: JWT, JWS, JWE', async () => {
+    const body = okBody(
+      await reactor.run(
+        input(`module.exports = async () => {
+          const jose = require('jose');
+          const nodeJose = require('node-jose');
+          const secret = new TextEncoder().encode('a-string-secret-at-least-256-bits-long');
+          const jwt = await new jose.SignJWT({ sub: 'card' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt(1700000000).sign(secret);
+          const verified = await jose.jwtVerify(jwt, secret);
+          const { publicKey, privateKey } = await jose.generateKeyPair('RSA-OAEP-256', { extractable: true });
+          const jwe = await new jose.CompactEncrypt(new TextEncoder().encode('4242424242424242')).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' }).encrypt(publicKey);
+          const opened = new TextDecoder().decode((await jose.compactDecrypt(jwe, privateKey)).plaintext);
+          const es = await jose.generateKeyPair('ES256');
+          const jws = await new jose.CompactSign(new TextEncoder().encode('x')).setProtectedHeader({ alg: 'ES256' }).sign(es.privateKey);
+          const esOk = (await jose.compactVerify(jws, es.publicKey)).protectedHeader.alg;
+          const keystore = nodeJose.JWK.createKeyStore();
+          const key = await keystore.generate('RSA', 2048, { alg: 'RSA-OAEP-256', use: 'enc' });
+          const encrypted = await nodeJose.JWE.createEncrypt({ format: 'compact' }, key).update(JSON.stringify({ number: '4242' })).final();
+          const decrypted = JSON.parse((await nodeJose.JWE.createDecrypt(keystore).decrypt(encrypted)).plaintext.toString());
+          return { body: { jwt, sub: verified.payload.sub, opened, parts: jwe.split('.').length, esOk, nodeJose: encrypted.split('.').length, decrypted } };
+        };`),
+      ),
+    );
+    expect(body).toEqual({
+      jwt: expect.stringMatching(/^eyJhbGciOiJIUzI1NiJ9\.eyJzdWIiOiJjYXJkIiwiaWF0IjoxNzAwMDAwMDAwfQ\.[\w-]{43}$/),
+      sub: 'card',
+      opened: '4242424242424242',
+      parts: 5,
+      esOk: 'ES256',
+      nodeJose: 5,
+      decrypted: { number: '4242' },
+    });
+    const { createHmac } = await import('node:crypto');
+    const [h, p, sig] = (body.jwt as string).split('.');
+    expect(sig).toBe(createHmac('sha256', 'a-string-secret-at-least-256-bits-long').update(`${h}.${p}`).digest('base64url'));
+  });
 });

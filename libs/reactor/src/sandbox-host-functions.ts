@@ -2,6 +2,7 @@ import { createHmac, getHashes, hash, randomBytes, randomUUID } from 'node:crypt
 import { types } from 'node:util';
 import type { Invocation } from './invocation';
 import { cryptoCall, newCryptoState, type CryptoState } from './sandbox-crypto';
+import { subtleCall } from './sandbox-subtle';
 import { crc32, zlibCall, zlibConstants } from './sandbox-zlib';
 
 /** What the sandbox gets back from every host call: never a thrown host error (it would carry a host stack). */
@@ -73,6 +74,12 @@ export function createHostFunction(binding: ContextBinding, limits: HostFunction
           const invocation = binding.invocation;
           if (!invocation) return [false, 'the invocation has ended'];
           const problem = op === 'svc' ? invocation.startSvc(a, b) : invocation.startTimer(a, b);
+          return problem === null ? [true, undefined] : [false, problem];
+        }
+        case 'subtle': {
+          const invocation = binding.invocation;
+          if (!invocation) return [false, 'the invocation has ended'];
+          const problem = invocation.startTask(a, () => subtleCall(b, c));
           return problem === null ? [true, undefined] : [false, problem];
         }
         case 'clearTimer':

@@ -31,6 +31,7 @@ export const RUNTIME_FILES = [
   'svc.js',
   'crypto.js',
   'crypto-native.js',
+  'crypto-subtle.js',
   'process.js',
   'zlib.js',
   'node-extras.js',

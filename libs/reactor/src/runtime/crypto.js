@@ -1,5 +1,5 @@
 // The sandbox runtime: require('crypto').
-/* global ErrorCtor, addNativeCrypto, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
+/* global ErrorCtor, addNativeCrypto, getSubtle, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
    TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, checkSize,
    encodeString, lazy, lazyGlobal, limits, normalizeEncoding, toBuffer, utf8Encode */
 /* exported getCrypto */
@@ -114,8 +114,10 @@ const getCrypto = lazy(function () {
     },
     randomUUID: function randomUUID() { return callHost('randomUUID'); },
   };
+  Object.defineProperty(webcrypto, 'subtle', { enumerable: true, get: getSubtle });
   const cryptoModule = ObjectFreeze(addNativeCrypto({
     webcrypto: webcrypto,
+    subtle: webcrypto.subtle,
     getRandomValues: webcrypto.getRandomValues,
     createHash: function createHash(alg) { return new Hash(alg); },
     createHmac: function createHmac(alg, key) { return new Hmac(alg, key); },

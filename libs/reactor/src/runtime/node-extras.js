@@ -1,6 +1,6 @@
 // The sandbox runtime: what the polyfills of util and querystring lack of Node's own behaviour (util.format's
 // specifiers, isDeepStrictEqual, TextEncoder; querystring's lenient unescape), added when they are first required.
-/* global JSONStringify, StringCtor, U8, getBuffer, getTextDecoder, getTextEncoder, requireModule, utf8Decode */
+/* global ArrayIsArray, ErrorCtor, G, JSONStringify, MapCtor, MapGet, MapSet, ObjectKeys, StringCtor, define, U8, getBuffer, getTextDecoder, getTextEncoder, requireModule, utf8Decode */
 /* exported extendQuerystring, extendUtil */
 function extendUtil(util) {
   const inspect = util.inspect;
@@ -80,3 +80,36 @@ function lenientBytes(s, decodeSpaces) {
   return new U8(bytes);
 }
 function lenientDecode(s, decodeSpaces) { const b = lenientBytes(s, decodeSpaces); return utf8Decode(b, 0, b.length); }
+
+// structuredClone: plain data, Dates, RegExps, Maps, Sets, ArrayBuffers and their views, with cycles; anything else throws
+// the DataCloneError Node's does.
+function structuredCloneImpl(value) {
+  const seen = new MapCtor();
+  function clone(v) {
+    if (v === null || typeof v !== 'object') {
+      if (typeof v === 'function' || typeof v === 'symbol') throw cloneError(v);
+      return v;
+    }
+    if (MapGet(seen, v) !== undefined) return MapGet(seen, v);
+    let out;
+    if (ArrayIsArray(v)) { out = []; MapSet(seen, v, out); for (let i = 0; i < v.length; i++) out[i] = clone(v[i]); return out; }
+    if (v instanceof Date) return new Date(v.getTime());
+    if (v instanceof RegExp) return new RegExp(v.source, v.flags);
+    if (v instanceof ArrayBuffer) { out = v.slice(0); MapSet(seen, v, out); return out; }
+    if (ArrayBuffer.isView(v)) return new v.constructor(clone(v.buffer), v.byteOffset, v instanceof DataView ? v.byteLength : v.length);
+    if (v instanceof MapCtor) { out = new MapCtor(); MapSet(seen, v, out); v.forEach(function (x, k) { out.set(clone(k), clone(x)); }); return out; }
+    if (v instanceof Set) { out = new Set(); MapSet(seen, v, out); v.forEach(function (x) { out.add(clone(x)); }); return out; }
+    if (v instanceof ErrorCtor) { out = new ErrorCtor(v.message); define(out, 'name', v.name); return out; }
+    out = {};
+    MapSet(seen, v, out);
+    for (const k of ObjectKeys(v)) out[k] = clone(v[k]);
+    return out;
+  }
+  return clone(value);
+}
+function cloneError(v) {
+  const e = new ErrorCtor((typeof v === 'function' ? v.toString() : StringCtor(v)) + ' could not be cloned.');
+  define(e, 'name', 'DataCloneError');
+  return e;
+}
+define(G, 'structuredClone', function structuredClone(value) { return structuredCloneImpl(value); });
