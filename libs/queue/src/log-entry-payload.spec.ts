@@ -1,4 +1,4 @@
-import { Log, ValidationError } from '@gatehouse/domain';
+import { Log, MAX_ENTITY_ID_LENGTH, ValidationError } from '@gatehouse/domain';
 import { parseLogEntry, toLogEntryPayload } from './log-entry-payload';
 
 const TENANT = '6f1c1e0e-3b7a-4a43-9f55-0a4b7e1d2c10';
@@ -74,8 +74,8 @@ describe('parseLogEntry', () => {
     }
     // A pair is a character like any other.
     expect(() => parseLogEntry(valid({ message: 'emoji \ud83d\ude00' }), defaults)).not.toThrow();
-    expect(fieldErrorsOf(() => parseLogEntry(valid({ entity_id: 'x'.repeat(201) }), defaults)).entity_id).toEqual([
-      'must be at most 200 characters',
+    expect(fieldErrorsOf(() => parseLogEntry(valid({ entity_id: 'x'.repeat(MAX_ENTITY_ID_LENGTH + 1) }), defaults)).entity_id).toEqual([
+      `must be at most ${MAX_ENTITY_ID_LENGTH} characters`,
     ]);
   });
 
