@@ -62,7 +62,8 @@ export function createHostFunction(binding: ContextBinding, limits: HostFunction
         case 'hrtime':
           return [true, Number(process.hrtime.bigint())];
         case 'zlib':
-          return zlibCall(a, b, c, limits.maxBufferLength);
+          // A quarter of the sandbox's buffer limit (its memory limit): the output is copied into the isolate.
+          return zlibCall(a, b, c, Math.floor(limits.maxBufferLength / 4));
         case 'zlibConstants':
           return zlibConstants();
         case 'crc32':

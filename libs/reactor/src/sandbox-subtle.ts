@@ -45,10 +45,17 @@ interface KeyRecord {
   usages: webcrypto.KeyUsage[];
 }
 
+/** Key-derivation keys, which Web Crypto never makes extractable: rebuilt as they were imported. */
+const DERIVATION = new Set(['PBKDF2', 'HKDF']);
+
+function algorithmName(algorithm: unknown): string {
+  return String(typeof algorithm === 'string' ? algorithm : (algorithm as { name?: unknown } | null)?.name ?? '').toUpperCase();
+}
+
 function cryptoKeyOf(value: unknown): webcrypto.CryptoKey {
   const record = unpackRecord(value);
   const key = keyOf({ kind: record.kind, der: record.der }, record.kind);
-  return key.toCryptoKey(record.algorithm as webcrypto.AlgorithmIdentifier, true, record.usages);
+  return key.toCryptoKey(record.algorithm as webcrypto.AlgorithmIdentifier, !DERIVATION.has(algorithmName(record.algorithm)), record.usages);
 }
 
 function unpackRecord(value: unknown): KeyRecord {
@@ -91,6 +98,12 @@ export async function subtleCall(method: unknown, argsJson: unknown): Promise<st
       case 'importKey': {
         checkBounds(args[2]);
         const keyData = args[1] as Uint8Array | webcrypto.JsonWebKey;
+        if (DERIVATION.has(algorithmName(args[2]))) {
+          // Checked by importing it; kept as its raw bytes (there is no other form of such a key).
+          const key = await subtle.importKey('raw', keyData as Uint8Array, args[2] as webcrypto.AlgorithmIdentifier, false, args[4] as webcrypto.KeyUsage[]);
+          value = pack({ kind: 'secret', der: keyData, algorithm: key.algorithm, usages: key.usages, extractable: false, type: 'secret' });
+          break;
+        }
         const key = await subtle.importKey(args[0] as 'raw', keyData as Uint8Array, args[2] as webcrypto.AlgorithmIdentifier, true, args[4] as webcrypto.KeyUsage[]);
         value = recordOf(key, args[3] === true);
         break;

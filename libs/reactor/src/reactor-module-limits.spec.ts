@@ -1,0 +1,88 @@
+import { Reactor, type TransformInput, type TransformResult } from './index';
+import { okBody } from '../test/support/reactor-results';
+import { bundledModules } from './sandbox-modules';
+import { ensureSandboxModules } from '../test/support/sandbox-modules';
+
+const TIMEOUT_MS = 3000;
+
+function input(tenantId: string, code: string): TransformInput {
+  return { tenantId, code, args: { body: null, headers: {} }, configuration: {} };
+}
+const echo = `module.exports = async () => ({ body: 'alive' });`;
+
+function detail(result: TransformResult): string {
+  return (result.body as { proxy_error?: { detail?: string } }).proxy_error?.detail ?? JSON.stringify(result.body);
+}
+
+/** The module layer within the sandbox's limits: what packages and native calls cost is bounded like anything else. */
+describe('Reactor: modules within the limits', () => {
+  let reactor: Reactor;
+  beforeAll(async () => {
+    ensureSandboxModules();
+    reactor = new Reactor({ poolSize: 1, timeoutMs: TIMEOUT_MS });
+    await reactor.run(input('warm', echo));
+  });
+  afterAll(() => reactor.close());
+
+  it('a transform that requires every module in a loop ends within its memory and time limits, and the next runs', async () => {
+    const names = Object.keys(bundledModules());
+    expect(names.length).toBeGreaterThan(25);
+    const started = Date.now();
+    const result = await reactor.run(
+      input('greedy', `module.exports = async () => { const kept = []; for (let i = 0; i < 1000; i++) for (const n of ${JSON.stringify(names)}) kept.push(require(n)); return { body: kept.length }; };`),
+    );
+    // Either all of it fits (each module loads once per context: later requires are the same object), or the run is
+    // ended by its memory limit; never more than its deadline.
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2000);
+    if (result.ok) expect(result.body).toBe(1000 * names.length);
+    else expect(detail(result)).toMatch(/memory limit|timed out/);
+    expect(okBody(await reactor.run(input('next', echo)))).toBe('alive');
+  });
+
+  it.each([
+    ['scrypt with a huge cost', `require('crypto').scryptSync('pw', 'salt', 64, { N: 2 ** 24, r: 8 })`, /scrypt parameters exceed/],
+    ['pbkdf2 with a billion iterations', `require('crypto').pbkdf2Sync('pw', 'salt', 1e9, 64, 'sha512')`, /iterations are limited/],
+    ['an RSA key of 16384 bits', `require('crypto').generateKeyPairSync('rsa', { modulusLength: 16384 })`, /modulusLength is limited/],
+    ['a subtle PBKDF2 of a billion iterations', `await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: new Uint8Array(8), iterations: 1e9 }, await crypto.subtle.importKey('raw', new Uint8Array(8), 'PBKDF2', false, ['deriveBits']), 256)`, /iterations are limited/],
+    ['a subtle RSA key of 16384 bits', `await crypto.subtle.generateKey({ name: 'RSA-PSS', modulusLength: 16384, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }, true, ['sign'])`, /modulusLength is limited/],
+    ['a derived key of a gigabyte', `require('crypto').pbkdf2Sync('pw', 'salt', 1, 1e9, 'sha256')`, /keylen is out of range/],
+  ])('refuses %s before it starts', async (_name, call, reason) => {
+    const started = Date.now();
+    const result = await reactor.run(input('kdf', `module.exports = async () => { ${call}; return { body: 'ran' }; };`));
+    expect(result.ok).toBe(false);
+    expect(detail(result)).toMatch(reason);
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
+  });
+
+  it('ends heavy crypto in a loop at the deadline', async () => {
+    const result = await reactor.run(
+      input('kdf-loop', `module.exports = async () => { for (;;) require('crypto').pbkdf2Sync('pw', 'salt', 1000000, 64, 'sha512'); };`),
+    );
+    expect(detail(result)).toMatch(/timed out/);
+    expect(okBody(await reactor.run(input('next', echo)))).toBe('alive');
+  });
+
+  it('bounds a zip bomb: inflating past the buffer limit stops with an error, in one call or with a callback', async () => {
+    const result = await reactor.run(
+      input(
+        'bomb',
+        `module.exports = async () => {
+          const zlib = require('zlib');
+          // 64 gzip members of 1 MiB of zeros each (about 64 KiB in all) inflate to 64 MiB, past the bound.
+          const tries = {};
+          const big = Buffer.concat(Array.from({ length: 64 }, () => zlib.gzipSync(Buffer.alloc(1024 * 1024))));
+          try { zlib.gunzipSync(big); tries.sync = 'inflated'; } catch (e) { tries.sync = e.message; }
+          try { zlib.brotliDecompressSync(zlib.brotliCompressSync(Buffer.alloc(1024 * 1024)), { }); tries.small = 'ok'; } catch (e) { tries.small = e.message; }
+          tries.callback = await new Promise((resolve) => zlib.gunzip(big, (e) => resolve(e ? e.message : 'inflated')));
+          return { body: { tries } };
+        };`,
+      ),
+    );
+    const body = okBody(result) as { tries: Record<string, string> };
+    expect(body.tries).toEqual({
+      sync: expect.stringMatching(/zlib output exceeds the sandbox limit of \d+ bytes/),
+      small: 'ok',
+      callback: expect.stringMatching(/zlib output exceeds/),
+    });
+  });
+});
