@@ -26,6 +26,7 @@ export * from './proxies/transform-compiler';
 export * from './proxies/proxy.repository';
 export * from './proxies/proxy-commands';
 export * from './proxies/proxy-queries';
+export * from './proxies/proxy-limits';
 export * from './logs/log';
 export * from './logs/log.repository';
 export * from './logs/log-queries';

@@ -127,6 +127,26 @@ describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
     await db.dataSource.query('DELETE FROM proxies WHERE id = $1', [other.id]);
   });
 
+  it("sums a tenant's configurations (bytes, at least their compact JSON), leaving one proxy out on request", async () => {
+    const tenantId = await newTenant();
+    const other = await newTenant();
+    const a = aProxy(tenantId, { configuration: { token: 'x'.repeat(1000), 'é': 'ü' } });
+    const b = aProxy(tenantId, { configuration: { k: 'v' } });
+    await db.proxies.insert(a);
+    await db.proxies.insert(b);
+    await db.proxies.insert(aProxy(tenantId));
+    await db.proxies.insert(aProxy(other, { configuration: { big: 'y'.repeat(5000) } }));
+    const compact = (c: object) => Buffer.byteLength(JSON.stringify(c));
+    const all = await db.proxies.configurationBytes(tenantId);
+    expect(all).toBeGreaterThanOrEqual(compact(a.configuration!) + compact(b.configuration!));
+    // Stored sealed: each with an envelope of a few dozen bytes.
+    expect(all).toBeLessThanOrEqual(compact(a.configuration!) + compact(b.configuration!) + 2 * 256);
+    const withoutA = await db.proxies.configurationBytes(tenantId, a.id);
+    expect(withoutA).toBeGreaterThanOrEqual(compact(b.configuration!));
+    expect(withoutA).toBeLessThan(compact(b.configuration!) + 256);
+    expect(await db.proxies.configurationBytes(randomUUID())).toBe(0);
+  });
+
   it('refuses a second proxy with the same key, across tenants', async () => {
     const first = aProxy(await newTenant());
     await db.proxies.insert(first);

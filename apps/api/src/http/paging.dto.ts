@@ -78,7 +78,7 @@ export interface PaginatedEnvelope<T> {
   data: T[];
 }
 
-export function envelope<T, R>(page: Page<T>, map: (item: T) => R): PaginatedEnvelope<R> {
+export function envelope<T, R>(page: Page<T>, map: (item: T, index: number) => R): PaginatedEnvelope<R> {
   const pagination: PaginatedEnvelope<R>['pagination'] = { page_size: page.size };
   if (page.totalItems !== undefined && page.page !== undefined) {
     pagination.total_items = page.totalItems;

@@ -5,6 +5,7 @@ import { CreateProxy, DeleteProxy, GetProxy, ListProxies, PatchProxy, Principal,
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, toPageQuery } from '../http/paging.dto';
 import { UuidParamPipe, ValidatedBody, ValidatedQuery } from '../http/validation';
+import { pageWithinBytes } from './page-bytes';
 import {
   ListProxiesQueryDto,
   PATCH_PROXY_EXAMPLES,
@@ -51,8 +52,10 @@ export class ProxiesController {
   @RequirePermission('proxy:read')
   @ApiOkResponse({ type: ProxyListResponse })
   async list(@CurrentPrincipal() principal: Principal, @ValidatedQuery() query: ListProxiesQueryDto): Promise<PaginatedEnvelope<ProxyResponse>> {
-    const page = await this.listProxies.execute(principal, { ids: query.id, name: query.name }, toPageQuery(query));
-    return envelope(page, (proxy) => toProxyResponse(proxy));
+    const listed = await this.listProxies.execute(principal, { ids: query.id, name: query.name }, toPageQuery(query));
+    // At most MAX_PAGE_BYTES of proxies, whatever `size` says; `next` continues where the page was cut.
+    const { page, bodies } = pageWithinBytes(listed, (proxy) => toProxyResponse(proxy));
+    return envelope(page, (_, i) => bodies[i]!);
   }
 
   @Get(':id')

@@ -1,25 +1,12 @@
-import { inMemoryPorts, InMemoryProxyRepository } from '../testing';
+import { AcceptingCompiler, AnyDestinationPolicy, inMemoryPorts, InMemoryProxyRepository } from '../testing';
 import { EscalationError } from '../shared/domain-error';
 import { CreateTenant } from '../tenants/tenant-commands';
-import { DestinationPolicy } from '../proxies/destination-policy';
 import { CreateProxy, DeleteProxy, PatchProxy, ReplaceProxy } from '../proxies/proxy-commands';
 import { ProxyRepository } from '../proxies/proxy.repository';
-import { TransformCompiler } from '../proxies/transform-compiler';
 import { CreateApplication, DeleteApplication, RegenerateApplicationKey, UpdateApplication } from './application-commands';
 import { AuthenticateApiKey } from './application-queries';
 import { PERMISSIONS } from './permissions';
 import { LASTING_PERMISSIONS, Principal, principalOf, requirePermission } from './principal';
-
-class AnyHost extends DestinationPolicy {
-  readonly allowHttp = false;
-  allowsLiteralHost(): boolean {
-    return true;
-  }
-}
-
-class AnyCode extends TransformCompiler {
-  validate(): void {}
-}
 
 /**
  * A key on its way out (the previous key of a regenerate, during its overlap) may finish its work but leave no
@@ -37,10 +24,10 @@ async function setup() {
   const authenticate = new AuthenticateApiKey(ports.applications, ports.clock);
   const retiring = (await authenticate.execute(adminKey)).principal;
   const current = (await authenticate.execute(fresh)).principal;
-  const policy = new AnyHost();
+  const policy = new AnyDestinationPolicy();
   const createApp = new CreateApplication(ports.uow, ports.clock, ports.expiry);
   const { application: target } = await createApp.execute(current, { name: 'backend', type: 'private', permissions: ['token:read'] });
-  const proxy = await new CreateProxy(ports.uow, ports.clock, new AnyCode(), policy).execute(current, {
+  const proxy = await new CreateProxy(ports.uow, ports.clock, new AcceptingCompiler(), policy).execute(current, {
     name: 'payments',
     destinationUrl: 'https://api.example.com',
   });
@@ -57,9 +44,9 @@ async function setup() {
     regenerate,
     update: new UpdateApplication(ports.uow, ports.clock),
     removeApp: new DeleteApplication(ports.uow),
-    createProxy: new CreateProxy(ports.uow, ports.clock, new AnyCode(), policy),
-    replace: new ReplaceProxy(ports.uow, ports.clock, new AnyCode(), policy),
-    patch: new PatchProxy(ports.uow, ports.clock, new AnyCode(), policy),
+    createProxy: new CreateProxy(ports.uow, ports.clock, new AcceptingCompiler(), policy),
+    replace: new ReplaceProxy(ports.uow, ports.clock, new AcceptingCompiler(), policy),
+    patch: new PatchProxy(ports.uow, ports.clock, new AcceptingCompiler(), policy),
     removeProxy: new DeleteProxy(ports.uow),
   };
 }

@@ -21,6 +21,7 @@ import {
   validateProxyInput,
 } from './proxy';
 import { ProxyRepository } from './proxy.repository';
+import { checkConfigurationCost } from './proxy-limits';
 import { TransformCompiler } from './transform-compiler';
 
 /** Everything a create, replace and patch check, reported at once; `previous` spares recompiling unchanged code. */
@@ -30,18 +31,21 @@ class ProxyValidator {
     private readonly policy: DestinationPolicy,
   ) {}
 
-  async check(tx: TransactionScope, principal: Principal, input: ProxyInput, previous?: ProxyInput): Promise<void> {
+  async check(tx: TransactionScope, principal: Principal, input: ProxyInput, previous?: { id: string; input: ProxyInput }): Promise<void> {
     const errors = new FieldErrorCollector();
     validateProxyInput(input, this.policy, errors);
+    if (errors.isEmpty) {
+      await checkConfigurationCost(tx, principal.tenantId, input.configuration, previous?.input.configuration, previous?.id, errors);
+    }
     const application = await this.checkApplication(tx, principal.tenantId, input.applicationId, errors);
-    this.compile(input.requestTransform, previous?.requestTransform, 'request_transform', errors);
-    this.compile(input.responseTransform, previous?.responseTransform, 'response_transform', errors);
+    this.compile(input.requestTransform, previous?.input.requestTransform, 'request_transform', errors);
+    this.compile(input.responseTransform, previous?.input.responseTransform, 'response_transform', errors);
     errors.throwIfAny();
     // Whoever writes a proxy bound to an application decides what its transforms do through `svc` as that
     // application (a change of code, destination or configuration as much as the binding itself), so every write
     // that leaves a proxy bound needs authority over the application, as an update of it would.
     if (application) requireAuthorityOver(principal, application, 'bind a proxy to');
-    requireMayOpen(principal, input, previous);
+    requireMayOpen(principal, input, previous?.input);
   }
 
   private async checkApplication(
@@ -118,7 +122,7 @@ abstract class ProxyCommand {
       if (!current) throw new NotFoundError('Proxy');
       const previous = inputOf(current);
       const input = inputFor(previous);
-      await this.validator.check(tx, principal, input, previous);
+      await this.validator.check(tx, principal, input, { id: current.id, input: previous });
       const updated: Proxy = { ...current, ...proxyFields(input), modifiedBy: principal.applicationId, modifiedAt: this.clock.now() };
       if (!(await tx.get(ProxyRepository).update(updated))) throw new NotFoundError('Proxy');
       recordProxyChange(tx, principal, updated, 'update', rateLimitChange(current.rateLimit, updated.rateLimit));

@@ -16,4 +16,6 @@ export abstract class ProxyRepository {
   /** Any tenant's proxy: the key alone names it on invocation. */
   abstract findByKey(key: string): Promise<Proxy | null>;
   abstract list(tenantId: string, filter: ProxyFilter, page: PageQuery): Promise<Page<Proxy>>;
+  /** The size of the tenant's proxies' configurations, as stored (bytes), leaving `exceptId` out. */
+  abstract configurationBytes(tenantId: string, exceptId?: string): Promise<number>;
 }

@@ -2,6 +2,7 @@ import { ConflictError } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
 import { Proxy } from '../proxies/proxy';
 import { ProxyFilter, ProxyRepository } from '../proxies/proxy.repository';
+import { configurationBytes } from '../proxies/proxy-limits';
 import { HoldsTable, InMemoryTable, pageInMemory } from './in-memory-ports';
 
 /** The ProxyRepository of unit tests; same observable behaviour as the TypeORM adapter (the persistence suite runs both). */
@@ -45,6 +46,12 @@ export class InMemoryProxyRepository extends ProxyRepository implements HoldsTab
     const name = filter.name === undefined ? undefined : nameMatcher(filter.name);
     const rows = this.all().filter((p) => p.tenantId === tenantId && (!ids || ids.has(p.id)) && (!name || name.test(p.name)));
     return pageInMemory(rows, page);
+  }
+
+  async configurationBytes(tenantId: string, exceptId?: string): Promise<number> {
+    return this.all()
+      .filter((p) => p.tenantId === tenantId && p.id !== exceptId)
+      .reduce((sum, p) => sum + configurationBytes(p.configuration), 0);
   }
 
   private keyTaken(proxy: Proxy): boolean {

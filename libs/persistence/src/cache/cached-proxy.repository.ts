@@ -52,4 +52,7 @@ export class CachedProxyRepository extends ProxyRepository {
   list(tenantId: string, filter: ProxyFilter, page: PageQuery): Promise<Page<Proxy>> {
     return this.inner.list(tenantId, filter, page);
   }
+  configurationBytes(tenantId: string, exceptId?: string): Promise<number> {
+    return this.inner.configurationBytes(tenantId, exceptId);
+  }
 }

@@ -60,6 +60,11 @@ export class TypeormProxyRepository extends ProxyRepository {
     return pageFromRows(await Promise.all(rows.map((row) => this.toProxy(row))), page, total);
   }
 
+  async configurationBytes(tenantId: string, exceptId?: string): Promise<number> {
+    const rows: { bytes: string }[] = await this.em.query(CONFIGURATION_BYTES, [tenantId, exceptId ?? null]);
+    return Number(rows[0]?.bytes ?? 0);
+  }
+
   private async toRow(proxy: Proxy): Promise<ProxyEntity> {
     const { requestTransform, responseTransform, key, configuration, ...rest } = proxy;
     const { tenantId, id } = proxy;
@@ -104,6 +109,10 @@ function sameKey(a: string, b: string): boolean {
   const [x, y] = [Buffer.from(a), Buffer.from(b)];
   return x.length === y.length && timingSafeEqual(x, y);
 }
+
+/** Sealed, each configuration is its compact JSON and the envelope's few dozen bytes: the tenant limit errs safe. */
+const CONFIGURATION_BYTES = `SELECT coalesce(sum(octet_length("configuration_sealed")), 0)::bigint AS bytes
+  FROM "proxies" WHERE "tenant_id" = $1 AND ($2::uuid IS NULL OR "id" <> $2::uuid)`;
 
 /** The `name` filter as an ILIKE pattern: `*` is the only wildcard, `%`, `_` and `\` match themselves. */
 function namePattern(filter: string): string {
