@@ -46,7 +46,8 @@ COPY --from=build /app/libs/runtime/package.json /app/libs/runtime/index.js /app
 # `gatehouse` on the PATH (docker compose exec api gatehouse tenant list); /data for the embedded database only.
 RUN ln -s /app/bin/gatehouse.js /usr/local/bin/gatehouse && mkdir -m 700 /data && chown node:node /data
 USER node
-EXPOSE 3000
+# 3000: the API and the data plane (/proxy); 3001: the web console, an origin of its own (docs/security.md).
+EXPOSE 3000 3001
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]

@@ -51,7 +51,8 @@ async function startGatehouse(env) {
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   const child = spawn(process.execPath, ['--no-node-snapshot', ...profile, join(ROOT, 'dist/apps/api/src/main.js'), '--api-only'], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port) },
+    // No console listener: it would take port 3001 in every service a benchmark starts.
+    env: { CONSOLE_PORT: 'off', ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   let exited = false;

@@ -12,11 +12,14 @@ export const CLI_BIN = join(REPO_ROOT, 'bin/gatehouse.js');
 const LISTENING_TIMEOUT_MS = 90_000;
 export const WORKER_MAIN = join(REPO_ROOT, 'dist/apps/worker/src/main.js');
 const API_LISTENING = /"port":(\d+)[^\n]*"msg":"gatehouse api listening"/;
+const CONSOLE_LISTENING = /"console_port":(\d+)[^\n]*"msg":"console listening"/;
 
 export interface ServiceProcess {
   child: ChildProcess;
   port: number;
   baseUrl: string;
+  /** The console's own origin (CONSOLE_PORT, a free port unless a test sets it), when it is served. */
+  consoleUrl?: string;
   /** stdout and stderr together, as they arrived. */
   output: () => string;
   /** stdout alone: the JSON log stream. */
@@ -45,7 +48,7 @@ export async function startCommand(command: string[], env: Record<string, string
   const child = spawn(file!, args, {
     cwd: REPO_ROOT,
     // The tests' vault key unless a test gives its own (VAULT_KEY_FILE, or VAULT_KEY '' to have one generated into DATA_DIR).
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', LOG_LEVEL: 'info', ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}), ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', CONSOLE_PORT: '0', LOG_LEVEL: 'info', ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -72,10 +75,12 @@ export async function startCommand(command: string[], env: Record<string, string
       reject(new Error(`process exited with ${code} before listening:\n${output}`));
     });
   });
+  const consolePort = CONSOLE_LISTENING.exec(output)?.[1];
   return {
     child,
     port,
     baseUrl: `http://127.0.0.1:${port}`,
+    ...(consolePort === undefined ? {} : { consoleUrl: `http://127.0.0.1:${consolePort}` }),
     output: () => output,
     stdout: () => stdout,
     exited,
@@ -92,7 +97,7 @@ export function runToCompletion(script: string, args: string[], env: Record<stri
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--no-node-snapshot', script, ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}), ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CONSOLE_PORT: '0', ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -15,7 +15,9 @@ import { requestContextMiddleware } from './http/request-context';
 import { mountOpenApi } from './openapi';
 import { mountConsole } from './http/console';
 import { ProxyInvocation } from './proxy-invocation/proxy-invocation.handler';
-import { proxyResponseHeaderPolicy } from './proxy-invocation/response-header-policy';
+import { applyProxyResponseHeaderPolicy } from './proxy-invocation/response-header-policy';
+import { answeredConsolePreflight, notOnConsoleOrigin, Origins } from './http/console-origin';
+import type { NextFunction, Request, Response } from 'express';
 
 export interface CreateApiAppOptions {
   config: AppConfig;
@@ -26,6 +28,8 @@ export interface CreateApiAppOptions {
   accessLog?: Logger;
   /** Where the app's metrics are registered (served on METRICS_PORT by `main`); none without it. */
   metrics?: Registry;
+  /** Where browsers reach the console and the API (`main` sets the bound ports); from the configuration without it. */
+  origins?: Origins;
 }
 
 /** The HTTP application, initialised but not listening: `main` listens, tests use supertest on it. */
@@ -45,11 +49,24 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   if (options.metrics) observers.push(httpMetrics(options.metrics));
   if (observers.length > 0 || tracingEnabled()) app.use(requestObserver(observers));
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
-  // Every /proxy response, from a destination, a transform or an error, under one header policy.
-  app.use('/proxy', proxyResponseHeaderPolicy, app.get(ProxyInvocation).handle);
+  const origins = options.origins ?? new Origins(options.config);
+  // Tenants' bytes are never served on the console's origin; on the API's, every /proxy response (a destination's, a
+  // transform's, an error) is under one header policy.
+  app.use('/proxy', notOnConsoleOrigin('The data plane (/proxy)'), proxyResponses(origins), app.get(ProxyInvocation).handle);
+  app.use(['/docs', '/openapi.json', '/openapi.yaml'], notOnConsoleOrigin('The API documentation'));
   mountOpenApi(app);
-  mountConsole(app);
+  mountConsole(app, origins);
   await app.init();
   if (options.metrics) registerApiMetrics(options.metrics, app, options.runJobs);
   return app;
+}
+
+/** The /proxy header policy, shared with the console's origin alone (CORS) for its "Try the proxy". */
+function proxyResponses(origins: Origins) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const corsOrigin = origins.corsOriginFor(req);
+    applyProxyResponseHeaderPolicy(res, corsOrigin);
+    if (corsOrigin !== undefined && answeredConsolePreflight(req, res, corsOrigin)) return;
+    next();
+  };
 }

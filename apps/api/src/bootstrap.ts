@@ -19,7 +19,7 @@ export async function ensureFirstTenant(app: INestApplicationContext, suppliedKe
   }
 }
 
-export function firstKeyBanner(created: CreatedTenant): string {
+export function firstKeyBanner(created: CreatedTenant, port: number, consoleUrl?: string): string {
   return [
     '',
     '================================================================',
@@ -29,7 +29,8 @@ export function firstKeyBanner(created: CreatedTenant): string {
     `   ${created.key}`,
     '',
     ' Send it as the SVC-API-KEY header, e.g.:',
-    `   curl -H 'SVC-API-KEY: ${created.key}' http://localhost:PORT/applications`,
+    `   curl -H 'SVC-API-KEY: ${created.key}' http://localhost:${port}/applications`,
+    ...(consoleUrl ? ['', ` or paste it into the console: ${consoleUrl}`] : []),
     '================================================================',
     '',
   ].join('\n');

@@ -1,6 +1,7 @@
 import './tracing-preload';
 import 'reflect-metadata';
-import { createServer } from 'node:http';
+import { createServer, RequestListener, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { JsonLogger, createRootLogger } from './http/json-logger';
 import { createApiApp } from './app';
 import { answerClientErrors } from './http/client-errors';
@@ -12,6 +13,7 @@ import { serveControlSocket } from './cli/control-socket';
 import { execute } from './cli/execute';
 import { Draining } from './health/draining';
 import { OWNER_ONLY_UMASK } from '@gatehouse/config';
+import { consoleListener, Origins } from './http/console-origin';
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -25,7 +27,8 @@ async function main(): Promise<void> {
   // Without Redis there is no queue to share: the worker's jobs run here (CONTRACT.md section 10).
   const runJobs = !apiOnly && !config.redisUrl;
   const metrics = config.metricsPort === undefined ? undefined : createMetricsRegistry('gatehouse-api');
-  const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root), accessLog: root, metrics });
+  const origins = new Origins(config);
+  const app = await createApiApp({ config, database, runJobs, logger: new JsonLogger(root), accessLog: root, metrics, origins });
   await verifyVaultKeys(app, config, root);
   traceJobs(app.get(BackgroundJobs).parts.runner?.registry);
   if (metrics) {
@@ -33,28 +36,39 @@ async function main(): Promise<void> {
     root.info({ metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
   }
 
+  const handler = app.getHttpAdapter().getInstance();
+  const listen = async (port: number, listener: RequestListener): Promise<Server> => {
+    const server = createServer({ keepAliveTimeout: 65_000 }, listener);
+    answerClientErrors(server, (refusal) => root.info(refusal, 'request refused before routing'));
+    await new Promise<void>((resolve) => server.listen(port, resolve));
+    return server;
+  };
+  const server = await listen(config.port, handler);
+  origins.apiPort = (server.address() as AddressInfo).port;
+  // The console on an origin of its own (docs/security.md, "Origins"): never /proxy's.
+  const consoleServer = config.consolePort === undefined ? undefined : await listen(config.consolePort, consoleListener(handler));
+  const servers = consoleServer ? [server, consoleServer] : [server];
+  if (consoleServer) origins.consolePort = (consoleServer.address() as AddressInfo).port;
+  const consoleUrl = consoleServer ? `${config.consolePublicUrl ?? `http://localhost:${origins.consolePort}`}/console/` : undefined;
+  root.info({ console_port: origins.consolePort ?? null, console_url: consoleUrl ?? null }, consoleUrl ? 'console listening' : 'console off (CONSOLE_PORT=off)');
+
   const created = await ensureFirstTenant(app, config.bootstrapManagementKey);
   if (created && config.bootstrapManagementKey) {
     // The operator holds the key already: it is never printed, only its hash was stored.
     root.info({ tenant_id: created.tenant.id }, "tenant 'default' created with the management key of BOOTSTRAP_MANAGEMENT_KEY_FILE");
   } else if (created) {
     // On stderr, never in the JSON log stream (stdout), which log shippers collect and keep.
-    process.stderr.write(firstKeyBanner(created).replace('PORT', String(config.port)));
+    process.stderr.write(firstKeyBanner(created, origins.apiPort, consoleUrl));
   }
-
-  const server = createServer({ keepAliveTimeout: 65_000 }, app.getHttpAdapter().getInstance());
-  answerClientErrors(server, (refusal) => root.info(refusal, 'request refused before routing'));
-  await new Promise<void>((resolve) => server.listen(config.port, resolve));
   // The CLI's commands run in this process while it owns the embedded database (cli/control-socket.ts).
   const control = database.controlSocketPath
     ? await serveControlSocket(database.controlSocketPath, (argv) =>
         execute(argv, { open: async () => ({ app, database, config, migrationsApplied: [] }), close: async () => undefined }),
       )
     : undefined;
-  const address = server.address();
   root.info(
     {
-      port: typeof address === 'object' && address ? address.port : config.port,
+      port: origins.apiPort,
       embedded_database: database.embedded,
       jobs_in_process: runJobs,
       // From the start of this process: what a restart costs (the build, if any, ran before it).
@@ -65,7 +79,7 @@ async function main(): Promise<void> {
 
   let stopping = false;
   // While draining, answers tell keep-alive clients to reconnect elsewhere.
-  server.on('request', (_req, res) => stopping && !res.headersSent && res.setHeader('connection', 'close'));
+  for (const listening of servers) listening.on('request', (_req, res) => stopping && !res.headersSent && res.setHeader('connection', 'close'));
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -77,19 +91,19 @@ async function main(): Promise<void> {
     control?.close();
     // close() stops accepting and calls back once every connection is gone: idle keep-alive sockets are closed as
     // soon as they become idle, and whatever is still open after the grace period is cut.
-    const sweep = setInterval(() => server.closeIdleConnections(), 50);
-    const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-    server.close(async () => {
-      clearInterval(sweep);
-      clearTimeout(force);
-      await app.close();
-      await database.close();
-      await stopTracing();
-      root.info('stopped');
-      root.flush();
-      process.exit(0);
-    });
-    server.closeIdleConnections();
+    const sweep = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 50);
+    const force = setTimeout(() => servers.forEach((s) => s.closeAllConnections()), SHUTDOWN_GRACE_MS);
+    const closed = Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+    servers.forEach((s) => s.closeIdleConnections());
+    await closed;
+    clearInterval(sweep);
+    clearTimeout(force);
+    await app.close();
+    await database.close();
+    await stopTracing();
+    root.info('stopped');
+    root.flush();
+    process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -58,7 +58,7 @@ describe('console proxies (in chromium)', () => {
       await admin.close();
     }
     service = await startConsoleService({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8' });
-    browser = await ConsoleBrowser.launch(service.baseUrl);
+    browser = await ConsoleBrowser.launch(service.consoleUrl!);
     // Reports every CSP violation as a console error (an init script runs whatever the page's CSP says).
     await browser.context.addInitScript(() => {
       document.addEventListener('securitypolicyviolation', (e: any) => {
@@ -118,7 +118,7 @@ describe('console proxies (in chromium)', () => {
   it('answers index.html with a fresh style nonce in its CSP and its page, and nothing else inline', async () => {
     const nonces: string[] = [];
     for (const path of ['/console/proxies', '/console/proxies/new']) {
-      const res = await fetch(`${service.baseUrl}${path}`);
+      const res = await fetch(`${service.consoleUrl}${path}`);
       expect(res.status).toBe(200);
       const csp = res.headers.get('content-security-policy') ?? '';
       const nonce = /style-src 'self' 'nonce-([A-Za-z0-9+/=]{22,})'/.exec(csp)?.[1];
@@ -130,7 +130,7 @@ describe('console proxies (in chromium)', () => {
     }
     expect(nonces[0]).not.toBe(nonces[1]);
     // The assets carry the policy without a nonce.
-    const asset = await fetch(`${service.baseUrl}/console/assets/nothing-here.css`);
+    const asset = await fetch(`${service.consoleUrl}/console/assets/nothing-here.css`);
     expect(asset.headers.get('content-security-policy')).toContain("style-src 'self';");
   });
 

@@ -48,7 +48,7 @@ describe('console (in chromium)', () => {
     }
     // Checkpoints every second (the least allowed), so the integrity panel has one to show soon.
     service = await startConsoleService({ LOG_CHECKPOINT_INTERVAL_MS: '1000' });
-    browser = await ConsoleBrowser.launch(service.baseUrl);
+    browser = await ConsoleBrowser.launch(service.consoleUrl!);
   });
 
   afterAll(async () => {
@@ -73,7 +73,7 @@ describe('console (in chromium)', () => {
 
   it('is served at /console with a strict Content-Security-Policy, and deep links open the page', async () => {
     for (const path of ['/console/', '/console/logs?entity_type=card']) {
-      const res = await fetch(`${service.baseUrl}${path}`);
+      const res = await fetch(`${service.consoleUrl}${path}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
       const csp = res.headers.get('content-security-policy') ?? '';
@@ -83,7 +83,11 @@ describe('console (in chromium)', () => {
       expect(csp).toContain("frame-ancestors 'none'");
       expect(await res.text()).toContain('<div id="root"></div>');
     }
-    expect((await fetch(`${service.baseUrl}/console/assets/nothing-here.js`)).status).toBe(404);
+    expect((await fetch(`${service.consoleUrl}/console/assets/nothing-here.js`)).status).toBe(404);
+    // The API's port serves no console (its origin serves tenants' bytes under /proxy): it sends the same page there.
+    const moved = await fetch(`${service.baseUrl}/console/logs?entity_type=card`, { redirect: 'manual' });
+    expect(moved.status).toBe(302);
+    expect(moved.headers.get('location')).toBe(`${service.consoleUrl}/console/logs?entity_type=card`);
   });
 
   it('refuses a wrong key, signs in with the keyboard, keeps the key in sessionStorage only, and signs out', async () => {
@@ -168,12 +172,12 @@ describe('console (in chromium)', () => {
     expect(await page.getByLabel(`From (${TIME_ZONE})`).inputValue()).toBe('2026-03-01T01:20');
 
     const actor = logs[10]!.actorId!;
-    await page.goto(`${service.baseUrl}/console/logs?actor_id=${actor}`);
+    await page.goto(`${service.consoleUrl}/console/logs?actor_id=${actor}`);
     expect(await scrollToEnd(page)).toBe(1);
     expect(await page.locator('tbody tr td:last-child').allTextContents()).toEqual([logs[10]!.message]);
 
     // A bad filter is the API's 400, said in the page, not a crash.
-    await page.goto(`${service.baseUrl}/console/logs?actor_id=not-a-uuid`);
+    await page.goto(`${service.consoleUrl}/console/logs?actor_id=not-a-uuid`);
     await page.getByRole('alert').waitFor();
     browser.expectError(/status of 400/);
     await page.close();
@@ -260,9 +264,9 @@ describe('console (in chromium)', () => {
     expect(await page.getByRole('link', { name: 'New application' }).count()).toBe(0);
 
     // A page the key may not see says why; an unknown address says it is not there.
-    await page.goto(`${service.baseUrl}/console/proxies`);
+    await page.goto(`${service.consoleUrl}/console/proxies`);
     await page.getByText('This key may not see proxies: it lacks proxy:read.').waitFor();
-    await page.goto(`${service.baseUrl}/console/nowhere`);
+    await page.goto(`${service.consoleUrl}/console/nowhere`);
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -476,7 +480,7 @@ describe('console (in chromium)', () => {
     expect(await keyStatus(fresh)).toBe(401);
     expect(await keyStatus(app.key)).toBe(401);
     // Its page is gone too.
-    await page.goto(`${service.baseUrl}/console/applications/${app.id}`);
+    await page.goto(`${service.consoleUrl}/console/applications/${app.id}`);
     await page.getByText('No such application in this tenant.').waitFor();
     browser.expectError(/status of 404/);
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -517,7 +521,7 @@ describe('console (in chromium)', () => {
     expect(await page.getByRole('textbox', { name: 'API key' }).count()).toBe(0);
 
     // Expiring: the expiry field, and rules scoped by conditions instead of a container.
-    await page.goto(`${service.baseUrl}/console/applications/new`);
+    await page.goto(`${service.consoleUrl}/console/applications/new`);
     await page.getByLabel('Name', { exact: true }).fill('One-off export');
     await page.getByLabel('Type').selectOption('expiring');
     await page.getByLabel(`Expires at (${TIME_ZONE}, optional)`).waitFor();

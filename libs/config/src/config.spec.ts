@@ -8,6 +8,7 @@ describe('loadConfig', () => {
   it('runs on embedded defaults when nothing is set', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
+      consolePort: 3001,
       databaseUrl: undefined,
       dataDir: './.data',
       redisUrl: undefined,
@@ -43,6 +44,9 @@ describe('loadConfig', () => {
   it('reads every variable', () => {
     const config = loadConfig({
       PORT: '8080',
+      CONSOLE_PORT: '8081',
+      CONSOLE_PUBLIC_URL: 'https://console.example.com/',
+      API_PUBLIC_URL: 'https://api.example.com:443',
       DATABASE_URL: 'postgres://u@db:5432/g',
       DATA_DIR: '/var/lib/gatehouse',
       REDIS_URL: 'rediss://cache:6380',
@@ -71,6 +75,9 @@ describe('loadConfig', () => {
     });
     expect(config).toEqual({
       port: 8080,
+      consolePort: 8081,
+      consolePublicUrl: 'https://console.example.com',
+      apiPublicUrl: 'https://api.example.com',
       databaseUrl: 'postgres://u@db:5432/g',
       dataDir: '/var/lib/gatehouse',
       redisUrl: 'rediss://cache:6380',
@@ -125,6 +132,11 @@ describe('loadConfig', () => {
     ['DATABASE_POOL_SIZE', 'ten', /^DATABASE_POOL_SIZE must be an integer from 1 to 200, got 'ten'$/],
     ['DATABASE_STATEMENT_TIMEOUT_MS', '-1', /^DATABASE_STATEMENT_TIMEOUT_MS must be an integer from 0 to 3600000, got '-1'$/],
     ['TRANSFORM_CONSOLE_LOG', 'loud', /^TRANSFORM_CONSOLE_LOG must be true or false, got 'loud'$/],
+    ['CONSOLE_PORT', '3000', /^CONSOLE_PORT must differ from PORT \(3000\): the console never shares the API's origin/],
+    ['CONSOLE_PORT', 'on', /^CONSOLE_PORT must be an integer from 0 to 65535, got 'on'$/],
+    ['CONSOLE_PUBLIC_URL', 'ftp://console', /^CONSOLE_PUBLIC_URL must use http: or https:, got 'ftp:'$/],
+    ['CONSOLE_PUBLIC_URL', 'https://example.com/console', /^CONSOLE_PUBLIC_URL must be an origin such as https:\/\/console.example.com: no path/],
+    ['API_PUBLIC_URL', 'https://example.com/?a=1', /^API_PUBLIC_URL must be an origin/],
     ['METRICS_PORT', '65536', /^METRICS_PORT must be an integer from 0 to 65535, got '65536'$/],
     ['LOG_CHECKPOINT_INTERVAL_MS', '60001', /^LOG_CHECKPOINT_INTERVAL_MS must be an integer from 1000 to 60000, got '60001'$/],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317', /^OTEL_EXPORTER_OTLP_ENDPOINT must use http: or https:, got 'grpc:'$/],
@@ -139,6 +151,32 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(message);
     expect((error as Error).message).not.toContain('\n');
+  });
+
+  describe("the console's origin", () => {
+    it("is a listener of its own on 3001 unless CONSOLE_PORT is 'off'", () => {
+      expect(loadConfig({ CONSOLE_PORT: 'OFF' }).consolePort).toBeUndefined();
+      expect(loadConfig({ CONSOLE_PORT: '0', PORT: '0' }).consolePort).toBe(0);
+      expect(loadConfig({ PORT: '3001', CONSOLE_PORT: 'off' }).port).toBe(3001);
+      expect(() => loadConfig({ PORT: '3001' })).toThrow(/^CONSOLE_PORT must differ from PORT \(3001\)/);
+      expect(() => loadConfig({ METRICS_PORT: '3001' })).toThrow(/^CONSOLE_PORT must differ from METRICS_PORT \(3001\)$/);
+    });
+
+    it('never shares the public origin of the API, and never echoes a URL with credentials', () => {
+      expect(() => loadConfig({ CONSOLE_PUBLIC_URL: 'https://gh.example.com', API_PUBLIC_URL: 'https://gh.example.com:443/' })).toThrow(
+        /^CONSOLE_PUBLIC_URL and API_PUBLIC_URL must be different origins/,
+      );
+      expect(loadConfig({ CONSOLE_PUBLIC_URL: 'https://gh.example.com:8443', API_PUBLIC_URL: 'https://gh.example.com' })).toMatchObject({
+        consolePublicUrl: 'https://gh.example.com:8443',
+        apiPublicUrl: 'https://gh.example.com',
+      });
+      expect(() => loadConfig({ CONSOLE_PUBLIC_URL: 'https://user:secret@console.example.com' })).toThrow(ConfigError);
+      try {
+        loadConfig({ CONSOLE_PUBLIC_URL: 'https://user:secret@console.example.com' });
+      } catch (error) {
+        expect((error as Error).message).not.toContain('secret');
+      }
+    });
   });
 
   describe('secrets from files (<NAME>_FILE)', () => {

@@ -6,6 +6,12 @@ import { parseVaultKey, parseVaultKeyList } from './vault-key';
 
 export interface AppConfig {
   port: number;
+  /** The console's own listener (its origin holds keys: never the API's, which serves tenants' bytes); unset: off. */
+  consolePort?: number;
+  /** The console's origin as browsers reach it (its own host name); unset: this host with CONSOLE_PORT. */
+  consolePublicUrl?: string;
+  /** The API's origin as browsers reach it (the console's "Try the proxy" calls it); unset: this host with PORT. */
+  apiPublicUrl?: string;
   databaseUrl?: string;
   dataDir: string;
   redisUrl?: string;
@@ -73,8 +79,10 @@ export function loadConfig(processEnv: Env = process.env): AppConfig {
   const env = withFileVariables(processEnv);
   const reactorPoolSize = integer(env, 'REACTOR_POOL_SIZE', availableParallelism(), 1, 256);
   checkTracesSampler(env);
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
+    ...consoleOrigin(env, port),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir: nonEmpty(env, 'DATA_DIR') ?? './.data',
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
@@ -121,6 +129,45 @@ function bootstrapKey(env: Env): Pick<AppConfig, 'bootstrapManagementKey'> {
   // The value is a secret: never echoed, not even in part.
   if (!GENERATED_KEY.test(key)) throw new ConfigError('BOOTSTRAP_MANAGEMENT_KEY(_FILE) must hold a key as Gatehouse generates them: key_ and 40 letters or digits');
   return { bootstrapManagementKey: key };
+}
+
+/**
+ * CONSOLE_PORT (3001 by default, `off` for none) and the two public origins. The console and the API are never one
+ * origin: the same port, or the same public URL, is refused.
+ */
+function consoleOrigin(env: Env, port: number): Pick<AppConfig, 'consolePort' | 'consolePublicUrl' | 'apiPublicUrl'> {
+  const off = nonEmpty(env, 'CONSOLE_PORT')?.toLowerCase() === 'off';
+  const consolePort = off ? undefined : integer(env, 'CONSOLE_PORT', 3001, 0, 65535);
+  if (consolePort !== undefined && consolePort !== 0 && consolePort === port) {
+    throw new ConfigError(`CONSOLE_PORT must differ from PORT (${port}): the console never shares the API's origin; 'off' turns it off`);
+  }
+  const metricsPort = nonEmpty(env, 'METRICS_PORT');
+  if (consolePort !== undefined && consolePort !== 0 && metricsPort === String(consolePort)) {
+    throw new ConfigError(`CONSOLE_PORT must differ from METRICS_PORT (${consolePort})`);
+  }
+  const consolePublicUrl = publicOrigin(env, 'CONSOLE_PUBLIC_URL');
+  const apiPublicUrl = publicOrigin(env, 'API_PUBLIC_URL');
+  if (consolePublicUrl !== undefined && consolePublicUrl === apiPublicUrl) {
+    throw new ConfigError('CONSOLE_PUBLIC_URL and API_PUBLIC_URL must be different origins: the console never shares the API\'s origin');
+  }
+  return {
+    ...(consolePort === undefined ? {} : { consolePort }),
+    ...(consolePublicUrl === undefined ? {} : { consolePublicUrl }),
+    ...(apiPublicUrl === undefined ? {} : { apiPublicUrl }),
+  };
+}
+
+/** An http(s) origin (scheme, host, port; nothing after the host but `/`), normalised (`https://h:443/` -> `https://h`). */
+function publicOrigin(env: Env, name: string): string | undefined {
+  const raw = url(env, name, ['http:', 'https:']);
+  if (raw === undefined) return undefined;
+  const parsed = new URL(raw);
+  // The origin goes into headers (a CSP, a Location) and a page: a host of letters, digits, dots, dashes, an IPv6 in [].
+  if (!/^[A-Za-z0-9.\-[\]:]+$/.test(parsed.host) || parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
+    // Not echoed: it may carry credentials.
+    throw new ConfigError(`${name} must be an origin such as https://console.example.com: no path, query, fragment or credentials`);
+  }
+  return parsed.origin;
 }
 
 /** `env` with each FILE_VARIABLES entry that is given as `<NAME>_FILE` read from that file (one trailing newline cut). */

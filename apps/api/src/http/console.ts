@@ -4,25 +4,29 @@ import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
 import { accessRecord } from './access-log';
+import { onConsoleOrigin, Origins } from './console-origin';
 
 /** What the console's index.html carries where the server puts each response's style nonce (a <meta> the code reads). */
 export const STYLE_NONCE_PLACEHOLDER = '__GATEHOUSE_STYLE_NONCE__';
+/** ...and the API's origin, where its "Try the proxy" sends requests (`/proxy` is never served on the console's). */
+export const API_ORIGIN_PLACEHOLDER = '__GATEHOUSE_API_ORIGIN__';
 
 /**
  * The console's policy: everything from this origin only (scripts, styles, the API calls), nothing inline, no
  * frames, no forms posted elsewhere. The console holds an API key, so an injected script must have nowhere to run.
  * With `styleNonce` (index.html's response) style elements carrying that nonce are allowed too: the transform editor
  * (CodeMirror) writes its styles into a <style> element it stamps with the nonce, and no other inline style runs.
- * Scripts never get a nonce: script-src stays 'self'.
+ * Scripts never get a nonce: script-src stays 'self'. With `apiOrigin`, the console may also call the API's origin
+ * (its "Try the proxy"): fetch() only, nothing from there runs or is displayed as a document.
  */
-export function consoleCsp(styleNonce?: string): string {
+export function consoleCsp(styleNonce?: string, apiOrigin?: string): string {
   return [
     "default-src 'none'",
     "script-src 'self'",
     styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
     "img-src 'self' data:",
     "font-src 'self'",
-    "connect-src 'self'",
+    apiOrigin ? `connect-src 'self' ${apiOrigin}` : "connect-src 'self'",
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
@@ -55,12 +59,14 @@ function consoleRoute(req: Request, _res: Response, next: NextFunction): void {
 }
 
 /**
- * Serves the built console at /console: its hashed assets for a year, and index.html (never cached) for every other
+ * Serves the built console at /console on the console's listener alone (console-origin.ts); on the API's port,
+ * /console redirects there. Its hashed assets for a year, and index.html (never cached) for every other
  * path below /console, so a deep link (/console/logs?entity_type=card) opens the page it names. index.html is read
  * once and answered with a fresh random style nonce (128 bits) in both the CSP header and the page. Absent build:
  * nothing is mounted and /console answers 404 like any unknown path.
  */
-export function mountConsole(app: NestExpressApplication, dir = consoleDirectory()): void {
+export function mountConsole(app: NestExpressApplication, origins: Origins, dir = consoleDirectory()): void {
+  app.use('/console', (req: Request, res: Response, next: NextFunction) => (onConsoleOrigin(req) ? next() : origins.redirectToConsole(req, res)));
   if (!dir) return;
   const index = readFileSync(join(dir, 'index.html'), 'utf8');
   const router = express.Router();
@@ -70,9 +76,11 @@ export function mountConsole(app: NestExpressApplication, dir = consoleDirectory
   router.use((req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     const nonce = randomBytes(16).toString('base64');
-    res.setHeader('Content-Security-Policy', consoleCsp(nonce));
+    // An origin (scheme, host name checked against a strict pattern, port) or nothing: no character to escape.
+    const apiOrigin = origins.apiOrigin(req);
+    res.setHeader('Content-Security-Policy', consoleCsp(nonce, apiOrigin));
     res.setHeader('Cache-Control', 'no-cache');
-    res.type('html').send(index.replaceAll(STYLE_NONCE_PLACEHOLDER, nonce));
+    res.type('html').send(index.replaceAll(STYLE_NONCE_PLACEHOLDER, nonce).replaceAll(API_ORIGIN_PLACEHOLDER, apiOrigin ?? ''));
   });
   app.use('/console', router);
 }

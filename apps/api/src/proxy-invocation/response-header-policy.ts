@@ -39,9 +39,10 @@ const BROWSER_LINK_RELATIONS = new Set(['preload', 'modulepreload', 'prefetch', 
 
 /**
  * Applies the policy to `res` at the moment its head is written (Node calls writeHead for every response, an implicit
- * head included), so headers set at any point before, by anyone, are covered.
+ * head included), so headers set at any point before, by anyone, are covered. `corsOrigin`: the one origin this
+ * response is shared with (the console's, for its "Try the proxy"), whatever CORS headers the destination sent.
  */
-export function applyProxyResponseHeaderPolicy(res: ServerResponse): void {
+export function applyProxyResponseHeaderPolicy(res: ServerResponse, corsOrigin?: string): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, statusCode: number, ...rest: unknown[]) {
     // writeHead(status, [message], [headers]): headers given here are merged first, so they are covered too.
@@ -50,13 +51,13 @@ export function applyProxyResponseHeaderPolicy(res: ServerResponse): void {
       rest.pop();
       mergeHeaders(this, last as OutgoingHttpHeaders | unknown[]);
     }
-    enforce(this);
+    enforce(this, corsOrigin);
     return (writeHead as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest);
   } as ServerResponse['writeHead'];
 }
 
 /** The policy on the headers `res` holds now. */
-export function enforce(res: ServerResponse): void {
+export function enforce(res: ServerResponse, corsOrigin?: string): void {
   for (const name of DROPPED_RESPONSE_HEADERS) res.removeHeader(name);
   filterValues(res, 'set-cookie', (cookie) => !widelyScopedCookie(cookie));
   filterValues(res, 'link', (value) => splitLinks(value).filter((link) => !browserLink(link)).join(', '));
@@ -65,6 +66,13 @@ export function enforce(res: ServerResponse): void {
   const existing = res.getHeader('content-security-policy');
   const own = existing === undefined ? [] : Array.isArray(existing) ? existing : [String(existing)];
   res.setHeader('content-security-policy', [...own, PROXY_RESPONSE_CSP]);
+  if (corsOrigin !== undefined) {
+    res.removeHeader('access-control-allow-credentials');
+    res.setHeader('access-control-allow-origin', corsOrigin);
+    if (!res.hasHeader('access-control-allow-methods')) res.setHeader('access-control-expose-headers', '*');
+    const vary = res.getHeader('vary');
+    if (!/(^|,)\s*(origin|\*)\s*(,|$)/i.test(String(vary ?? ''))) res.setHeader('vary', vary === undefined ? 'Origin' : `${String(vary)}, Origin`);
+  }
 }
 
 /**
@@ -131,10 +139,4 @@ function mergeHeaders(res: ServerResponse, headers: OutgoingHttpHeaders | unknow
     return;
   }
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) res.setHeader(name, value);
-}
-
-/** The policy as middleware, mounted with the `/proxy` handler (app.ts). */
-export function proxyResponseHeaderPolicy(_req: unknown, res: ServerResponse, next: () => void): void {
-  applyProxyResponseHeaderPolicy(res);
-  next();
 }

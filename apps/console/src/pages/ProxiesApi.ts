@@ -152,8 +152,19 @@ export interface TryResult {
 }
 
 /**
- * Sends one request through /proxy/... with the proxy's key, through the signed-in client (so its SVC-API-KEY goes
- * along, or is taken off when `sendApiKey` is false), and reads the raw response whatever its type or status.
+ * The API's origin, which the page's <meta> names: `/proxy` serves tenants' bytes, so it is never on the console's
+ * origin (docs/security.md, "Origins"); the API shares its responses with this origin alone (CORS). Under `vite dev`
+ * (the placeholder left) this origin.
+ */
+function apiOrigin(): string {
+  const named = document.querySelector<HTMLMetaElement>('meta[name="gatehouse-api-origin"]')?.content ?? '';
+  return /^https?:\/\//.test(named) ? named : window.location.origin;
+}
+
+/**
+ * Sends one request through /proxy/... on the API's origin with the proxy's key, through the signed-in client (so its
+ * SVC-API-KEY goes along, or is taken off when `sendApiKey` is false), and reads the raw response whatever its type or
+ * status.
  */
 export async function tryProxy(api: Api, request: TryRequest): Promise<TryResult> {
   let raw: Response | undefined;
@@ -163,6 +174,9 @@ export async function tryProxy(api: Api, request: TryRequest): Promise<TryResult
     if (!request.sendApiKey) headers.delete('SVC-API-KEY');
     // The more path exactly as typed: each segment encoded, the slashes kept (an encoded slash is a 400).
     const url = new URL(req.url);
+    const api = new URL(apiOrigin());
+    url.protocol = api.protocol;
+    url.host = api.host;
     const more = request.path.replace(/^\/+/, '');
     url.pathname = more ? `/proxy/${more.split('/').map(encodeURIComponent).join('/')}` : '/proxy';
     url.search = request.query.replace(/^\?/, '');
