@@ -9,6 +9,7 @@ import { Database } from '@gatehouse/persistence';
 import { AppModule } from './app.module';
 import { accessLogWriter, FinishedRequest, requestObserver } from './http/access-log';
 import { jsonBody } from './http/json-body';
+import { ExpressRouter, methodNotAllowed } from './http/method-not-allowed';
 import { httpMetrics, registerApiMetrics } from './observability/api-metrics';
 import { queryParser } from './http/strict-query';
 import { requestContextMiddleware } from './http/request-context';
@@ -48,6 +49,8 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   if (options.accessLog) observers.push(accessLogWriter(options.accessLog));
   if (options.metrics) observers.push(httpMetrics(options.metrics));
   if (observers.length > 0 || tracingEnabled()) app.use(requestObserver(observers));
+  const express = app.getHttpAdapter().getInstance() as unknown as { router: ExpressRouter };
+  app.use(methodNotAllowed(() => express.router));
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
   const origins = options.origins ?? new Origins(options.config);
   // Tenants' bytes are never served on the console's origin; on the API's, every /proxy response (a destination's, a

@@ -304,14 +304,15 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
       expectProblem(await as(t, admin.key).get('/nope'), 404);
     });
 
-    it('PATCH on an application is not a route (404), whatever the body', async () => {
+    it('PATCH on an application is a 405 with Allow, whatever the body', async () => {
       const res = await t
         .http()
         .patch(`/applications/${target.id}`)
         .set('SVC-API-KEY', admin.key)
         .set('Content-Type', 'application/merge-patch+json')
         .send(JSON.stringify({ name: 'patched' }));
-      expect([404, 405]).toContain(res.status);
+      expect(res.status).toBe(405);
+      expect(res.headers.allow).toBe('DELETE, GET, HEAD, PUT');
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     });
   });
