@@ -85,4 +85,33 @@ describe('Reactor: modules within the limits', () => {
       callback: expect.stringMatching(/zlib output exceeds/),
     });
   });
+
+  it('gives packages a Proxy that cannot wrap an array, so the length checks of the builtins still hold', async () => {
+    const body = okBody(
+      await reactor.run(
+        input(
+          'proxy',
+          `module.exports = async () => {
+            const attempt = (f) => { try { return f(); } catch (e) { return e.name + ': ' + e.message; } };
+            let reads = 0;
+            const liar = new Proxy({}, { get: (t, k) => (k === 'length' ? (reads++ ? 1e10 : 1) : undefined) });
+            return { body: {
+              object: typeof new Proxy({ a: 1 }, {}).a,
+              array: attempt(() => new Proxy([], {})),
+              revocable: attempt(() => Proxy.revocable([1], {})),
+              ofProxiedArray: attempt(() => new Proxy(new Proxy({}, {}), {}) && 'ok'),
+              liarJoin: attempt(() => Array.prototype.join.call(liar, ',').length),
+            } };
+          };`,
+        ),
+      ),
+    );
+    expect(body).toEqual({
+      object: 'number',
+      array: 'TypeError: A Proxy of an array is not available in the sandbox',
+      revocable: 'TypeError: A Proxy of an array is not available in the sandbox',
+      ofProxiedArray: 'ok',
+      liarJoin: 0,
+    });
+  });
 });

@@ -118,4 +118,39 @@ describe('Reactor: modules a transform requires', () => {
     const [h, p, sig] = (body.jwt as string).split('.');
     expect(sig).toBe(createHmac('sha256', 'a-string-secret-at-least-256-bits-long').update(`${h}.${p}`).digest('base64url'));
   });
+
+  it('keeps header names as the caller sent them and reads them case-insensitively; process as transforms read it', async () => {
+    const body = okBody(
+      await reactor.run(
+        input(
+          `module.exports = async (req) => {
+            const h = req.args.headers;
+            const started = process.hrtime.bigint();
+            const ticked = await new Promise((resolve) => process.nextTick((a) => resolve(a), 'tick'));
+            return { body: {
+              keys: Object.keys(h), exact: h['Authorization'], lower: h.authorization, upper: h['CONTENT-TYPE'], has: 'AUTHORIZATION' in h,
+              missing: h['x-none'], json: JSON.stringify(h), spread: { ...h },
+              env: Object.keys(process.env).length, version: process.version === ${JSON.stringify(process.version)},
+              hrtime: process.hrtime().length, elapsed: typeof (process.hrtime.bigint() - started), ticked,
+            } };
+          };`,
+          { body: null, headers: { Authorization: 'Bearer x', 'content-type': 'application/json' } },
+        ),
+      ),
+    );
+    expect(body).toEqual({
+      keys: ['Authorization', 'content-type'],
+      exact: 'Bearer x',
+      lower: 'Bearer x',
+      upper: 'application/json',
+      has: true,
+      json: '{"Authorization":"Bearer x","content-type":"application/json"}',
+      spread: { Authorization: 'Bearer x', 'content-type': 'application/json' },
+      env: 0,
+      version: true,
+      hrtime: 2,
+      elapsed: 'bigint',
+      ticked: 'tick',
+    });
+  });
 });

@@ -80,7 +80,18 @@ guardSplit(RegExp.prototype, Symbol.split, '[Symbol.split]', 'RegExp split');
 // transforms get no Proxy, and array-likes are seen through one whose length is the checked one.
 const ProxyCtor = Proxy;
 const ReflectGet = Reflect.get;
-delete G.Proxy;
+// Packages need Proxy (xmlbuilder2's DOM): transforms get one that cannot wrap an array (nor a proxy of one), so
+// anything Array.isArray accepts has the length the checks below read.
+function checkedProxyTarget(target) {
+  if (ArrayIsArray(target)) throw new TypeErrorCtor('A Proxy of an array is not available in the sandbox');
+  return target;
+}
+const SandboxProxy = { Proxy: function Proxy(target, handler) {
+  if (new.target === undefined) throw new TypeErrorCtor("Constructor Proxy requires 'new'");
+  return new ProxyCtor(checkedProxyTarget(target), handler);
+} }.Proxy;
+define(SandboxProxy, 'revocable', function revocable(target, handler) { return ProxyCtor.revocable(checkedProxyTarget(target), handler); });
+define(G, 'Proxy', SandboxProxy);
 function withFixedLength(O, len) {
   return new ProxyCtor(O, {
     get: function (target, key, receiver) { return key === 'length' ? len : ReflectGet(target, key, receiver); },
