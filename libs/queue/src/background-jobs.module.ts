@@ -6,6 +6,7 @@ import {
   CheckpointSigner,
   Clock,
   ExpireApplications,
+  ExpireTokens,
   IngestLogs,
   LogRepository,
   NoopApplicationExpiryScheduler,
@@ -86,7 +87,7 @@ export class BackgroundJobsModule {
       },
       {
         provide: BackgroundJobs,
-        inject: [QueueDrivers, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogRepository, Clock],
+        inject: [QueueDrivers, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogRepository, Clock, UnitOfWork],
         useFactory: (
           { bullmq, inProcess }: QueueDrivers,
           publisher: AuditEventPublisher,
@@ -94,6 +95,7 @@ export class BackgroundJobsModule {
           expire: ExpireApplications,
           logs: LogRepository,
           clock: Clock,
+          uow: UnitOfWork,
         ) => {
           const parts = {
             bullmq,
@@ -110,6 +112,7 @@ export class BackgroundJobsModule {
             new ExpireApplicationHandler(expire),
           ]);
           const relay = new RelayAuditOutbox(logs, clock);
+          const expireTokens = new ExpireTokens(uow, clock);
           const signCheckpoints = new SignLogCheckpoints(logs, options.checkpointSigner, clock);
           const minAgeMs = options.outboxRelayMinAgeMs ?? 5000;
           return new BackgroundJobs({
@@ -134,6 +137,9 @@ export class BackgroundJobsModule {
               ),
               expirySweep: new PeriodicTask('ExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expire.sweep(), (n) =>
                 `expired ${n} application(s)`,
+              ),
+              tokenExpirySweep: new PeriodicTask('TokenExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expireTokens.sweep(), (n) =>
+                `deleted ${n} expired token(s)`,
               ),
             },
           });

@@ -21,6 +21,8 @@ export interface BackgroundJobParts {
     outboxRelay: PeriodicTask;
     checkpoints: PeriodicTask;
     expirySweep: PeriodicTask;
+    /** Tokens past their expires_at, deleted in bounded batches (ExpireTokens). */
+    tokenExpirySweep: PeriodicTask;
   };
 }
 
@@ -37,6 +39,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     runner.outboxRelay.start();
     runner.checkpoints.start();
     runner.expirySweep.start();
+    runner.tokenExpirySweep.start();
   }
 
   /** The relay, the checkpoints and the sweep, now: for tests and operators' scripts. */
@@ -44,12 +47,14 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     await this.parts.runner?.outboxRelay.runOnce();
     await this.parts.runner?.checkpoints.runOnce();
     await this.parts.runner?.expirySweep.runOnce();
+    await this.parts.runner?.tokenExpirySweep.runOnce();
   }
 
   async onApplicationShutdown(): Promise<void> {
     const { bullmq, inProcess, publisher, scheduler, runner } = this.parts;
     await runner?.outboxRelay.stop();
     await runner?.expirySweep.stop();
+    await runner?.tokenExpirySweep.stop();
     // Running jobs finish first: their logs commit and the events of their own writes get published.
     await runner?.consumer?.close();
     await scheduler?.close();

@@ -1,6 +1,7 @@
 import { actorOf } from '../applications/application-commands';
 import { Principal } from '../applications/principal';
 import { SYSTEM_ACTOR } from '../audit/audit-event';
+import { Clock } from '../shared/clock';
 import { ConflictError, FieldErrorCollector, NotFoundError } from '../shared/domain-error';
 import { TransactionScope, UnitOfWork } from '../shared/unit-of-work';
 import { isExpired, mergePatch, Token, TokenInput, TokenPatch, TokenSecrets, validateContainers, validateDataSize, validateExpiry, validateMask, validateMetadata } from './token';
@@ -132,14 +133,14 @@ export class DeleteToken {
 export class ExpireTokens {
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly vault: Pick<TokenVault, 'clock'>,
+    private readonly clock: Clock,
   ) {}
 
   async sweep(batchSize = 500, maxBatches = 20): Promise<number> {
     let deleted = 0;
     for (let batch = 0; batch < maxBatches; batch++) {
       const n = await this.uow.run(async (tx) => {
-        const expired = await tx.get(TokenRepository).deleteExpired(this.vault.clock.now(), batchSize);
+        const expired = await tx.get(TokenRepository).deleteExpired(this.clock.now(), batchSize);
         for (const token of expired) recordTokenEvent(tx, SYSTEM_ACTOR, token, 'delete', `Token ${token.id} expired and was deleted`);
         return expired.length;
       });
