@@ -1,5 +1,11 @@
 # One image for both processes: `api` (the default command) and `worker` differ only by command (docker-compose.yml).
-FROM node:24-bookworm-slim AS build
+# The base image is pinned by digest, so a release is rebuilt from the same bytes (scripts/release.sh,
+# docs/operations/releases.md): node:24-bookworm-slim as published with Node.js 24.18.0. The digest was read from public
+# build records, not from the registry (no machine of this project reaches it): check it with
+# `docker buildx imagetools inspect node:24-bookworm-slim` before relying on it, and update it here to move the base.
+# A locally built stand-in (scripts/stand-in-node-image.sh) is used with --build-arg NODE_IMAGE=node:24-bookworm-slim.
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 # Dependencies first, from the lock exactly (npm ci), so a source change does not reinstall them.
 COPY package.json package-lock.json .npmrc ./
@@ -23,10 +29,14 @@ COPY . .
 # .data: DATA_DIR, where a log signing key is generated when none is configured (a volume in docker-compose.yml).
 RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund && mkdir -p .data
 
-FROM node:24-bookworm-slim
+FROM ${NODE_IMAGE}
 # tini is PID 1: it hands SIGTERM to node and reaps whatever exits. util-linux (already in the base) for `prlimit`,
 # which caps each transform sandbox process's address space (libs/reactor/src/sandbox-process.ts).
 RUN apt-get update && apt-get install -y --no-install-recommends tini util-linux && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+ARG NODE_IMAGE
+ARG GATEHOUSE_VERSION=unknown
+LABEL org.opencontainers.image.title="Gatehouse" org.opencontainers.image.version="${GATEHOUSE_VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0" org.opencontainers.image.base.name="${NODE_IMAGE}"
 ENV NODE_ENV=production DATA_DIR=/data
 WORKDIR /app
 # Production dependencies and compiled code only (no sources, tests, benchmarks), owned by root: the runtime user
