@@ -45,6 +45,8 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   // Whose X-Forwarded-For is believed when telling clients apart (throttling, a log's source_ip); none unless configured.
   app.set('trust proxy', options.config.trustedProxies.length > 0 ? options.config.trustedProxies : false);
   app.use(requestContextMiddleware);
+  // No answer of this service is ever sniffed into another type (an error echoing a path stays problem+json).
+  app.use(noSniff);
   const observers: Array<(finished: FinishedRequest) => void> = [];
   if (options.accessLog) observers.push(accessLogWriter(options.accessLog));
   if (options.metrics) observers.push(httpMetrics(options.metrics));
@@ -72,4 +74,9 @@ function proxyResponses(origins: Origins) {
     if (corsOrigin !== undefined && answeredConsolePreflight(req, res, corsOrigin)) return;
     next();
   };
+}
+
+function noSniff(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  next();
 }

@@ -70,6 +70,12 @@ describe("the console's origin (CONSOLE_PORT)", () => {
     expect(missing.headers['content-security-policy']).toMatch(/^sandbox;/);
   });
 
+  it("answers nothing on the API's port that a browser would sniff into a page", async () => {
+    const res = await request(t.app.getHttpServer()).get('/nowhere/<script>alert(1)</script>').expect(404);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+
   it("sends the API port's /console to the console's origin", async () => {
     const res = await request(t.app.getHttpServer()).get('/console/proxies?x=1').set('host', 'gatehouse.test:3000').expect(302);
     expect(res.headers.location).toBe('http://gatehouse.test:3001/console/proxies?x=1');
