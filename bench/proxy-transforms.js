@@ -39,4 +39,22 @@ module.exports = async function (req) {
   };
 };`;
 
-module.exports = { PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL };
+// A transform over a bundled package: node-jose JWE encryption of the body (RSA-OAEP-256 + A256GCM) to a partner's key
+// from the configuration; the key is parsed once per warm context.
+const JWE_REQUEST = `
+const jose = require('node-jose');
+let key = null;
+module.exports = async function (req) {
+  key = key || await jose.JWK.asKey(JSON.parse(req.configuration.PARTNER_JWK));
+  const jwe = await jose.JWE.createEncrypt({ format: 'compact' }, key).update(JSON.stringify(req.args.body)).final();
+  return { body: { jwe }, headers: Object.assign({}, req.args.headers, { 'content-type': 'application/json' }) };
+};`;
+
+/** A partner's RSA public key as a JWK, for JWE_REQUEST. */
+function partnerJwk() {
+  const { generateKeyPairSync } = require('node:crypto');
+  const jwk = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' });
+  return JSON.stringify({ ...jwk, alg: 'RSA-OAEP-256', use: 'enc', kid: 'partner' });
+}
+
+module.exports = { JWE_REQUEST, PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL, partnerJwk };

@@ -21,7 +21,7 @@ const {
   startGatehouse,
   startScript,
 } = require('./service');
-const { PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL } = require('./proxy-transforms');
+const { JWE_REQUEST, PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL, partnerJwk } = require('./proxy-transforms');
 
 const DB = 'gatehouse_bench_proxy';
 const DB_URL = databaseUrl(DB);
@@ -36,6 +36,7 @@ const REFERENCE = 'reference undici forwarder';
 const NONE = 'Gatehouse, no transforms';
 const TRIVIAL_ROUTE = 'Gatehouse, trivial request + response transforms';
 const REALISTIC_ROUTE = 'Gatehouse, realistic transforms (JSON rewrite + HMAC)';
+const PACKAGE_ROUTE = 'Gatehouse, a bundled package (node-jose JWE of the body)';
 // The routes also measured over one connection.
 const UNLOADED = new Set([DIRECT, REFERENCE, NONE, TRIVIAL_ROUTE]);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
@@ -141,6 +142,13 @@ async function main() {
       response_transform: { code: REALISTIC_RESPONSE },
       configuration: { SIGNING_SECRET: 'bench-signing-secret' },
     });
+    const jwe = await createProxy(gatehouse.base, key, {
+      name: 'package',
+      destination_url: destination,
+      require_auth: false,
+      request_transform: { code: JWE_REQUEST },
+      configuration: { PARTNER_JWK: partnerJwk() },
+    });
 
     const json = { 'content-type': 'application/json' };
     const routes = [
@@ -155,6 +163,7 @@ async function main() {
       },
       { name: TRIVIAL_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': trivial.key } },
       { name: REALISTIC_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': realistic.key } },
+      { name: PACKAGE_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': jwe.key } },
     ]
       .map((route) => ({ pid: gatehouse.child.pid, ...route }))
       // BENCH_ONLY=<regex> measures the routes whose name matches (e.g. BENCH_ONLY=trivial); the targets need them all.
@@ -281,6 +290,10 @@ async function main() {
     if (realisticS) {
       const realisticRatio = ratioOf(REALISTIC_ROUTE, NONE);
       console.log(`| realistic transforms >= 40% of no-transform req/s (median of rounds) | ${shown(realisticRatio)} | ${realisticRatio.median >= 0.4 ? 'yes' : 'NO'} |`);
+    }
+    if (s[PACKAGE_ROUTE]) {
+      const packageRatio = ratioOf(PACKAGE_ROUTE, NONE);
+      console.log(`| (for scale) a bundled package (node-jose JWE) as % of no-transform req/s (median of rounds) | ${shown(packageRatio)} | |`);
     }
     console.log(`| first call of new code <= 50 ms (worst of ${FIRST_CALLS}) | ${fmt(worst)} ms | ${worst <= 50 ? 'yes' : 'NO'} |`);
     console.log(
