@@ -27,3 +27,4 @@ export * from './vault/migration-vault';
 export * from './repositories/typeorm-token.repository';
 export * from './entities/token.entity';
 export * from './migration-status';
+export * from './vault/vault-rotation';

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { generateProxyKey, Proxy, ProxyRepository, TenantRepository } from '@gatehouse/domain';
+import { generateProxyKey, ProxyRepository, TenantRepository } from '@gatehouse/domain';
 import { InMemoryProxyRepository, InMemoryTenantRepository } from '@gatehouse/domain/testing';
 import { DataSource } from 'typeorm';
 import { CachedProxyRepository, DatabaseVaultCrypto, InMemoryVersionStore, TypeormProxyRepository, VaultKeyStore } from '@gatehouse/persistence';
 import { testKeyWrapper } from '../../../test/support/test-vault';
+import { aProxyRecord, PROXY_RECORD_T0 } from '../../../test/support/proxy-record';
 import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
 interface Repositories {
@@ -33,28 +34,8 @@ const BACKENDS: { name: string; open(): Promise<Repositories> }[] = [
 // Opening PGlite and migrating it takes a few seconds.
 jest.setTimeout(60_000);
 
-const T0 = Date.parse('2026-11-21T10:00:00.000Z');
-
-function aProxy(tenantId: string, over: Partial<Proxy> = {}): Proxy {
-  return {
-    id: randomUUID(),
-    tenantId,
-    name: 'payments',
-    key: generateProxyKey(),
-    destinationUrl: 'https://api.example.com/v1',
-    requestTransform: null,
-    responseTransform: null,
-    configuration: null,
-    applicationId: null,
-    requireAuth: true,
-    rateLimit: null,
-    createdBy: randomUUID(),
-    createdAt: new Date(T0),
-    modifiedBy: null,
-    modifiedAt: new Date(T0),
-    ...over,
-  };
-}
+const T0 = PROXY_RECORD_T0;
+const aProxy = aProxyRecord;
 
 describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
   let db: Repositories;
