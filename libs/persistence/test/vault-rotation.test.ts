@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Proxy, VaultKeyError } from '@gatehouse/domain';
+import { Proxy, tokenAad, VaultKeyError } from '@gatehouse/domain';
 import { Database, DatabaseVaultCrypto, envelopeKeyId, kekIdOf, TypeormProxyRepository, VaultKeyStore, VaultRotation } from '@gatehouse/persistence';
 import { OwnDatabase, ownDatabase } from '../../../test/support/own-database';
 import { testKeyWrapper } from '../../../test/support/test-vault';
@@ -87,6 +87,13 @@ describe('vault rotation (rotate-key, re-encrypt) on PostgreSQL', () => {
         written.push(proxy);
       }
     }
+    // A token of each tenant too (the tokens table registers its sealed column).
+    for (const tenantId of tenants) {
+      await database.dataSource.query(
+        `INSERT INTO tokens (tenant_id, id, type, sealed, containers, container_prefixes, metadata, created_at) VALUES ($1, 'tok_1', 'token', $2, '{/}', '{/}', '{}', now())`,
+        [tenantId, await vault.seal(tenantId, Buffer.from('{"data":"4242"}'), tokenAad(tenantId, 'tok_1'))],
+      );
+    }
     const [{ key_sealed: oldEnvelope }] = await database.dataSource.query('SELECT key_sealed FROM proxies WHERE id = $1', [written[0]!.id]);
     const rotation = new VaultRotation(database.dataSource, aProcess(database, NEW), { batchSize: 2, retireAfterMs: 0 });
     let batches = 0;
@@ -118,6 +125,9 @@ describe('vault rotation (rotate-key, re-encrypt) on PostgreSQL', () => {
         [tenantId],
       );
       for (const row of rows) expect([envelopeKeyId(row.key_sealed), envelopeKeyId(row.configuration_sealed)]).toEqual([current.key_id, current.key_id]);
+      const [token] = await database.dataSource.query(`SELECT sealed FROM tokens WHERE tenant_id = $1 AND id = 'tok_1'`, [tenantId]);
+      expect(envelopeKeyId(token.sealed)).toBe(current.key_id);
+      expect((await vault.open(tenantId, token.sealed, tokenAad(tenantId, 'tok_1'))).toString()).toBe('{"data":"4242"}');
     }
     for (const p of written) expect(await proxies.findById(p.tenantId, p.id)).toEqual(p);
     expect(await proxies.findByKey(late.key)).toEqual(late);

@@ -1,3 +1,5 @@
+import { tokenAad } from '@gatehouse/domain';
+
 /**
  * A column that holds values sealed by the vault (VaultCrypto.seal), for `gatehouse vault re-encrypt`, which moves them
  * to their tenant's newest data key in bounded batches. The aad must be built exactly as the writer builds it.
@@ -27,4 +29,5 @@ export const SEALED_COLUMNS: SealedColumn[] = [
     column: 'configuration_sealed',
     aad: (r) => proxyConfigurationAad(String(r.tenant_id), String(r.id)),
   },
+  { table: 'tokens', keyColumns: ['tenant_id', 'id'], tenantColumn: 'tenant_id', column: 'sealed', aad: (r) => tokenAad(String(r.tenant_id), String(r.id)) },
 ];
