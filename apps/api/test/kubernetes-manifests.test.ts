@@ -154,7 +154,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     }
   });
 
-  it('probes name routes the api serves and ports its container opens; the worker probes its heartbeat', () => {
+  it('probes name routes the api serves and ports its container opens, the console has a port and Service of its own; the worker probes its heartbeat', () => {
     const document = JSON.parse(readFileSync(join(REPO_ROOT, 'apps/api/openapi.json'), 'utf8')) as { paths: Record<string, { get?: unknown }> };
     for (const dir of KUSTOMIZATIONS) {
       const api = podSpec(find(rendered[dir], 'Deployment', 'gatehouse-api')!).containers[0]!;
@@ -166,6 +166,13 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       }
       const http = api.ports!.find((p) => p.name === 'http')!;
       expect(String(http.containerPort)).toBe(environment(rendered[dir], api).PORT);
+      // The console on its own listener, behind a Service of its own: never the API's origin.
+      const console = api.ports!.find((p) => p.name === 'console')!;
+      expect(String(console.containerPort)).toBe(environment(rendered[dir], api).CONSOLE_PORT);
+      expect(console.containerPort).not.toBe(http.containerPort);
+      const services = rendered[dir].filter((o) => o.kind === 'Service') as Array<K8sObject & { spec: { ports: Array<{ targetPort: string }> } }>;
+      expect(services.find((o) => o.metadata.name === 'gatehouse-console')?.spec.ports.map((p) => p.targetPort)).toEqual(['console']);
+      expect(services.find((o) => o.metadata.name === 'gatehouse-api')?.spec.ports.map((p) => p.targetPort)).not.toContain('console');
       const worker = podSpec(find(rendered[dir], 'Deployment', 'gatehouse-worker')!).containers[0]!;
       expect(worker.livenessProbe?.exec?.command).toEqual(['node', 'dist/apps/worker/src/healthcheck.js']);
       expect(environment(rendered[dir], worker).WORKER_HEARTBEAT_FILE).toMatch(/^\/tmp\//);
