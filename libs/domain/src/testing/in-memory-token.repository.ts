@@ -81,7 +81,10 @@ export class InMemoryTokenRepository extends TokenRepository implements Snapshot
   }
 
   async deleteExpired(now: Date, limit: number): Promise<ExpiredToken[]> {
-    const due = this.all().filter((t) => isExpired(t, now)).slice(0, limit);
+    const due = this.all()
+      .filter((t) => isExpired(t, now))
+      .sort((a, b) => a.expiresAt!.getTime() - b.expiresAt!.getTime())
+      .slice(0, limit);
     for (const t of due) this.rows.delete(`${t.tenantId}/${t.id}`);
     return due.map((t) => ({ tenantId: t.tenantId, id: t.id, type: t.type }));
   }

@@ -11,6 +11,7 @@ import {
   TokenType,
   TokenVisibility,
 } from '@gatehouse/domain';
+import { translateDatabaseError } from '../database-errors';
 import { TokenEntity } from '../entities/token.entity';
 
 /** Every segment prefix of every container: `/pci/high/` gives `/`, `/pci/`, `/pci/high/`. */
@@ -116,7 +117,12 @@ export class TypeormTokenRepository extends TokenRepository {
   }
 
   async insert(token: Token): Promise<void> {
-    await this.em.getRepository(TokenEntity).insert(toRow(token));
+    try {
+      await this.em.getRepository(TokenEntity).insert(toRow(token));
+    } catch (error) {
+      // Translated here too (not only by the unit of work's registry): a duplicate id is a ConflictError to any caller.
+      throw translateDatabaseError(error);
+    }
   }
 
   async update(token: Token): Promise<boolean> {
@@ -175,7 +181,8 @@ export class TypeormTokenRepository extends TokenRepository {
 
   async deleteExpired(now: Date, limit: number): Promise<ExpiredToken[]> {
     // SKIP LOCKED: several workers sweeping at once take different rows.
-    const rows: { tenant_id: string; id: string; type: TokenType }[] = await this.em.query(
+    // TypeORM answers a DELETE ... RETURNING as [rows, affected count].
+    const [rows]: [{ tenant_id: string; id: string; type: TokenType }[], number] = await this.em.query(
       `DELETE FROM tokens WHERE (tenant_id, id) IN (
          SELECT tenant_id, id FROM tokens WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING tenant_id, id, type`,

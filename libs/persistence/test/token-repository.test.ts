@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { InMemoryTenantRepository, InMemoryTokenRepository } from '@gatehouse/domain/testing';
+import { ConflictError, TenantRepository, Token, TokenRepository, TokenVisibility } from '@gatehouse/domain';
+import { containerPrefixes, TypeormTokenRepository } from '@gatehouse/persistence';
+import { DataSource } from 'typeorm';
+import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
+
+interface Repositories {
+  tokens: TokenRepository;
+  tenants: TenantRepository;
+  dataSource?: DataSource;
+  close(): Promise<void>;
+}
+
+// The in-memory fake of the unit tests runs the same suite, so it means what the adapter means.
+const BACKENDS: { name: string; open(): Promise<Repositories> }[] = [
+  ...DATABASES.map((backend) => ({
+    name: backend.name,
+    open: async (): Promise<Repositories> => {
+      const opened = await backend.open();
+      return { tokens: new TypeormTokenRepository(opened.dataSource.manager), tenants: opened.tenants, dataSource: opened.dataSource, close: () => opened.close() };
+    },
+  })),
+  { name: 'in-memory fake', open: async () => ({ tokens: new InMemoryTokenRepository(), tenants: new InMemoryTenantRepository(), close: async () => undefined }) },
+];
+
+jest.setTimeout(60_000);
+
+const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+const EVERYTHING: TokenVisibility = [{ container: '/' }];
+
+function aToken(tenantId: string, over: Partial<Token> = {}): Token {
+  return {
+    tenantId,
+    id: randomUUID(),
+    type: 'token',
+    sealed: Buffer.from([1, 2, 3, 0, 255]),
+    mask: null,
+    containers: ['/general/high/'],
+    metadata: {},
+    fingerprint: null,
+    fingerprintExpression: null,
+    expiresAt: null,
+    createdBy: randomUUID(),
+    createdAt: new Date(T0),
+    modifiedBy: null,
+    modifiedAt: null,
+    ...over,
+  };
+}
+
+describe('containerPrefixes', () => {
+  it('lists every segment prefix of every container once', () => {
+    expect(containerPrefixes(['/pci/high/', '/pci/low/'])).toEqual(['/', '/pci/', '/pci/high/', '/pci/low/']);
+  });
+});
+
+describe.each(BACKENDS)('TokenRepository on $name', (backend) => {
+  let db: Repositories;
+  beforeAll(async () => {
+    db = await backend.open();
+  }, PGLITE_OPEN_TIMEOUT_MS);
+  afterAll(() => db?.close());
+
+  async function newTenant(): Promise<string> {
+    const id = randomUUID();
+    await db.tenants.insert({ id, name: `tokens-${id}`, createdAt: new Date(T0) });
+    return id;
+  }
+
+  it('round-trips every field; ids are per tenant (a second insert of one is a ConflictError)', async () => {
+    const tenantId = await newTenant();
+    const full = aToken(tenantId, {
+      id: `tok_${'x'.repeat(390)}`,
+      type: 'card',
+      mask: { number: '{{ data.number | reveal: 6, 4 }}' },
+      containers: ['/pci/high/', '/shared/'],
+      metadata: { __proto__: 'data', 'ü ✓': 'v' } as Record<string, string>,
+      fingerprint: 'fp',
+      fingerprintExpression: '{{ data.number }}',
+      expiresAt: new Date(T0 + 60_000),
+      modifiedBy: randomUUID(),
+      modifiedAt: new Date(T0 + 1),
+    });
+    await db.tokens.insert(full);
+    expect(await db.tokens.findById(tenantId, full.id)).toEqual(full);
+    await expect(db.tokens.insert(aToken(tenantId, { id: full.id }))).rejects.toBeInstanceOf(ConflictError);
+    const otherTenant = await newTenant();
+    await db.tokens.insert(aToken(otherTenant, { id: full.id }));
+    expect(await db.tokens.findById(otherTenant, full.id)).not.toEqual(full);
+    expect((await db.tokens.findByIds(tenantId, [full.id, 'missing'])).map((t) => t.id)).toEqual([full.id]);
+  });
+
+  it('updates and deletes within the tenant only', async () => {
+    const tenantId = await newTenant();
+    const token = aToken(tenantId, { id: 'u1' });
+    await db.tokens.insert(token);
+    expect(await db.tokens.update({ ...token, tenantId: await newTenant() })).toBe(false);
+    expect(await db.tokens.update({ ...token, metadata: { a: 'b' }, containers: ['/x/'] })).toBe(true);
+    expect(await db.tokens.findById(tenantId, 'u1')).toMatchObject({ metadata: { a: 'b' }, containers: ['/x/'] });
+    expect(await db.tokens.delete(tenantId, 'u1')).toBe(true);
+    expect(await db.tokens.delete(tenantId, 'u1')).toBe(false);
+  });
+
+  it('finds the oldest unexpired token of a type by fingerprint', async () => {
+    const tenantId = await newTenant();
+    await db.tokens.insert(aToken(tenantId, { id: 'old', type: 'card', fingerprint: 'f', createdAt: new Date(T0) }));
+    await db.tokens.insert(aToken(tenantId, { id: 'new', type: 'card', fingerprint: 'f', createdAt: new Date(T0 + 5) }));
+    await db.tokens.insert(aToken(tenantId, { id: 'other-type', type: 'card_number', fingerprint: 'f', createdAt: new Date(T0 - 5) }));
+    expect((await db.tokens.findByFingerprint(tenantId, 'card', 'f', new Date(T0)))?.id).toBe('old');
+    await db.tokens.lockFingerprint(tenantId, 'card', 'f');
+    expect(await db.tokens.findByFingerprint(tenantId, 'bank', 'f', new Date(T0))).toBeNull();
+  });
+
+  it('lists newest first, keyset paged, filtered, within the visibility scopes, without expired tokens', async () => {
+    const tenantId = await newTenant();
+    const at = (i: number) => new Date(T0 + i * 1000);
+    await db.tokens.insert(aToken(tenantId, { id: 'a', containers: ['/pci/high/'], metadata: { k: '1', j: 'x' }, createdAt: at(1) }));
+    await db.tokens.insert(aToken(tenantId, { id: 'b', type: 'card', containers: ['/pci/low/'], metadata: { k: '1' }, fingerprint: 'fb', createdAt: at(2) }));
+    await db.tokens.insert(aToken(tenantId, { id: 'c', containers: ['/bank/high/', '/pci_x/'], createdAt: at(3) }));
+    await db.tokens.insert(aToken(tenantId, { id: 'd', containers: ['/pci/high/'], expiresAt: at(4), createdAt: at(3) }));
+    const now = at(4);
+    const ids = async (filter: object, visibility: TokenVisibility = EVERYTHING, size = 10) =>
+      (await db.tokens.list(tenantId, filter, visibility, { size }, now)).items.map((t) => t.id);
+    expect(await ids({})).toEqual(['c', 'b', 'a']);
+    const first = await db.tokens.list(tenantId, {}, EVERYTHING, { size: 2 }, now);
+    expect(first.items.map((t) => t.id)).toEqual(['c', 'b']);
+    expect((await db.tokens.list(tenantId, {}, EVERYTHING, { size: 2, start: first.next }, now)).items.map((t) => t.id)).toEqual(['a']);
+    expect(await ids({ container: '/pci/' })).toEqual(['b', 'a']);
+    expect(await ids({ container: '/pci' })).toEqual(['c', 'b', 'a']);
+    expect(await ids({ container: '/pci/h' })).toEqual(['a']);
+    expect(await ids({ types: ['card'] })).toEqual(['b']);
+    expect(await ids({ fingerprint: 'fb' })).toEqual(['b']);
+    expect(await ids({ metadata: { k: '1' } })).toEqual(['b', 'a']);
+    expect(await ids({ metadata: { k: '1', j: 'x' } })).toEqual(['a']);
+    expect(await ids({}, [{ container: '/pci/' }])).toEqual(['b', 'a']);
+    expect(await ids({}, [{ container: '/bank/' }, { container: '/pci/low/' }])).toEqual(['c', 'b']);
+    expect(await ids({}, [])).toEqual([]);
+    expect(await ids({}, [{ conditions: [{ attribute: 'id', operator: 'equals', value: 'a' }] }])).toEqual(['a']);
+    expect(await ids({}, [{ conditions: [{ attribute: 'container', operator: 'starts_with', value: '/pci_' }] }])).toEqual(['c']);
+    expect(
+      await ids({}, [{ conditions: [{ attribute: 'id', operator: 'starts_with', value: '%' }] }, { conditions: [{ attribute: 'container', operator: 'equals', value: '/pci/low/' }] }]),
+    ).toEqual(['b']);
+  });
+
+  it('deletes expired tokens of any tenant in bounded batches, returning them', async () => {
+    const tenantId = await newTenant();
+    const now = new Date(T0 + 10_000);
+    for (let i = 0; i < 3; i++) await db.tokens.insert(aToken(tenantId, { id: `e${i}`, type: 'bank', expiresAt: new Date(T0 + i) }));
+    await db.tokens.insert(aToken(tenantId, { id: 'live', expiresAt: new Date(T0 + 20_000) }));
+    const first = await db.tokens.deleteExpired(now, 2);
+    expect(first).toHaveLength(2);
+    expect(first[0]).toEqual({ tenantId, id: expect.stringMatching(/^e/), type: 'bank' });
+    const rest = (await db.tokens.deleteExpired(now, 100)).filter((t) => t.tenantId === tenantId);
+    expect(rest.map((t) => t.id)).toHaveLength(1);
+    expect(await db.tokens.findById(tenantId, 'live')).not.toBeNull();
+  });
+});
