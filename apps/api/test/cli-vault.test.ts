@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DatabaseVaultCrypto, kekIdOf, TypeormProxyRepository, VaultKeyStore } from '@gatehouse/persistence';
 import { OwnDatabase, ownDatabase } from '../../../test/support/own-database';
-import { CLI_MAIN, runToCompletion } from '../../../test/support/service-process';
+import { API_MAIN, CLI_MAIN, runToCompletion } from '../../../test/support/service-process';
 import { testKeyWrapper } from '../../../test/support/test-vault';
 import { aProxyRecord } from '../../../test/support/proxy-record';
 
@@ -59,5 +59,11 @@ describe('gatehouse vault status / rotate-key / re-encrypt', () => {
     for (const p of proxies) expect(await repository.findByKey(p.key)).toMatchObject({ id: p.id, configuration: { SECRET: expect.stringMatching(/^s\d$/) } });
 
     expect(await cli({ VAULT_KEY: NEW }, 're-encrypt', '--tenant', 'nope')).toMatchObject({ code: 2, stdout: '' });
+
+    // A service given only the old key after the rotation refuses to start, with one line naming both key ids.
+    const service = await runToCompletion(API_MAIN, [], { DATABASE_URL: own.url, VAULT_KEY: OLD, PORT: '0', LOG_LEVEL: 'silent' });
+    expect(service.code).toBe(1);
+    expect(service.stderr.trim().split('\n')).toHaveLength(1);
+    expect(service.stderr).toMatch(new RegExp(`^gatehouse: failed to start: a vault data key is wrapped by key-encryption key ${kekId(NEW)}, which this process does not have \\(it has ${kekId(OLD)}\\)`));
   });
 });
