@@ -37,7 +37,9 @@ ARG NODE_IMAGE
 ARG GATEHOUSE_VERSION=unknown
 LABEL org.opencontainers.image.title="Gatehouse" org.opencontainers.image.version="${GATEHOUSE_VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0" org.opencontainers.image.base.name="${NODE_IMAGE}"
-ENV NODE_ENV=production DATA_DIR=/data
+# Prometheus scrapes the metrics listener (when METRICS_PORT is set) from another container or pod: every interface of
+# the container (whose network is the boundary; the service alone defaults to loopback).
+ENV NODE_ENV=production DATA_DIR=/data METRICS_HOST=0.0.0.0
 WORKDIR /app
 # Production dependencies and compiled code only (no sources, tests, benchmarks), owned by root: the runtime user
 # reads them and cannot change them. Workspace packages are symlinks into libs/ and apps/, hence their package.json.

@@ -32,8 +32,8 @@ async function main(): Promise<void> {
   await verifyVaultKeys(app, config, root);
   traceJobs(app.get(BackgroundJobs).parts.runner?.registry);
   if (metrics) {
-    const metricsServer = await startMetricsServer(metrics, config.metricsPort!);
-    root.info({ metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
+    const metricsServer = await startMetricsServer(metrics, config.metricsPort!, config.metricsHost);
+    root.info({ metrics_host: config.metricsHost, metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
   }
 
   const handler = app.getHttpAdapter().getInstance();

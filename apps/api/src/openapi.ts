@@ -52,8 +52,20 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   return document;
 }
 
-/** `/openapi.json` and the browsable `/docs`, both without authentication. */
+// The console's framing rules (no page may frame these) and no MIME sniffing, on the browsable docs and the documents.
+const DOCS_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': "frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+/** `/openapi.json` and the browsable `/docs`, both without authentication, neither framable. */
 export function mountOpenApi(app: INestApplication): void {
+  // Ahead of the routes SwaggerModule adds just below.
+  app.use(['/docs', '/openapi.json', '/openapi.yaml'], (_req: unknown, res: { setHeader(name: string, value: string): void }, next: () => void) => {
+    for (const [name, value] of Object.entries(DOCS_HEADERS)) res.setHeader(name, value);
+    next();
+  });
   SwaggerModule.setup('docs', app, buildOpenApiDocument(app), {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',

@@ -1,5 +1,7 @@
 import { gatehouseVersion } from '@gatehouse/config';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { createPassThroughProxy, postAs, ServiceProcess, startServiceProcess, WORKER_MAIN } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';
@@ -27,6 +29,27 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return undefined;
+}
+
+/** An address of this host that is not loopback (none: the bind checks are skipped). */
+function externalAddress(): string | undefined {
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+}
+
+/** Whether a TCP connection to host:port is accepted. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, host);
+    socket.setTimeout(5_000, () => socket.destroy());
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('close', () => resolve(false));
+  });
 }
 
 /** The built service's Prometheus endpoint, on METRICS_PORT and nowhere else, moving with traffic. */
@@ -57,6 +80,13 @@ describe('metrics', () => {
     try {
       const metricsPort = metricsPortOf(api);
       expect(metricsPort).not.toBe(api.port);
+      // METRICS_HOST unset: loopback only. The public port answers on every interface, the metrics one does not.
+      expect(api.stdout()).toContain(`"metrics_host":"127.0.0.1","metrics_port":${metricsPort}`);
+      const external = externalAddress();
+      if (external) {
+        expect(await accepts(external, api.port)).toBe(true);
+        expect(await accepts(external, metricsPort)).toBe(false);
+      }
       expect((await fetch(`${api.baseUrl}/metrics`)).status).toBe(404);
       expect((await fetch(`http://127.0.0.1:${metricsPort}/applications`)).status).toBe(404);
 
@@ -134,6 +164,19 @@ describe('metrics', () => {
     } finally {
       await api.stop();
       expect(await worker.stop()).toBe(0);
+    }
+  });
+
+  it('METRICS_HOST binds the listener elsewhere: 0.0.0.0, as the image sets it, lets another host scrape', async () => {
+    const api = await startServiceProcess({ DATABASE_URL: TEST_DATABASE_URL, METRICS_PORT: '0', METRICS_HOST: '0.0.0.0', REACTOR_POOL_SIZE: '1' });
+    try {
+      const metricsPort = metricsPortOf(api);
+      expect(api.stdout()).toContain(`"metrics_host":"0.0.0.0","metrics_port":${metricsPort}`);
+      const external = externalAddress();
+      if (external) expect(await accepts(external, metricsPort)).toBe(true);
+      expect(await scrape(metricsPort)).toContain('gatehouse_build_info');
+    } finally {
+      await api.stop();
     }
   });
 });

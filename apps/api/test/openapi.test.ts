@@ -19,6 +19,14 @@ describe('OpenAPI document', () => {
     expect(buildOpenApiDocument(t.app).info).toMatchObject({ version, license: { name: 'Apache-2.0' } });
   });
 
+  it.each(['/docs', '/docs/', '/docs/swagger-ui-init.js', '/openapi.json', '/openapi.yaml'])('%s cannot be framed and is not sniffed', async (path) => {
+    const res = await t.http().get(path);
+    expect(res.status).toBeLessThan(400);
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+
   it('is the document served at /openapi.json', async () => {
     const served = await t.http().get('/openapi.json').expect(200);
     expect(served.body).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(t.app))));

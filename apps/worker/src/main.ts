@@ -41,8 +41,8 @@ async function main(): Promise<void> {
   if (config.metricsPort !== undefined) {
     const metrics = createMetricsRegistry('gatehouse-worker');
     registerBackgroundMetrics(metrics, app.get(BackgroundJobs), app.get(DataSource));
-    const metricsServer = await startMetricsServer(metrics, config.metricsPort);
-    root.info({ metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
+    const metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
+    root.info({ metrics_host: config.metricsHost, metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
   }
   const redis = app.get(RedisHealth);
   const dataSource = app.get(DataSource);

@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       trustedProxies: [],
       transformConsoleLog: false,
       metricsPort: undefined,
+      metricsHost: '127.0.0.1',
       otlpEndpoint: undefined,
       logCheckpointIntervalMs: 30_000,
       shutdownDelayMs: 0,
@@ -68,6 +69,7 @@ describe('loadConfig', () => {
       TRUSTED_PROXIES: '10.0.0.0/8,::1/128',
       TRANSFORM_CONSOLE_LOG: 'true',
       METRICS_PORT: '9464',
+      METRICS_HOST: '0.0.0.0',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       LOG_SIGNING_KEY_FILE: '/run/secrets/log-signing-key',
       LOG_CHECKPOINT_INTERVAL_MS: '10000',
@@ -99,6 +101,7 @@ describe('loadConfig', () => {
       trustedProxies: ['10.0.0.0/8', '::1/128'],
       transformConsoleLog: true,
       metricsPort: 9464,
+      metricsHost: '0.0.0.0',
       otlpEndpoint: 'http://collector:4318',
       logSigningKeyFile: '/run/secrets/log-signing-key',
       logCheckpointIntervalMs: 10_000,
@@ -138,6 +141,8 @@ describe('loadConfig', () => {
     ['CONSOLE_PUBLIC_URL', 'https://example.com/console', /^CONSOLE_PUBLIC_URL must be an origin such as https:\/\/console.example.com: no path/],
     ['API_PUBLIC_URL', 'https://example.com/?a=1', /^API_PUBLIC_URL must be an origin/],
     ['METRICS_PORT', '65536', /^METRICS_PORT must be an integer from 0 to 65535, got '65536'$/],
+    ['METRICS_HOST', 'http://0.0.0.0', /^METRICS_HOST must be an IP address \(0.0.0.0 or :: for every interface\) or a host name, got 'http:\/\/0.0.0.0'$/],
+    ['METRICS_HOST', '0.0.0.0:9464', /^METRICS_HOST must be an IP address/],
     ['LOG_CHECKPOINT_INTERVAL_MS', '60001', /^LOG_CHECKPOINT_INTERVAL_MS must be an integer from 1000 to 60000, got '60001'$/],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317', /^OTEL_EXPORTER_OTLP_ENDPOINT must use http: or https:, got 'grpc:'$/],
     ['SHUTDOWN_DELAY_MS', '60001', /^SHUTDOWN_DELAY_MS must be an integer from 0 to 60000, got '60001'$/],
@@ -245,5 +250,11 @@ describe('LOG_SIGNING_KEY', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('METRICS_HOST', () => {
+  it.each(['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost', 'metrics.internal'])('takes %s', (host) => {
+    expect(loadConfig({ METRICS_HOST: host }).metricsHost).toBe(host);
   });
 });

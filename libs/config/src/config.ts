@@ -48,6 +48,8 @@ export interface AppConfig {
   transformConsoleLog: boolean;
   /** The Prometheus listener's port; unset: no metrics listener. */
   metricsPort?: number;
+  /** The address it binds: loopback unless told (the image binds every interface of its container). */
+  metricsHost: string;
   /** OTLP/HTTP endpoint spans are exported to; unset: no tracing at all. */
   otlpEndpoint?: string;
   /** After SIGTERM, how long /health/ready answers 503 while requests are still served, before draining. */
@@ -108,6 +110,7 @@ export function loadConfig(processEnv: Env = process.env): AppConfig {
     trustedProxies: cidrs(env, 'TRUSTED_PROXIES'),
     transformConsoleLog: boolean(env, 'TRANSFORM_CONSOLE_LOG', false),
     metricsPort: nonEmpty(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    metricsHost: listenHost(env, 'METRICS_HOST', '127.0.0.1'),
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
     shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0, 0, 60_000),
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
@@ -291,5 +294,15 @@ function pattern(env: Env, name: string, allowed: RegExp, fallback: string): str
   const raw = nonEmpty(env, name);
   if (raw === undefined) return fallback;
   if (!allowed.test(raw)) throw new ConfigError(`${name} must match ${allowed.source}, got '${raw}'`);
+  return raw;
+}
+
+/** An address to listen on: an IPv4 or IPv6 literal (`0.0.0.0`, `::` for every interface) or a host name. */
+function listenHost(env: Env, name: string, fallback: string): string {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (isIP(raw) === 0 && !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(raw)) {
+    throw new ConfigError(`${name} must be an IP address (0.0.0.0 or :: for every interface) or a host name, got '${raw}'`);
+  }
   return raw;
 }

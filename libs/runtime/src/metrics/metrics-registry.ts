@@ -38,9 +38,10 @@ export function createMetricsRegistry(service: string): Registry {
 
 /**
  * The Prometheus endpoint on a listener of its own (METRICS_PORT), never on the public port: `GET /metrics`, and
- * 404 for anything else. Figures read at scrape time (gauges over a database query, say) are read then.
+ * 404 for anything else. Figures read at scrape time (gauges over a database query, say) are read then. It binds
+ * `host` (METRICS_HOST): loopback by default, so that only this host scrapes it.
  */
-export async function startMetricsServer(registry: Registry, port: number): Promise<Server> {
+export async function startMetricsServer(registry: Registry, port: number, host = '127.0.0.1'): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
@@ -53,7 +54,7 @@ export async function startMetricsServer(registry: Registry, port: number): Prom
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, () => resolve());
+    server.listen(port, host, () => resolve());
   });
   // Never keeps the process alive on its own, and never delays a drain.
   server.unref();
