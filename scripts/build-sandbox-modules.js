@@ -19,18 +19,18 @@ const out = join(root, 'dist', 'sandbox-modules');
 const manifestPath = join(out, 'manifest.json');
 
 const stdlib = () => require('node-stdlib-browser');
-// Built-in modules served from a polyfill (the rest of the built-ins the runtime answers itself: buffer, crypto,
+// Built-in modules served from a polyfill, with the polyfill's packages (for the docs) (the rest of the built-ins the runtime answers itself: buffer, crypto,
 // zlib, process, timers, and http/https from the outbound-HTTP work).
 const BUILTINS = {
-  assert: () => stdlib().assert,
-  events: () => stdlib().events,
-  path: () => stdlib().path,
-  punycode: () => stdlib().punycode,
-  querystring: () => stdlib().querystring,
-  stream: () => stdlib().stream,
-  string_decoder: () => stdlib().string_decoder,
-  url: () => stdlib().url,
-  util: () => stdlib().util,
+  assert: [() => stdlib().assert, 'assert'],
+  events: [() => stdlib().events, 'events'],
+  path: [() => stdlib().path, 'path-browserify'],
+  punycode: [() => stdlib().punycode, 'node-stdlib-browser/node_modules/punycode'],
+  querystring: [() => stdlib().querystring, 'querystring-es3'],
+  stream: [() => stdlib().stream, 'stream-browserify', 'readable-stream'],
+  string_decoder: [() => stdlib().string_decoder, 'string_decoder'],
+  url: [() => stdlib().url, 'url'],
+  util: [() => stdlib().util, 'util'],
 };
 // The platform's allowlisted packages. `entry` when the package's main entry is not the one to bundle.
 const PACKAGES = {
@@ -67,17 +67,6 @@ function fileName(name) {
 
 function packageVersion(name) {
   return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
-}
-
-// The polyfill's own package, for the docs: the nearest package.json above its entry file.
-function polyfillVersion(entry) {
-  for (let dir = dirname(entry); dir.startsWith(root) && dir !== root; dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (!existsSync(file)) continue;
-    const pkg = JSON.parse(readFileSync(file, 'utf8'));
-    if (pkg.name && pkg.version) return `${pkg.name}@${pkg.version}`;
-  }
-  return null;
 }
 
 function isStale() {
@@ -134,10 +123,12 @@ async function main() {
   const manifest = {};
   const failures = [];
   const jobs = [
-    ...Object.entries(BUILTINS).map(([name, entry]) => {
-      const file = entry();
-      return { name, entry: file, version: polyfillVersion(file), kind: 'builtin' };
-    }),
+    ...Object.entries(BUILTINS).map(([name, [entry, ...packages]]) => ({
+      name,
+      entry: entry(),
+      version: packages.map((p) => `${p.split('/').pop()}@${packageVersion(p)}`).join(', '),
+      kind: 'builtin',
+    })),
     ...Object.entries(PACKAGES).map(([name, spec]) => ({
       name,
       entry: spec.entry ? join(root, 'node_modules', spec.entry) : name,

@@ -25,8 +25,6 @@ const getProcess = lazy(function () {
     release: ObjectFreeze({ name: 'node' }),
     platform: 'linux',
     arch: 'x64',
-    pid: 1,
-    ppid: 0,
     title: 'node',
     browser: false,
     exitCode: undefined,
