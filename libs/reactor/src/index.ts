@@ -10,4 +10,6 @@ export type {
   TransformInput,
   TransformPayload,
   TransformResult,
+  OutboundTally,
 } from './transform-types';
+export { AddressPolicy, DestinationRefusedError, guardedLookup, type LookupFunction, type NetLookupCallback } from './address-policy';

@@ -1,6 +1,8 @@
+import { AddressPolicy } from './address-policy';
+import { OutboundHttp, type OutboundOutcome, type OutboundSettings } from './outbound-http';
 import { parseSvcRequest } from './svc-relay';
 
-export interface InvocationLimits {
+export interface InvocationLimits extends OutboundSettings {
   timeoutMs: number;
   maxSvcRequests: number;
   maxLogLines: number;
@@ -11,8 +13,11 @@ export interface InvocationLimits {
 /** Host work (crypto.subtle calls) one invocation may have pending at once. */
 export const MAX_PENDING_TASKS = 64;
 
-/** Hands a payload to the sandbox's `deliver(id, payload)`; set by the context the invocation runs in. */
-export type Deliver = (id: number, payload: string | null) => void;
+/** Hands a payload (and bytes) to the sandbox's `deliver(id, payload, bytes)`; set by the context the invocation runs in. */
+export type Deliver = (id: number, payload: string | null, bytes?: ArrayBuffer) => void;
+
+/** Reports one outbound request of the invocation: how long it took and how it ended. */
+export type ReportOutbound = (ms: number, outcome: OutboundOutcome) => void;
 
 /** Sends a svc request of the sandbox to the API process, which checks, counts and answers it. */
 export type ForwardSvc = (svcId: number, requestJson: string) => void;
@@ -29,10 +34,13 @@ export class Invocation {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private deliverTo: Deliver | null = null;
   private tasks = 0;
+  /** Outbound HTTP, made on the first request. */
+  private outbound: OutboundHttp | null = null;
 
   constructor(
     private readonly forwardSvc: ForwardSvc | null,
     private readonly limits: InvocationLimits,
+    private readonly reportOutbound: ReportOutbound = () => undefined,
   ) {}
 
   /** Binds the invocation to the sandbox context it runs in. */
@@ -81,6 +89,22 @@ export class Invocation {
     return null;
   }
 
+  /** Starts an outbound request (fetch, http.request); the response arrives later through deliver. */
+  startHttp(id: unknown, requestJson: unknown, body: unknown): string | null {
+    if (!this.active) return 'the invocation has ended';
+    this.outbound ??= new OutboundHttp(
+      this.limits,
+      policyFor(this.limits),
+      (requestId, head, bytes) => this.deliver(requestId, head, bytes),
+      this.reportOutbound,
+    );
+    return this.outbound.start(id, requestJson, body);
+  }
+
+  abortHttp(id: unknown): void {
+    this.outbound?.abort(id);
+  }
+
   startTimer(id: unknown, ms: unknown): string | null {
     if (!this.active) return 'the invocation has ended';
     if (typeof id !== 'number' || typeof ms !== 'number') return 'invalid timer';
@@ -103,14 +127,23 @@ export class Invocation {
     this.timers.delete(id);
   }
 
-  private deliver(id: number, payload: string | null): void {
-    if (this.active && this.deliverTo) this.deliverTo(id, payload);
+  private deliver(id: number, payload: string | null, bytes?: ArrayBuffer): void {
+    if (this.active && this.deliverTo) this.deliverTo(id, payload, bytes);
   }
 
   end(): void {
     this.active = false;
     this.deliverTo = null;
+    this.outbound?.end();
+    this.outbound = null;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
   }
+}
+
+/** One policy per sandbox process (its settings never change). */
+let policy: AddressPolicy | null = null;
+function policyFor(limits: InvocationLimits): AddressPolicy {
+  policy ??= new AddressPolicy(limits.outboundAllowHttp, limits.outboundAllowedCidrs);
+  return policy;
 }

@@ -22,6 +22,10 @@ export const REACTOR_DEFAULTS = {
   maxTimers: 1000,
   maxDigestInput: 32 * 1024 * 1024,
   maxRandomBytes: 64 * 1024,
+  maxOutboundRequests: 50,
+  maxOutboundConnections: 6,
+  /** Bodies of outbound requests and responses, both ways; also at most an eighth of the heap. */
+  maxOutboundBodyBytes: 8 * 1024 * 1024,
   maxBufferLength: 256 * 1024 * 1024,
   startTimeoutMs: 20_000,
   pipelineDepth: 8,
@@ -66,6 +70,7 @@ export class Reactor {
   private readonly retired: Pick<SandboxCounters, 'contextsCreated' | 'warmInvocations'> = { contextsCreated: 0, warmInvocations: 0 };
   private readonly codeHashes = new CodeHashes();
   private queueWaitListener: ((seconds: number, outcome: QueueWaitOutcome) => void) | null = null;
+  private outboundListener: ((seconds: number, outcome: string) => void) | null = null;
 
   constructor(options: ReactorOptions = {}) {
     this.timeoutMs = positive(options.timeoutMs, REACTOR_DEFAULTS.timeoutMs);
@@ -92,6 +97,12 @@ export class Reactor {
       maxCollectionEntries: Math.floor((memoryLimitMb * 1024 * 1024) / 128),
       maxDigestInput: REACTOR_DEFAULTS.maxDigestInput,
       maxRandomBytes: REACTOR_DEFAULTS.maxRandomBytes,
+      maxOutboundRequests: REACTOR_DEFAULTS.maxOutboundRequests,
+      maxOutboundConnections: REACTOR_DEFAULTS.maxOutboundConnections,
+      maxOutboundBodyBytes: Math.min(REACTOR_DEFAULTS.maxOutboundBodyBytes, Math.floor((memoryLimitMb * 1024 * 1024) / 8)),
+      outboundAllowHttp: options.outbound?.allowHttp === true,
+      outboundAllowedCidrs: [...(options.outbound?.allowedPrivateCidrs ?? [])],
+      ...(options.outbound?.hosts ? { outboundHosts: options.outbound.hosts } : {}),
     };
     const onCatastrophicError = (message: string) => {
       this.catastrophicErrors++;
@@ -118,6 +129,7 @@ export class Reactor {
           addressSpaceHeadroomMb: sandboxHeadroomMb(memoryLimitMb),
           startTimeoutMs: REACTOR_DEFAULTS.startTimeoutMs,
           onCatastrophicError,
+          onOutbound: (ms, outcome) => this.outboundListener?.(ms / 1000, outcome),
         });
         void sandbox.exitedOnce().then(() => {
           this.retired.contextsCreated += sandbox.counters.contextsCreated;
@@ -137,6 +149,14 @@ export class Reactor {
    */
   onQueueWait(listener: (seconds: number, outcome: QueueWaitOutcome) => void): void {
     this.queueWaitListener = listener;
+  }
+
+  /**
+   * Called once per outbound request of a transform (fetch, http.request) as it ends: its duration and how it ended
+   * (ok, refused, limit, error, timeout, too_large). One listener (metrics).
+   */
+  onOutbound(listener: (seconds: number, outcome: string) => void): void {
+    this.outboundListener = listener;
   }
 
   /** Throws ReactorCompileError when the code does not compile (or is too long). Never runs it. */
@@ -185,7 +205,9 @@ export class Reactor {
         requeued = true;
         continue;
       }
-      return this.settle(sandbox, size, settled);
+      const result = this.settle(sandbox, size, settled);
+      if (settled.outbound) result.outbound = settled.outbound;
+      return result;
     }
   }
 

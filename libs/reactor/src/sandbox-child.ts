@@ -64,7 +64,7 @@ async function run(queued: Queued): Promise<void> {
   running = true;
   const { id } = queued;
   const forward = queued.svc ? (svcId: number, request: string) => send(`s\t${id}\t${svcId}\t${request}`) : null;
-  const invocation = new Invocation(forward, settings);
+  const invocation = new Invocation(forward, settings, (ms, outcome) => send(`o\t${id}\t${Math.round(ms)}\t${outcome}`));
   current = { id, invocation };
   try {
     const outcome = await sandbox.execute(invocation, queued.tenantId, queued.code, queued.codeHash, queued.input, queued.body, settings.timeoutMs);

@@ -83,6 +83,15 @@ export function createHostFunction(binding: ContextBinding, limits: HostFunction
           const problem = invocation.startTask(a, () => subtleCall(b, c));
           return problem === null ? [true, undefined] : [false, problem];
         }
+        case 'http': {
+          const invocation = binding.invocation;
+          if (!invocation) return [false, 'the invocation has ended'];
+          const problem = invocation.startHttp(a, b, c);
+          return problem === null ? [true, undefined] : [false, problem];
+        }
+        case 'httpAbort':
+          binding.invocation?.abortHttp(a);
+          return [true, undefined];
         case 'clearTimer':
           binding.invocation?.clearTimer(a);
           return [true, undefined];

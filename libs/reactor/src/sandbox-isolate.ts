@@ -179,10 +179,11 @@ export class SandboxIsolate {
     prepared.binding.invocation = invocation;
     // Ciphers a previous run of a warm context left open end with it.
     prepared.binding.crypto = undefined;
-    invocation.attach((id, payload) => {
+    invocation.attach((id, payload, bytes) => {
       // The sandbox may be gone by then (disposal): nothing to deliver to.
       try {
-        prepared.control.apply(undefined, ['deliver', id, payload]).catch(() => undefined);
+        const copied = bytes === undefined ? undefined : new ivm.ExternalCopy(bytes).copyInto({ release: true });
+        prepared.control.apply(undefined, ['deliver', id, payload, copied]).catch(() => undefined);
       } catch {
         // Released reference: the invocation is over.
       }

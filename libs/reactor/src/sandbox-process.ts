@@ -14,7 +14,7 @@ import {
   type SandboxCounters,
   type SandboxProcessSettings,
 } from './sandbox-protocol';
-import type { SvcBridge } from './transform-types';
+import type { OutboundTally, SvcBridge } from './transform-types';
 
 export interface SandboxProcessOptions {
   settings: SandboxProcessSettings;
@@ -23,7 +23,11 @@ export interface SandboxProcessOptions {
   /** Longest a process may take to start before it counts as failed. */
   startTimeoutMs: number;
   onCatastrophicError(message: string): void;
+  /** One outbound request of a transform ended (see the `o` frame). */
+  onOutbound?(ms: number, outcome: string): void;
 }
+
+
 
 export interface SandboxRun {
   tenantId: string | null;
@@ -37,12 +41,12 @@ export interface SandboxRun {
 
 /** `startedAt`: when it started running (performance.now()), i.e. when the one before it was answered. */
 export type RunOutcome =
-  | { kind: 'done'; outcome: string; logs: string[]; startedAt: number }
-  | { kind: 'failed'; failure: FailureKind; message: string; logs: string[]; startedAt: number }
+  | { kind: 'done'; outcome: string; logs: string[]; startedAt: number; outbound?: OutboundTally }
+  | { kind: 'failed'; failure: FailureKind; message: string; logs: string[]; startedAt: number; outbound?: OutboundTally }
   /** Stopped at its deadline by this process (the sandbox process is killed). */
-  | { kind: 'deadline'; logs: string[]; startedAt: number }
+  | { kind: 'deadline'; logs: string[]; startedAt: number; outbound?: OutboundTally }
   /** The sandbox process died during the run (its address-space cap, a crash, V8 losing control). */
-  | { kind: 'died'; logs: string[]; startedAt: number }
+  | { kind: 'died'; logs: string[]; startedAt: number; outbound?: OutboundTally }
   /**
    * Never started: the process was stopped (for the invocation before it, or at shutdown) while this
    * one waited inside it. Run it elsewhere.
@@ -64,6 +68,7 @@ interface InFlight {
   /** When it became the one running (performance.now()), 0 while it waits behind another. */
   startedAt: number;
   relay: SvcRelay | null;
+  outbound: OutboundTally | null;
 }
 
 let nextRunId = 1;
@@ -151,7 +156,7 @@ export class SandboxProcess {
   run(run: SandboxRun): Promise<RunOutcome> {
     if (this.stopped) return Promise.resolve({ kind: 'requeue' });
     return new Promise<RunOutcome>((resolve) => {
-      const entry: InFlight = { id: nextRunId++, run, resolve, startedAt: 0, relay: null };
+      const entry: InFlight = { id: nextRunId++, run, resolve, startedAt: 0, relay: null, outbound: null };
       this.inFlight.push(entry);
       if (this.inFlight.length === 1) this.started(entry);
       const withCode = !this.sentCode.has(run.codeHash);
@@ -215,8 +220,8 @@ export class SandboxProcess {
     const entries = this.inFlight.splice(0);
     for (let i = 0; i < entries.length; i++) {
       entries[i].relay?.end();
-      const { startedAt } = entries[i];
-      entries[i].resolve(i === 0 && startedAt > 0 ? { kind, logs: [], startedAt } : { kind: 'requeue' });
+      const { startedAt, outbound } = entries[i];
+      entries[i].resolve(i === 0 && startedAt > 0 ? { kind, logs: [], startedAt, ...(outbound ? { outbound } : {}) } : { kind: 'requeue' });
     }
   }
 
@@ -227,7 +232,10 @@ export class SandboxProcess {
    */
   private answered(outcome: RunOutcome, goesOn = true): void {
     const head = this.inFlight.shift()!;
-    if (outcome.kind !== 'requeue') outcome.startedAt = head.startedAt;
+    if (outcome.kind !== 'requeue') {
+      outcome.startedAt = head.startedAt;
+      if (head.outbound) outcome.outbound = head.outbound;
+    }
     head.relay?.end();
     const next = this.inFlight[0];
     if (next && goesOn) this.started(next);
@@ -270,6 +278,23 @@ export class SandboxProcess {
         const id = head.id;
         head.relay ??= new SvcRelay(head.run.svc, this.options.settings.maxSvcRequests, (svcId, payload) => this.send(`s\t${id}\t${svcId}\t${payload}`));
         head.relay.request(Number(f[1]), f[2]);
+        return;
+      }
+      case 'o': {
+        const f = frameFields(frame, 3);
+        if (!f || head?.id !== Number(f[0])) return;
+        const ms = Number(f[1]);
+        const outcome = OUTBOUND_OUTCOMES.has(f[2]) ? f[2] : 'error';
+        head.outbound ??= { requests: 0, ms: 0 };
+        // Reported by the process that runs tenant code: counted up to the limit it enforces, and no further.
+        if (head.outbound.requests >= this.options.settings.maxOutboundRequests) return;
+        const took = Number.isFinite(ms) && ms > 0 ? Math.min(ms, this.options.settings.timeoutMs) : 0;
+        // A request refused for the limit never ran: the metric counts it, the run's tally does not.
+        if (outcome !== 'limit') {
+          head.outbound.requests++;
+          head.outbound.ms += took;
+        }
+        this.options.onOutbound?.(took, outcome);
         return;
       }
       case 'm': {
@@ -327,6 +352,7 @@ export class SandboxProcess {
 }
 
 const FAILURES = new Set<string>(['load', 'timeout', 'memory', 'error']);
+const OUTBOUND_OUTCOMES = new Set<string>(['ok', 'refused', 'limit', 'error', 'timeout', 'too_large']);
 
 function logsOf(json: string): string[] {
   if (json === '[]') return [];

@@ -1,3 +1,5 @@
+import type { OutboundSettings } from './outbound-http';
+
 /**
  * The frames between the API process and a sandbox process. Each direction has a pipe of its own
  * (the child's fd 3 from the API, fd 4 to it), carrying one frame per line: a one-letter type and
@@ -25,11 +27,13 @@
  * - `f id kind counters logsJson messageJson`: it did not (see FailureKind).
  * - `m id`: send the code of invocation `id` again (the process evicted it); the invocation waits.
  * - `s id svcId request`: a svc request of invocation `id`.
+ * - `o id ms outcome`: invocation `id` finished an outbound request (fetch, http.request) in `ms`; `outcome` as
+ *   OutboundOutcome. Sent as each one ends, so a run stopped at its deadline has reported what it did.
  * - `c counters`: counters changed after the last answer. `x messageJson`: V8 lost control of the isolate.
  */
 
 /** Settings a sandbox process starts with, passed in its environment as JSON. */
-export interface SandboxProcessSettings {
+export interface SandboxProcessSettings extends OutboundSettings {
   memoryLimitMb: number;
   timeoutMs: number;
   maxSvcRequests: number;

@@ -29,6 +29,8 @@ export const RUNTIME_FILES = [
   'console.js',
   'timers.js',
   'svc.js',
+  'http.js',
+  'fetch.js',
   'crypto.js',
   'crypto-native.js',
   'crypto-subtle.js',

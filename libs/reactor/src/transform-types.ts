@@ -34,6 +34,17 @@ export interface ReactorOptions {
    * replaced; the API process is not affected.
    */
   onCatastrophicError?: (message: string) => void;
+  /**
+   * Where transforms' own requests (fetch, http.request) may go: the proxies' destination policy. Default: https only,
+   * public addresses only.
+   */
+  outbound?: {
+    allowHttp?: boolean;
+    /** Ranges of non-public addresses allowed all the same (PROXY_ALLOWED_PRIVATE_CIDRS). */
+    allowedPrivateCidrs?: readonly string[];
+    /** Fixed name resolution tried before DNS, each lookup answering the next address in turn (tests only). */
+    hosts?: Record<string, string[]>;
+  };
 }
 
 export interface SvcRequest {
@@ -88,10 +99,17 @@ export interface TransformPayload {
  * `payload` is set instead of `body` (then undefined) when the input asked for `payloadResult` and the
  * transform's body was neither null nor undefined.
  */
+/** The outbound requests a run made: how many, and their durations added up (ms). */
+export interface OutboundTally {
+  requests: number;
+  ms: number;
+}
+
 export type TransformResult =
-  | { ok: true; body: unknown; payload?: TransformPayload; headers: Record<string, string>; status?: number; logs: string[] }
+  | { ok: true; body: unknown; payload?: TransformPayload; headers: Record<string, string>; status?: number; logs: string[]; outbound?: OutboundTally }
   | {
       ok: false;
+      outbound?: OutboundTally;
       status: number;
       headers: Record<string, string>;
       body: unknown;

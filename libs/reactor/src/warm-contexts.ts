@@ -6,7 +6,7 @@ export interface PreparedContext {
   context: ivm.Context;
   binding: ContextBinding;
   /** The runtime's `control(op, a, b)`: 'input', 'deliver', 'check', 'start', 'take' or 'wait'. */
-  control: ivm.Reference<(op: string, a?: unknown, b?: unknown) => unknown>;
+  control: ivm.Reference<(op: string, a?: unknown, b?: unknown, c?: unknown) => unknown>;
 }
 
 interface WarmContext {

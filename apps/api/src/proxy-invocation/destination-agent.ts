@@ -1,23 +1,11 @@
-import { lookup as dnsLookup, LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
+import { DestinationRefusedError, guardedLookup, type LookupFunction } from '@gatehouse/reactor';
 import { IpDestinationPolicy } from './destination-policy';
 
-/** The destination resolved to (or is) an address proxies may not reach. */
-export class DestinationRefusedError extends Error {
-  readonly code = 'GATEHOUSE_DESTINATION_REFUSED';
-
-  constructor() {
-    super('The destination resolves to a loopback, private, link-local or otherwise non-public address, which proxies may not reach');
-    this.name = 'DestinationRefusedError';
-  }
-}
-
-export type LookupFunction = (
-  hostname: string,
-  options: LookupAllOptions,
-  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
-) => void;
+// The connect-time guard lives with the address rules (@gatehouse/reactor): the sandbox processes apply it too.
+export { DestinationRefusedError, guardedLookup, type LookupFunction, type NetLookupCallback } from '@gatehouse/reactor';
 
 export interface DestinationAgentOptions {
   policy: IpDestinationPolicy;
@@ -25,24 +13,6 @@ export interface DestinationAgentOptions {
   /** DNS resolution; a seam for tests, the system resolver otherwise. */
   lookup?: LookupFunction;
   keepAliveTimeoutMs?: number;
-}
-
-export type NetLookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/**
- * A `lookup` for net.connect that resolves every address of the name and fails with
- * DestinationRefusedError when any of them is not allowed, so the socket never starts connecting.
- */
-export function guardedLookup(policy: IpDestinationPolicy, resolve: LookupFunction) {
-  return (hostname: string, lookupOptions: LookupOneOptions | LookupAllOptions, callback: NetLookupCallback): void => {
-    resolve(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      if (addresses.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-      if (addresses.some((a) => !policy.allowsAddress(a.address))) return callback(new DestinationRefusedError(), []);
-      if (lookupOptions.all) return callback(null, addresses);
-      return callback(null, addresses[0]!.address, addresses[0]!.family);
-    });
-  };
 }
 
 /**

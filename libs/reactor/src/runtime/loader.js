@@ -295,8 +295,8 @@ function checkSource(code) {
 }
 
 // The one function the host holds a Reference to, for this context (the joined script returns it).
-function control(op, a, b) {
-  if (op === 'deliver') return deliver(a, b);
+function control(op, a, b, c) {
+  if (op === 'deliver') return deliver(a, b, c);
   if (op === 'input') return setInput(a, b);
   if (op === 'check') return checkSource(a);
   if (op === 'start') return start(a, b);

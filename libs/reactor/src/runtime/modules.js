@@ -1,6 +1,6 @@
 // The sandbox runtime: require() and the module registry.
 /* global ErrorCtor, G, ObjectCreate, MapCtor, MapGet, MapSet, ObjectFreeze, StringCtor, StringSlice,
-   callHost, define, extendQuerystring, extendUtil, getBuffer, getCrypto, getProcess, getReactorErrors, getZlib, lazy, limits */
+   callHost, define, extendQuerystring, extendUtil, getBuffer, getCrypto, getHttp, getHttps, getProcess, getReactorErrors, getZlib, lazy, limits */
 /* exported requireModule */
 // name -> function answering the module's exports (each builds them once per context).
 const moduleLoaders = new MapCtor();
@@ -30,7 +30,8 @@ registerModule('tty', lazy(function () {
   return { isatty: function isatty() { return false; }, ReadStream: Stream, WriteStream: Stream };
 }));
 registerModule('@gatehouse/reactor-errors', getReactorErrors);
-// Outbound HTTP (runtime/http.js) registers 'http' and 'https' here, one line each.
+registerModule('http', getHttp);
+registerModule('https', getHttps);
 
 // Built-in modules from the ecosystem's polyfills and the allowlisted packages, bundled at build time
 // (scripts/build-sandbox-modules.js): the sandbox process runs the bundle in this context on first require.
@@ -48,8 +49,7 @@ const REFUSED = {
   dns: NO_SOCKETS, http2: NO_SOCKETS, child_process: NO_PROCESSES, cluster: NO_PROCESSES, worker_threads: NO_PROCESSES,
   vm: 'a transform cannot create JavaScript contexts', v8: 'the engine is not exposed', inspector: 'the engine is not exposed',
   async_hooks: 'the engine is not exposed', perf_hooks: 'the engine is not exposed', readline: NO_FILES, repl: NO_FILES,
-  domain: 'deprecated in Node and not provided', http: 'outbound HTTP is not available in this build',
-  https: 'outbound HTTP is not available in this build',
+  domain: 'deprecated in Node and not provided',
   // Packages the platform lists that need what a sandbox cannot give.
   ssh2: 'it opens raw TCP sockets, which a transform has not',
   'aws-sdk': 'it reads credentials and configuration from the file system and the host environment',

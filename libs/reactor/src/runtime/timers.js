@@ -21,11 +21,11 @@ function raiseFatal(e) {
 }
 
 // Called by the host (through a Reference it holds) when svc or timer work completes.
-function deliver(id, payload) {
+function deliver(id, payload, bytes) {
   const handler = MapGet(pending, id);
   if (handler === undefined) return;
   MapDelete(pending, id);
-  handler(payload);
+  handler(payload, bytes);
 }
 
 // ---------------------------------------------------------------- timers (bounded by the invocation)
