@@ -366,8 +366,10 @@ export function parseRequest(json: string): OutboundRequest | string {
   return { url: new URL(raw.url), method, headers, tls, redirect, decode: raw.decode === true };
 }
 
+/** Lookups of each fixed name so far, in this process. */
+const turns = new Map<string, number>();
+
 function resolverFor(hosts: Record<string, string[]> | undefined): LookupFunction {
-  const turns = new Map<string, number>();
   return (hostname, options, callback) => {
     const fixed = hosts?.[hostname.toLowerCase()];
     if (!fixed || fixed.length === 0) return dnsLookup(hostname, options, callback);

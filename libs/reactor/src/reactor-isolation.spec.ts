@@ -74,7 +74,7 @@ describe('Reactor: escape attempts', () => {
       loaderGone: 'undefined',
       globals: [
         'atob', 'btoa', 'clearImmediate', 'clearInterval', 'clearTimeout', 'console', 'crypto', 'decodeURI', 'decodeURIComponent', 'encodeURI',
-        'encodeURIComponent', 'escape', 'eval', 'global', 'globalThis', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'process',
+        'encodeURIComponent', 'escape', 'eval', 'fetch', 'global', 'globalThis', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'process',
         'queueMicrotask', 'setImmediate', 'setInterval', 'setTimeout', 'structuredClone', 'unescape',
       ],
     });

@@ -21,6 +21,9 @@ export interface AccessRecord {
   destinationMs?: number;
   /** Time spent in the request and response transforms, in milliseconds. */
   transformMs?: number;
+  /** Outbound requests the transforms made (fetch, http.request), and their durations added up, in milliseconds. */
+  outboundRequests?: number;
+  outboundMs?: number;
   /** Why a request was refused or failed: a domain error code (`unauthenticated`, `forbidden`...) or a short name. */
   error?: string;
 }
@@ -99,6 +102,7 @@ export function accessLogWriter(logger: Logger): (finished: FinishedRequest) => 
         ...(record.proxyId ? { proxy_id: record.proxyId } : {}),
         ...(record.destinationStatus !== undefined ? { destination_status: record.destinationStatus } : {}),
         ...(record.transformMs !== undefined ? { transform_ms: round(record.transformMs) } : {}),
+        ...(record.outboundRequests !== undefined ? { outbound_requests: record.outboundRequests, outbound_ms: round(record.outboundMs ?? 0) } : {}),
         // The client's address: the peer's, or behind TRUSTED_PROXIES the nearest untrusted X-Forwarded-For hop.
         client_address: req.ip ?? req.socket?.remoteAddress,
       },

@@ -60,6 +60,14 @@ export function registerApiMetrics(registry: Registry, app: INestApplicationCont
     ['outcome'],
   );
   reactor.onQueueWait((seconds, outcome) => queueWait.observe({ outcome }, seconds));
+  const outbound = secondsHistogram(
+    registry,
+    'gatehouse_transform_outbound_request_duration_seconds',
+    "Transforms' own outbound requests (fetch, http.request), by how they ended: ok, refused (destination policy, http://, redirects), limit (over 50 in one run), error, timeout, too_large (response body)",
+    REQUEST_SECONDS_BUCKETS,
+    ['outcome'],
+  );
+  reactor.onOutbound((seconds, outcome) => outbound.observe({ outcome }, seconds));
   registerCacheMetrics(registry, app.get(ApplicationRepository), app.get(ProxyRepository));
   registerRateLimitMetrics(registry, app);
   if (runJobs) registerBackgroundMetrics(registry, app.get(BackgroundJobs), app.get(DataSource));

@@ -69,6 +69,8 @@ export class ProxiesModule {
               memoryLimitMb: config.reactorMemoryMb,
               tenantMaxConcurrency: config.reactorTenantMaxConcurrency,
               tenantMaxQueue: config.reactorTenantMaxQueue,
+              // Transforms' own requests follow the proxies' destination policy.
+              outbound: { allowHttp: config.proxyAllowHttp, allowedPrivateCidrs: config.proxyAllowedPrivateCidrs },
               // Contained to its sandbox process, which is replaced; worth knowing about all the same.
               onCatastrophicError: (message) => logger.error(`V8 lost control of a sandbox isolate; its sandbox process was replaced: ${message}`),
             });

@@ -238,6 +238,10 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const started = performance.now();
     const result = await inSpan(`transform ${direction}`, 'internal', { 'gatehouse.proxy_id': proxy.id }, () => this.reactor.run(input));
     record.transformMs = (record.transformMs ?? 0) + (performance.now() - started);
+    if (result.outbound) {
+      record.outboundRequests = (record.outboundRequests ?? 0) + result.outbound.requests;
+      record.outboundMs = (record.outboundMs ?? 0) + result.outbound.ms;
+    }
     if (result.logs.length > 0) this.console.write(proxy, direction, result.logs);
     return result;
   }

@@ -308,7 +308,10 @@ function makeHttp(protocol, defaultPort) {
     }
   }
   const globalAgent = new Agent({ keepAlive: true });
-  function request(input, options, callback) { return new ClientRequest(input, options, callback); }
+  function request(input, options, callback) {
+    if (typeof options === 'function') return new ClientRequest(input, undefined, options);
+    return new ClientRequest(input, options, callback);
+  }
   function get(input, options, callback) { const req = request(input, options, callback); req.end(); return req; }
   const METHODS = ['ACL', 'BIND', 'CHECKOUT', 'CONNECT', 'COPY', 'DELETE', 'GET', 'HEAD', 'LINK', 'LOCK', 'M-SEARCH', 'MERGE', 'MKACTIVITY',
     'MKCALENDAR', 'MKCOL', 'MOVE', 'NOTIFY', 'OPTIONS', 'PATCH', 'POST', 'PROPFIND', 'PROPPATCH', 'PURGE', 'PUT', 'QUERY', 'REBIND',
