@@ -80,4 +80,29 @@ describe('Reactor: outbound HTTP from transforms', () => {
     });`;
     expect(okBody(await reactor.run(input(code, { origin })))).toEqual({ status: 200, seen: 'h', data: { method: 'PUT', url: '/echo', body: 'part1-part2' } });
   });
+
+  it('node-fetch 2 and axios run over them', async () => {
+    const code = `const fetch = require('node-fetch');
+    const axios = require('axios');
+    module.exports = async (req) => {
+      const o = req.configuration.origin;
+      const nf = await fetch(o + '/echo', { method: 'POST', body: 'nf', headers: { 'X-Test': 'nf' } });
+      const nfJson = await nf.json();
+      const z = await (await fetch(o + '/gzip')).json();
+      const redirected = await fetch(o + '/redirect/2');
+      const ax = await axios.post(o + '/echo', { a: 1 }, { headers: { 'X-Test': 'ax' } });
+      const axZ = await axios.get(o + '/gzip');
+      const axR = await axios.get(o + '/redirect/2');
+      return { body: { nf: [nf.status, nf.headers.get('x-seen'), nfJson], z, nfRedirect: [redirected.status, redirected.url],
+        ax: [ax.status, ax.headers['x-seen'], ax.data], axZ: axZ.data, axR: axR.data } };
+    };`;
+    expect(okBody(await reactor.run(input(code, { origin })))).toEqual({
+      nf: [200, 'nf', { method: 'POST', url: '/echo', body: 'nf' }],
+      z: { zipped: true },
+      nfRedirect: [200, `${origin}/echo`],
+      ax: [200, 'ax', { method: 'POST', url: '/echo', body: '{"a":1}' }],
+      axZ: { zipped: true },
+      axR: { method: 'GET', url: '/echo', body: '' },
+    });
+  });
 });
