@@ -77,16 +77,7 @@ function requireModule(name) {
 
 // A package's own require: like a transform's, except that a refused built-in answers an empty module, as bundlers map
 // them for the browser (packages require fs or net at load for features a transform never reaches, and test for them).
-function noHttp(name) {
-  return function () {
-    function fail() { throw new ErrorCtor(name + ' requests are not available in this build: ' + REFUSED[name]); }
-    function Agent() {}
-    return { Agent: Agent, globalAgent: new Agent(), request: fail, get: fail, STATUS_CODES: {}, METHODS: [] };
-  };
-}
 const PACKAGE_ONLY = {
-  http: noHttp('http'),
-  https: noHttp('https'),
   module: function () { return { createRequire: function createRequire() { return packageRequire; }, builtinModules: [] }; },
 };
 function packageRequire(name) {
