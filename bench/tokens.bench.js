@@ -1,0 +1,87 @@
+'use strict';
+// npm run bench:tokens — the token vault's cost: POST /tokens (a card: validation, fingerprint, mask, AES-GCM seal,
+// insert and its audit row) and GET /tokens/{id} under a `mask` rule (a read, an open, the audit row) beside the
+// authenticated GET /applications/{id} of the same process, over real PostgreSQL on loopback, in one run.
+// Targets (issue 24): POST >= 50% and GET (mask) >= 60% of the reference's throughput.
+const { randomBytes } = require('node:crypto');
+const { load, progress, summarize } = require('./load');
+const { cpuMs, createTenant, databaseUrl, fmt, recreateDatabase, startGatehouse } = require('./service');
+
+const DB = 'gatehouse_bench_tokens';
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' };
+
+async function call(base, key, method, path, body) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'svc-api-key': key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status >= 300) throw new Error(`${method} ${path} failed: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+async function main() {
+  await recreateDatabase(DB);
+  // A key of the bench's own: nothing is generated into a DATA_DIR.
+  const env = { DATABASE_URL: databaseUrl(DB), LOG_LEVEL: 'warn', REDIS_URL: '', VAULT_KEY: randomBytes(32).toString('hex') };
+  const admin = createTenant(env).application.key;
+  const api = await startGatehouse(env);
+  // A private application whose plain permissions make it one `mask` rule on `/`.
+  const vault = await call(api.base, admin, 'POST', '/applications', {
+    name: 'bench vault',
+    type: 'private',
+    permissions: ['token:create', 'token:read'],
+  });
+  const token = await call(api.base, vault.key, 'POST', '/tokens', { type: 'card', data: CARD });
+  const check = await call(api.base, vault.key, 'GET', `/tokens/${token.id}`);
+  if (check.data?.number !== '424242XXXXXX4242') throw new Error('the bench token does not read back masked');
+
+  const pid = api.child.pid;
+  const json = { 'svc-api-key': vault.key, 'content-type': 'application/json' };
+  const routes = {
+    reference: { url: api.base, path: `/applications/${vault.id}`, headers: { 'svc-api-key': admin } },
+    create: { url: api.base, path: '/tokens', method: 'POST', headers: json, body: JSON.stringify({ type: 'card', data: CARD }), expectStatus: 201 },
+    read: { url: api.base, path: `/tokens/${token.id}`, headers: { 'svc-api-key': vault.key } },
+  };
+  const names = Object.keys(routes);
+  const results = Object.fromEntries(names.map((name) => [name, []]));
+  const steps = ROUNDS * names.length;
+  let step = 0;
+  progress('measuring', step, steps);
+  // Interleaved rounds, so drift of the machine affects every route alike.
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of names) {
+      const before = cpuMs(pid);
+      const run = await load({ ...routes[name], connections: CONNECTIONS, durationMs: DURATION_MS });
+      run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / (run.requests + run.warmupRequests);
+      results[name].push(run);
+      progress('measuring', ++step, steps);
+    }
+  }
+  api.child.kill('SIGTERM');
+
+  const s = Object.fromEntries(names.map((name) => [name, summarize(results[name])]));
+  const row = (label, r) =>
+    `| ${label} | ${fmt(r.rps, 0)} | ${fmt((r.rps / s.reference.rps) * 100, 1)}% | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${fmt(r.cpu, 0)} | ${r.errors} |`;
+  console.log(`\nbench:tokens  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, loopback, PostgreSQL ${DB}`);
+  console.log('| route | req/s | of reference | p50 ms | p99 ms | server CPU µs/req | errors |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log(row('GET /applications/{id} (reference, authenticated)', s.reference));
+  console.log(row('POST /tokens (card)', s.create));
+  console.log(row('GET /tokens/{id} (mask rule)', s.read));
+  const createRatio = s.create.rps / s.reference.rps;
+  const readRatio = s.read.rps / s.reference.rps;
+  console.log('');
+  console.log('| target | measured | met |');
+  console.log('|---|---:|:-:|');
+  console.log(`| POST /tokens >= 50% of the reference | ${fmt(createRatio * 100, 1)}% | ${createRatio >= 0.5 ? 'yes' : 'NO'} |`);
+  console.log(`| GET /tokens/{id} (mask) >= 60% of the reference | ${fmt(readRatio * 100, 1)}% | ${readRatio >= 0.6 ? 'yes' : 'NO'} |`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
