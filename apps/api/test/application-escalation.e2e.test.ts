@@ -246,7 +246,7 @@ describe('no escalation between applications', () => {
     it('a management identity on the bridge meets the same rule as its key would', async () => {
       const admin = await newTenant(t);
       const weak = await managementWith(t, admin, ['application:update', 'application:delete', 'application:read']);
-      const bridge = t.app.get(SvcLoopback).bridgeFor({ tenantId: admin.tenantId, applicationId: weak.id } as Proxy)!;
+      const bridge = t.app.get(SvcLoopback).bridgeFor({ tenantId: admin.tenantId, applicationId: weak.id, modifiedBy: weak.id } as Proxy)!;
       const hash = await keyHashOf(admin.applicationId);
       for (const [method, path] of [
         ['POST', `/applications/${admin.applicationId}/regenerate`],

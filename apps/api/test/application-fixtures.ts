@@ -161,3 +161,18 @@ export async function selfRelimitAttack(t: TestApp, admin: Caller): Promise<numb
   }
   return served;
 }
+
+/** appWithUpstream for the describe block it is called in: started before its tests, stopped after them. */
+export function appWithUpstreamForBlock(): { readonly t: TestApp; readonly upstream: Upstream } {
+  const started: { t?: TestApp; upstream?: Upstream; close?: () => Promise<void> } = {};
+  beforeAll(async () => void Object.assign(started, await appWithUpstream()), 60_000);
+  afterAll(() => started.close?.());
+  return {
+    get t() {
+      return started.t!;
+    },
+    get upstream() {
+      return started.upstream!;
+    },
+  };
+}

@@ -105,7 +105,7 @@ describe('the svc bridge', () => {
     expect(value.proxy.ok).toBe(false);
 
     // The bridge itself, bound to a management application of tenant A (which may read): B's resources are 404s.
-    const bridge = t.app.get(SvcLoopback).bridgeFor({ tenantId: a.tenantId, applicationId: a.applicationId } as Proxy)!;
+    const bridge = t.app.get(SvcLoopback).bridgeFor({ tenantId: a.tenantId, applicationId: a.applicationId, modifiedBy: a.applicationId } as Proxy)!;
     expect(await bridge.request({ method: 'GET', path: `/applications/${aApp.id}` })).toMatchObject({ status: 200, body: { id: aApp.id } });
     expect(await bridge.request({ method: 'GET', path: `/applications/${bApp.id}` })).toMatchObject({ status: 404 });
     expect(await bridge.request({ method: 'GET', path: `/proxies/${bProxy.id}` })).toMatchObject({ status: 404 });
@@ -167,6 +167,8 @@ describe('the svc bridge', () => {
       'x-gatehouse-svc-secret': loopback.secret.toString(),
       'x-gatehouse-svc-tenant': owner.tenantId,
       'x-gatehouse-svc-application': owner.applicationId,
+      // The application that last wrote the proxy (here the same one), whose authority is checked again per call.
+      'x-gatehouse-svc-writer': owner.applicationId,
     };
     // The public listener ignores the svc headers: without SVC-API-KEY it is a 401.
     await t.http().get('/applications').set(svcHeaders).expect(401);

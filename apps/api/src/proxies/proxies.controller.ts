@@ -76,7 +76,7 @@ export class ProxiesController {
     @Param('id', UuidParamPipe) id: string,
     @ValidatedBody() dto: ProxyBodyDto,
   ): Promise<ProxyResponse> {
-    return toProxyResponse(await this.replaceProxy.execute(principal, id, toProxyInput(dto)));
+    return toProxyResponse(await this.replaceProxy.execute(principal, id, toProxyInput(dto)), writeAnswer(principal));
   }
 
   @Patch(':id')
@@ -90,7 +90,7 @@ export class ProxiesController {
     @Param('id', UuidParamPipe) id: string,
     @ValidatedBody() dto: PatchProxyDto,
   ): Promise<ProxyResponse> {
-    return toProxyResponse(await this.patchProxy.execute(principal, id, toProxyPatch(dto)));
+    return toProxyResponse(await this.patchProxy.execute(principal, id, toProxyPatch(dto)), writeAnswer(principal));
   }
 
   @Delete(':id')
@@ -101,4 +101,13 @@ export class ProxiesController {
   async remove(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string): Promise<void> {
     await this.deleteProxy.execute(principal, id);
   }
+}
+
+/**
+ * What a PUT or PATCH answers: the proxy as a read shows it only to a caller that may read it; otherwise (proxy:update
+ * alone) without its key, code and configuration, which `PATCH {}` would have handed out. A create answers it whole:
+ * all of it was sent by the caller but the key, which it asked to be made.
+ */
+function writeAnswer(principal: Principal): { withoutSecrets: boolean } {
+  return { withoutSecrets: !principal.permissions.has('proxy:read') };
 }

@@ -169,7 +169,8 @@ export class ProxyResponse {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid' }) tenant_id: string;
   @ApiProperty() name: string;
-  @ApiProperty({ description: 'Names the proxy on invocation (SVC-PROXY-KEY)' }) key: string;
+  @ApiPropertyOptional({ description: 'Names the proxy on invocation (SVC-PROXY-KEY). Absent, as are the transforms and the configuration, from the answer to a PUT or PATCH by a caller without proxy:read' })
+  key?: string;
   @ApiProperty() destination_url: string;
   @ApiPropertyOptional({ type: ProxyTransformDto }) request_transform?: ProxyTransformDto;
   @ApiPropertyOptional({ type: ProxyTransformDto }) response_transform?: ProxyTransformDto;
@@ -239,17 +240,23 @@ export function toProxyPatch(dto: PatchProxyDto): ProxyPatch {
 }
 
 /** The wire form (spec 2.4): `application_id` flat, `modified_at` only outside the create response. */
-export function toProxyResponse(proxy: Proxy, options: { created?: boolean } = {}): ProxyResponse {
+/**
+ * `withoutSecrets`: the answer to a write by a caller that may not read proxies (no proxy:read), without what only a
+ * read shows (the key, the transforms' code, the configuration): a write permission is not a read permission.
+ */
+export function toProxyResponse(proxy: Proxy, options: { created?: boolean; withoutSecrets?: boolean } = {}): ProxyResponse {
   const body = {
     id: proxy.id,
     tenant_id: proxy.tenantId,
     name: proxy.name,
-    key: proxy.key,
-    destination_url: proxy.destinationUrl,
   } as ProxyResponse;
-  if (proxy.requestTransform) body.request_transform = { code: proxy.requestTransform.code };
-  if (proxy.responseTransform) body.response_transform = { code: proxy.responseTransform.code };
-  if (proxy.configuration) body.configuration = proxy.configuration;
+  if (!options.withoutSecrets) body.key = proxy.key;
+  body.destination_url = proxy.destinationUrl;
+  if (!options.withoutSecrets) {
+    if (proxy.requestTransform) body.request_transform = { code: proxy.requestTransform.code };
+    if (proxy.responseTransform) body.response_transform = { code: proxy.responseTransform.code };
+    if (proxy.configuration) body.configuration = proxy.configuration;
+  }
   if (proxy.applicationId) body.application_id = proxy.applicationId;
   body.require_auth = proxy.requireAuth;
   const rateLimit = rateLimitResponse(proxy.rateLimit);

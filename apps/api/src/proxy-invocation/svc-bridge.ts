@@ -12,6 +12,8 @@ import { transformBodyOf } from './transform-payloads';
 const SECRET_HEADER = 'x-gatehouse-svc-secret';
 const TENANT_HEADER = 'x-gatehouse-svc-tenant';
 const APPLICATION_HEADER = 'x-gatehouse-svc-application';
+/** The application that last wrote the proxy, whose authority over APPLICATION_HEADER's is checked again per call. */
+const WRITER_HEADER = 'x-gatehouse-svc-writer';
 
 /** The first path segments `svc` may call: this service's own API, and nothing else (never /proxy). */
 const SVC_ROUTES = new Set(['applications', 'proxies', 'logs', 'permissions']);
@@ -86,17 +88,18 @@ export class SvcLoopback implements PrincipalResolver, OnApplicationBootstrap, O
     if (typeof tenantId !== 'string' || typeof applicationId !== 'string') {
       throw new AuthenticationError("The proxy's application no longer exists");
     }
-    return this.authenticate.asApplication(tenantId, applicationId);
+    const writerId = req.headers[WRITER_HEADER];
+    return this.authenticate.asApplication(tenantId, applicationId, typeof writerId === 'string' && writerId !== '' ? writerId : null);
   }
 
   /** The svc client handed to a transform of `proxy`; undefined when the proxy names no application. */
   bridgeFor(proxy: Proxy): SvcBridge | undefined {
     const applicationId = proxy.applicationId;
     if (!applicationId) return undefined;
-    return { request: (req) => this.send(proxy.tenantId, applicationId, req) };
+    return { request: (req) => this.send(proxy.tenantId, applicationId, proxy.modifiedBy, req) };
   }
 
-  private async send(tenantId: string, applicationId: string, req: SvcRequest): Promise<SvcResponse> {
+  private async send(tenantId: string, applicationId: string, writerId: string | null, req: SvcRequest): Promise<SvcResponse> {
     const pool = this.pool;
     if (!pool) throw new SvcRequestRefusedError('svc is not available while the service starts or stops');
     const method = String(req.method ?? 'GET').toUpperCase();
@@ -106,6 +109,7 @@ export class SvcLoopback implements PrincipalResolver, OnApplicationBootstrap, O
       [SECRET_HEADER]: this.secret.toString(),
       [TENANT_HEADER]: tenantId,
       [APPLICATION_HEADER]: applicationId,
+      [WRITER_HEADER]: writerId ?? '',
       accept: 'application/json',
     };
     let body: string | undefined;

@@ -1,5 +1,6 @@
 import { Clock } from '../shared/clock';
-import { AuthenticationError, NotFoundError } from '../shared/domain-error';
+import { AuthenticationError, EscalationError, NotFoundError } from '../shared/domain-error';
+import { requireAuthorityOver } from './authority';
 import { AuthenticationThrottle, ClientAddress } from '../rate-limits/authentication-throttle';
 import { LastUseRecorder } from './last-use';
 import { Page, PageQuery } from '../shared/page';
@@ -98,11 +99,29 @@ export class AuthenticateApiKey {
     throw error;
   }
 
-  /** The principal of a proxy's application, for its transforms' svc calls (which carry no key). */
-  async asApplication(tenantId: string, applicationId: string): Promise<Principal> {
+  /**
+   * The principal of a proxy's application, for its transforms' svc calls (which carry no key). `writerId`: the
+   * application that last wrote the proxy (its modified_by), whose authority over the bound application is checked
+   * again on every call, as it was when it wrote it (requireAuthorityOver): powers given to the bound application
+   * since, beyond the writer's, would otherwise reach code the writer chose. A writer gone (deleted, expired) vouches
+   * for nothing: the proxy must be written again by an application that holds what its application can do.
+   */
+  async asApplication(tenantId: string, applicationId: string, writerId?: string | null): Promise<Principal> {
     const application = await this.applications.findById(tenantId, applicationId);
     if (!application) throw new AuthenticationError("The proxy's application no longer exists");
     if (this.expired(application)) throw new AuthenticationError("The proxy's application has expired");
+    if (writerId !== undefined && writerId !== applicationId) {
+      const writer = writerId === null ? null : await this.applications.findById(tenantId, writerId);
+      if (!writer || this.expired(writer)) {
+        throw new EscalationError("svc is refused: the application that last wrote this proxy no longer exists; write the proxy again with an application that holds what the proxy's application can do");
+      }
+      try {
+        requireAuthorityOver(principalOf(writer), application, 'lend svc to');
+      } catch (error) {
+        if (!(error instanceof EscalationError)) throw error;
+        throw new EscalationError(`svc is refused: ${error.message.replace(/^This application/, 'the application that last wrote this proxy')}`);
+      }
+    }
     return principalOf(application);
   }
 

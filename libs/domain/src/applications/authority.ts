@@ -56,7 +56,7 @@ export function requireGrantable(principal: Principal, grant: Powers): void {
   }
 }
 
-export type ActionOnApplication = 'update' | 'regenerate the key of' | 'delete' | 'bind a proxy to';
+export type ActionOnApplication = 'update' | 'regenerate the key of' | 'delete' | 'bind a proxy to' | 'lend svc to';
 
 /**
  * No escalation between applications: a caller may act on another application (update, regenerate, delete, or lend
