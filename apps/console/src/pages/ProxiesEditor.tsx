@@ -179,7 +179,8 @@ export default function ProxiesEditor({ api, permissions, id }: Props) {
         <Link to="proxies">Proxies</Link>
       </p>
 
-      {proxy && (
+      {/* A write by a key without proxy:read is answered without the key. */}
+      {proxy?.key && (
         <div className="proxy-key">
           <CopyBox
             label="Proxy key (SVC-PROXY-KEY)"

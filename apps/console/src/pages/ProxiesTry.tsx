@@ -20,7 +20,7 @@ export function ProxiesTry({ api, proxy }: { api: Api; proxy: Proxy }) {
     setBusy(true);
     setError(undefined);
     try {
-      setResult(await tryProxy(api, { proxyKey: proxy.key, method, path, query, contentType, body, sendApiKey }));
+      setResult(await tryProxy(api, { proxyKey: proxy.key ?? '', method, path, query, contentType, body, sendApiKey }));
     } catch {
       setResult(undefined);
       setError('The request could not be sent.');
