@@ -153,4 +153,27 @@ describe('Reactor: modules a transform requires', () => {
       ticked: 'tick',
     });
   });
+
+  it('runs setImmediate after the current code without the host, and still lets timers through when polled with it', async () => {
+    const body = okBody(
+      await reactor.run(
+        input(`module.exports = async () => {
+          const order = [];
+          setImmediate((x) => order.push('immediate ' + x), 'a');
+          const cleared = setImmediate(() => order.push('cleared'));
+          clearImmediate(cleared);
+          order.push('sync');
+          await new Promise((resolve) => setImmediate(resolve));
+          let chained = 0;
+          await new Promise((resolve) => { const next = () => (++chained === 20000 ? resolve() : setImmediate(next)); next(); });
+          let fired = false;
+          setTimeout(() => { fired = true; }, 5);
+          let polls = 0;
+          await new Promise((resolve) => { const poll = () => (fired ? resolve() : (polls++, setImmediate(poll))); poll(); });
+          return { body: { order, chained, fired, polled: polls > 0 } };
+        };`),
+      ),
+    );
+    expect(body).toEqual({ order: ['sync', 'immediate a'], chained: 20000, fired: true, polled: true });
+  });
 });
