@@ -99,6 +99,17 @@ describe("the console's origin", () => {
     expect(res.headers['content-security-policy']).toContain("connect-src 'self';");
   });
 
+  it('goes to the configured public origins when deployments name them', async () => {
+    const named = express();
+    const origins = new Origins({ port: 3000, consolePort: 3001, consolePublicUrl: 'https://console.example.com', apiPublicUrl: 'https://api.example.com' });
+    mountConsole(named as unknown as NestExpressApplication, origins, dir);
+    const moved = await request(named).get('/console/proxies').set('host', 'internal:3000').expect(302);
+    expect(moved.headers.location).toBe('https://console.example.com/console/proxies');
+    const page = await request(consoleListener(named)).get('/console/').set('host', 'console.example.com').expect(200);
+    expect(page.text).toBe('<meta name="api" content="https://api.example.com">');
+    expect(page.headers['content-security-policy']).toContain("connect-src 'self' https://api.example.com;");
+  });
+
   it("with the console off, /console is a 404 on the API's port", async () => {
     const off = express();
     mountConsole(off as unknown as NestExpressApplication, new Origins({ port: 3000 }), dir);
