@@ -53,6 +53,16 @@ describe('tokens API', () => {
       expectProblem(await tokensAs(t, otherKey).get(`/tokens/${(await createToken(t, reader, { type: 'token', data: 1 })).id}`), 404);
     });
 
+    it('reads back exactly what was written, any JSON for `token`; a path id outside the id alphabet is a 400', async () => {
+      const data = { nested: [1, { deep: true, s: 'ünïcödé ✓', n: null }], date: '2026-01-01T00:00:00.000Z', e: 1e21 };
+      const created = await createToken(t, revealer, { type: 'token', data });
+      expect(created.data).toEqual(data);
+      expect((await tokensAs(t, revealer).get(`/tokens/${created.id}`).expect(200)).body.data).toEqual(data);
+      expectProblem(await tokensAs(t, revealer).get('/tokens/has.dot'), 400, ['id']);
+      expectProblem(await tokensAs(t, revealer).get(`/tokens/${'x'.repeat(401)}`), 400, ['id']);
+      expectProblem(await tokensAs(t, revealer).get('/tokens/x?unknown=1'), 400, ['unknown']);
+    });
+
     it('renders an alias id expression', async () => {
       const body = await createToken(t, revealer, { id: '{{ data | alias_preserve_format: 0, 4 }}', type: 'card_number', data: '4111111111111111' });
       expect(body.id).toMatch(/^[0-9]{12}1111$/);
