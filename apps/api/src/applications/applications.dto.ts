@@ -7,7 +7,6 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
-  IsISO8601,
   IsObject,
   IsOptional,
   IsString,
@@ -30,6 +29,7 @@ import {
   PERMISSIONS,
   RULE_TRANSFORMS,
 } from '@gatehouse/domain';
+import { DATE_OR_DATE_TIME_SCHEMA, IsDateOrDateTime, IsDateTime } from '../http/date-fields';
 import { PreparedJson } from '../http/prepared-json';
 import { AsArray, IdFilteredPagingQueryDto, PaginationResponse, QueryInt } from '../http/paging.dto';
 import { RateLimitDto, RateLimitProperty, rateLimitResponse } from '../rate-limits/rate-limit.dto';
@@ -95,14 +95,14 @@ class ApplicationGrantDto {
   @MaxLength(MAX_NAME_LENGTH)
   name: string;
 
-  @ApiPropertyOptional({ type: [String], enum: PERMISSIONS.map((p) => p.type), maxItems: MAX_PERMISSIONS })
+  @ApiPropertyOptional({ type: [String], enum: PERMISSIONS.map((p) => p.type), maxItems: MAX_PERMISSIONS, nullable: true, description: 'null: none' })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_PERMISSIONS)
   @IsString({ each: true })
   permissions?: string[];
 
-  @ApiPropertyOptional({ type: [AccessRuleDto] })
+  @ApiPropertyOptional({ type: [AccessRuleDto], nullable: true, description: 'null: none' })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(100)
@@ -112,7 +112,7 @@ class ApplicationGrantDto {
   @Type(() => AccessRuleDto)
   rules?: AccessRuleDto[];
 
-  @ApiPropertyOptional({ description: 'Only for private applications' })
+  @ApiPropertyOptional({ type: Boolean, nullable: true, description: 'Only for private applications; null: false' })
   @IsOptional()
   @IsBoolean()
   can_create_expiring_applications?: boolean;
@@ -128,7 +128,7 @@ export class CreateApplicationDto extends ApplicationGrantDto {
 
   @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Only for expiring applications; default (also for null) now + 1 minute, at most 24 hours ahead' })
   @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
+  @IsDateTime()
   expires_at?: string;
 }
 
@@ -170,11 +170,11 @@ export class ListApplicationsQueryDto extends IdFilteredPagingQueryDto {
   type?: ApplicationType[];
 
   @ApiPropertyOptional({
-    format: 'date-time',
-    description: 'Only applications whose key has not been used since this instant, never-used ones included: keys to retire',
+    ...DATE_OR_DATE_TIME_SCHEMA,
+    description: 'Only applications whose key has not been used since this instant (a date alone: its midnight UTC), never-used ones included: keys to retire',
   })
   @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true }, { message: 'must be an ISO 8601 date or date-time' })
+  @IsDateOrDateTime()
   unused_since?: string;
 }
 

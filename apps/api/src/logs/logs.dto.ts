@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
 import {
   ACTOR_TYPES,
   ChainedLog,
@@ -14,8 +14,7 @@ import {
   toLogJson,
 } from '@gatehouse/domain';
 import { PaginationResponse, PagingQueryDto } from '../http/paging.dto';
-
-const DATE_TIME = { strict: true, strictSeparator: true };
+import { DATE_OR_DATE_TIME_SCHEMA, IsDateOrDateTime } from '../http/date-fields';
 
 /** The filters of `GET /logs`, shared by `GET /logs/export`. */
 export class LogFilterQueryDto {
@@ -43,14 +42,14 @@ export class LogFilterQueryDto {
   @MaxLength(MAX_REQUEST_ID_LENGTH)
   request_id?: string;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'Logs with created_at at or after this instant (inclusive)' })
+  @ApiPropertyOptional({ ...DATE_OR_DATE_TIME_SCHEMA, description: 'Logs with created_at at or after this instant (inclusive); a date alone is its midnight UTC' })
   @IsOptional()
-  @IsISO8601(DATE_TIME, { message: 'must be an ISO 8601 date or date-time' })
+  @IsDateOrDateTime()
   start_date?: string;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'Logs with created_at before this instant (exclusive)' })
+  @ApiPropertyOptional({ ...DATE_OR_DATE_TIME_SCHEMA, description: 'Logs with created_at before this instant (exclusive); a date alone is its midnight UTC' })
   @IsOptional()
-  @IsISO8601(DATE_TIME, { message: 'must be an ISO 8601 date or date-time' })
+  @IsDateOrDateTime()
   end_date?: string;
 }
 

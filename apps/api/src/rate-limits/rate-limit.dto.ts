@@ -24,14 +24,14 @@ export class RateLimitDto {
 
 /** `rate_limit` in a merge patch: members merge into the current limit; null clears a member (then it must be given). */
 export class RateLimitPatchDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, nullable: true, description: LIMIT_DOC })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, description: `${LIMIT_DOC}; not null: a limit has both members` })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(MAX_RATE_LIMIT)
   limit?: number | null;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT_WINDOW_SECONDS, nullable: true, description: WINDOW_DOC })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT_WINDOW_SECONDS, description: `${WINDOW_DOC}; not null: a limit has both members` })
   @IsOptional()
   @IsInt()
   @Min(1)

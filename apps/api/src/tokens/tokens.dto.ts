@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsISO8601, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import {
   MAX_CONTAINER_LENGTH,
   MAX_CONTAINERS,
@@ -15,6 +15,7 @@ import {
   TokenType,
   TokenView,
 } from '@gatehouse/domain';
+import { IsDateTime } from '../http/date-fields';
 import { AsArray, KeysetPagingQueryDto } from '../http/paging.dto';
 
 // Shapes and types only; the rules (type validation, lengths, containers, expressions) live in the domain, so that
@@ -37,9 +38,9 @@ const CONTAINERS_SCHEMA: ApiPropertyOptions = {
   description: `Where the token lives for access rules (e.g. /pci/high/); default: the type's container; each at most ${MAX_CONTAINER_LENGTH} characters`,
 };
 
-/** `containers`: an array of strings (the domain checks each). */
+/** `containers`: an array of strings (the domain checks each); null is the default, as absent is. */
 const ContainersProperty = () =>
-  applyDecorators(ApiPropertyOptional(CONTAINERS_SCHEMA), IsOptional(), IsArray(), ArrayMaxSize(MAX_CONTAINERS), IsString({ each: true }));
+  applyDecorators(ApiPropertyOptional({ ...CONTAINERS_SCHEMA, nullable: true }), IsOptional(), IsArray(), ArrayMaxSize(MAX_CONTAINERS), IsString({ each: true }));
 
 export class CreateTokenDto {
   @ApiPropertyOptional({
@@ -65,7 +66,7 @@ export class CreateTokenDto {
   @ContainersProperty()
   containers?: string[];
 
-  @ApiPropertyOptional(METADATA_SCHEMA)
+  @ApiPropertyOptional({ ...METADATA_SCHEMA, nullable: true })
   @IsOptional()
   @IsObject(MUST_BE_OBJECT)
   metadata?: Record<string, string>;
@@ -75,14 +76,14 @@ export class CreateTokenDto {
   @IsString()
   fingerprint_expression?: string | null;
 
-  @ApiPropertyOptional({ description: 'Return the existing token of the same type and fingerprint instead of creating one' })
+  @ApiPropertyOptional({ type: Boolean, nullable: true, description: 'Return the existing token of the same type and fingerprint instead of creating one; null: false' })
   @IsOptional()
   @IsBoolean()
   deduplicate_token?: boolean;
 
   @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Unreadable from this instant, then deleted' })
   @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
+  @IsDateTime()
   expires_at?: string | null;
 }
 
@@ -106,7 +107,7 @@ export class PatchTokenDto {
 
   @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'null: never expires' })
   @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
+  @IsDateTime()
   expires_at?: string | null;
 }
 
