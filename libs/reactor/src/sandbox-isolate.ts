@@ -55,7 +55,7 @@ export class SandboxIsolate {
     // a V8 out-of-memory it could not prevent; the handler then has this whole process replaced.
     this.isolate = new ivm.Isolate({ memoryLimit: settings.memoryLimitMb, onCatastrophicError });
     this.runtime = this.isolate.compileScriptSync(SANDBOX_RUNTIME_SOURCE, { filename: SANDBOX_RUNTIME_FILENAME });
-    this.modules = new ModuleScripts(this.isolate);
+    this.modules = new ModuleScripts(this.isolate, settings.maxCachedSourceLength);
     this.warm = new WarmContexts((prepared) => this.releaseContext(prepared));
     this.scripts = new ScriptCache(settings.maxCachedScripts, settings.maxCachedSourceLength, (codeHash) =>
       this.warm.releaseWhere((hash) => hash === codeHash),

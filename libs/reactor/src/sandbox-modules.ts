@@ -36,30 +36,38 @@ export function bundledModules(): ModuleManifest {
 }
 
 /**
- * The bundled modules of one isolate: each compiled on its first `require` in this process, then kept for the life of
- * the isolate (every later context that requires it runs the same compiled script: V8 parses and compiles it once).
- * The script's source stays on the isolate's heap: what a module costs there is part of the transform's memory limit,
- * and a module too large for it fails that transform's `require`, never the process.
+ * The bundled modules of one isolate: each compiled on its first `require` in this process, then kept (every later
+ * context that requires it runs the same compiled script: V8 parses and compiles it once). A script's source and code
+ * stay on the isolate's heap, so what is kept is bounded by `maxBytes` of source (least recently required out first):
+ * the packages one tenant required cannot crowd out another tenant's transform. A module too large for the heap fails
+ * that transform's `require`, never the process.
  */
 export class ModuleScripts {
-  private readonly scripts = new Map<string, ivm.Script>();
+  private readonly scripts = new Map<string, { script: ivm.Script; bytes: number }>();
+  private bytes = 0;
   private readonly directory = sandboxModulesDirectory();
   private readonly manifest = bundledModules();
 
-  constructor(private readonly isolate: ivm.Isolate) {}
+  constructor(
+    private readonly isolate: ivm.Isolate,
+    private readonly maxBytes: number,
+  ) {}
 
   /** Runs the bundle of `name` in `context`; the bundle hands its factory to the runtime's one-shot `__gatehouse_module`. */
   run(name: string, context: ivm.Context): string | null {
     const entry = Object.hasOwn(this.manifest, name) ? this.manifest[name] : undefined;
     if (entry === undefined || this.directory === null) return `the module '${name}' is not bundled in this build`;
-    let script = this.scripts.get(name);
-    if (script === undefined) {
+    let cached = this.scripts.get(name);
+    if (cached === undefined) {
       const source = readFileSync(join(this.directory, entry.file), 'utf8');
-      script = this.isolate.compileScriptSync(source, { filename: `gatehouse:module/${name}` });
-      this.scripts.set(name, script);
+      cached = { script: this.isolate.compileScriptSync(source, { filename: `gatehouse:module/${name}` }), bytes: source.length };
+      this.add(name, cached);
+    } else {
+      this.scripts.delete(name);
+      this.scripts.set(name, cached);
     }
     try {
-      script.runSync(context);
+      cached.script.runSync(context);
     } catch (error) {
       // The module's own top-level code threw (in the transform's context): that error, for the transform.
       return error instanceof Error ? error.message : String(error);
@@ -67,11 +75,24 @@ export class ModuleScripts {
     return null;
   }
 
+  private add(name: string, cached: { script: ivm.Script; bytes: number }): void {
+    this.scripts.set(name, cached);
+    this.bytes += cached.bytes;
+    for (const [oldest, kept] of this.scripts) {
+      if (this.bytes <= this.maxBytes || oldest === name) break;
+      this.scripts.delete(oldest);
+      this.bytes -= kept.bytes;
+      kept.script.release();
+    }
+  }
+
   get size(): number {
     return this.scripts.size;
   }
 
+  /** Forgets every script (their references died with the isolate). */
   clear(): void {
     this.scripts.clear();
+    this.bytes = 0;
   }
 }
