@@ -3,8 +3,12 @@ import { DomainError, TooManyRequestsError } from '../shared/domain-error';
 import { RateCounter, RateLimit } from './rate-counter';
 
 const MAX_REMEMBERED = 100_000;
-/** How many (address, credential) pairs that authenticated are remembered, and for how long; refreshed at most once a minute. */
+/**
+ * How many credentials that authenticated are remembered, from how many addresses each, and for how long; each pair
+ * is refreshed at most once a minute (so a busy key costs two map reads per request).
+ */
 const MAX_KNOWN = 100_000;
+const MAX_ADDRESSES_PER_CREDENTIAL = 16;
 const KNOWN_FOR_MS = 24 * 3600_000;
 const KNOWN_REFRESH_MS = 60_000;
 
@@ -35,8 +39,8 @@ export interface ThrottleStats {
 export class AuthenticationThrottle {
   /** Address -> until when it is refused (epoch ms), as far as this process knows. */
   private readonly blocked = new Map<string, number>();
-  /** `<address> <credential hash>` -> when it last authenticated from there (epoch ms), oldest first. */
-  private readonly known = new Map<string, number>();
+  /** Credential (a hash) -> address -> when it last authenticated from there (epoch ms); oldest refreshed first. */
+  private readonly known = new Map<string, Map<string, number>>();
   readonly stats: ThrottleStats = { throttled: 0, uncounted: 0 };
 
   constructor(
@@ -64,8 +68,8 @@ export class AuthenticationThrottle {
       return;
     }
     if (credential !== undefined) {
-      const pair = `${client} ${typeof credential === 'function' ? credential() : credential}`;
-      if (now - (this.known.get(pair) ?? -Infinity) < KNOWN_FOR_MS) return;
+      const seen = this.known.get(typeof credential === 'function' ? credential() : credential)?.get(client);
+      if (seen !== undefined && now - seen < KNOWN_FOR_MS) return;
     }
     this.stats.throttled++;
     throw tooMany(Math.ceil(left / 1000));
@@ -76,14 +80,18 @@ export class AuthenticationThrottle {
     if (this.policy === null) return;
     const client = typeof address === 'function' ? address() : address;
     if (client === undefined) return;
-    const pair = `${client} ${credential}`;
     const now = this.clock.now().getTime();
-    const seen = this.known.get(pair);
+    let addresses = this.known.get(credential);
+    const seen = addresses?.get(client);
     if (seen !== undefined && now - seen < KNOWN_REFRESH_MS) return;
-    // Re-inserted, so the map stays ordered by last refresh and the oldest go first.
-    this.known.delete(pair);
+    // Re-inserted at each refresh, so both maps stay ordered by last refresh and the oldest go first.
+    if (addresses) this.known.delete(credential);
+    else addresses = new Map();
     if (this.known.size >= MAX_KNOWN) this.known.delete(this.known.keys().next().value as string);
-    this.known.set(pair, now);
+    this.known.set(credential, addresses);
+    addresses.delete(client);
+    if (addresses.size >= MAX_ADDRESSES_PER_CREDENTIAL) addresses.delete(addresses.keys().next().value as string);
+    addresses.set(client, now);
   }
 
   /** Addresses this process refuses right now (for metrics). */
