@@ -15,7 +15,7 @@ export const MIGRATE_COMMAND: CliCommand = {
 
 /** `migrate status` and `migrate check` read the migrations table and change nothing (no migration, no table). */
 async function readStatus(database: () => Promise<Database>): Promise<MigrationStatus> {
-  const { migrationStatus } = await import('@gatehouse/persistence');
+  const { migrationStatus } = await import('./open-database');
   return migrationStatus((await database()).dataSource);
 }
 

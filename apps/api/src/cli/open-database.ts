@@ -1,10 +1,10 @@
 import { loadConfig } from '@gatehouse/config';
-import { Database, openDatabase, runMigrations } from '@gatehouse/persistence';
+import { Database, DatabaseVaultCrypto, LocalKeyWrapper, migrationStatus, openDatabase, runMigrations, VaultRotation } from '@gatehouse/persistence';
 import { createApiApp } from '../app';
 import { CommandContext } from './command';
 
 // Loaded by the CLI only when a command needs the database, so `--help` and wrong arguments answer at once.
-export { runMigrations };
+export { DatabaseVaultCrypto, LocalKeyWrapper, migrationStatus, runMigrations, VaultRotation };
 
 /** Opens the database (DATABASE_URL or DATA_DIR) as it is: nothing migrated (`migrate status`). */
 export async function openBareDatabase(): Promise<{ database: Database; close: () => Promise<void> }> {

@@ -14,7 +14,7 @@ const progress = (line: string) => process.stderr.write(`gatehouse: ${line}\n`);
 
 /** Persistence (TypeORM) is loaded only when a command runs: `--help` and usage errors answer at once. */
 async function rotation(context: CommandContext, retireAfterMs?: number): Promise<VaultRotation> {
-  const { DatabaseVaultCrypto, VaultRotation } = await import('@gatehouse/persistence');
+  const { DatabaseVaultCrypto, VaultRotation } = await import('./open-database');
   return new VaultRotation(context.database.dataSource, context.app.get(DatabaseVaultCrypto), { retireAfterMs });
 }
 
@@ -48,7 +48,7 @@ const rotateKey: CliCommand = {
     if (isGenerated(opened) && (await nothingToRewrap(vault))) {
       // A new key first in DATA_DIR/vault-key, the old ones kept below it until nothing is wrapped by them.
       rotateGeneratedVaultKey(opened.config);
-      if (wrapper instanceof (await import('@gatehouse/persistence')).LocalKeyWrapper) wrapper.reload();
+      if (wrapper instanceof (await import('./open-database')).LocalKeyWrapper) wrapper.reload();
       introduced = true;
     }
     const result = await vault.rewrapKeys(progress);

@@ -1,4 +1,4 @@
-import { InMemoryVaultCrypto } from '@gatehouse/domain/testing';
+import { InMemoryVaultCrypto } from '../testing/in-memory-vault-crypto';
 
 describe('InMemoryVaultCrypto (the fake of the VaultCrypto port)', () => {
   it('opens what it sealed, only with the same tenant and aad', async () => {
