@@ -93,14 +93,15 @@ export function expectProblem(res: Response, status: number, fields?: string[]):
 }
 
 /** Rows a tenant owns, to show that a refused request wrote nothing. */
-export async function rowCounts(t: TestApp, tenantId: string): Promise<{ applications: number; proxies: number; events: number }> {
+export async function rowCounts(t: TestApp, tenantId: string): Promise<{ applications: number; proxies: number; tokens: number; events: number }> {
   const [row] = await t.database.dataSource.query(
     `SELECT (SELECT count(*)::int FROM applications WHERE tenant_id = $1) AS applications,
             (SELECT count(*)::int FROM proxies WHERE tenant_id = $1) AS proxies,
+            (SELECT count(*)::int FROM tokens WHERE tenant_id = $1) AS tokens,
             (SELECT count(*)::int FROM (SELECT id FROM audit_outbox WHERE tenant_id = $1 UNION SELECT id FROM logs WHERE tenant_id = $1) AS e) AS events`,
     [tenantId],
   );
-  return { applications: row.applications, proxies: row.proxies, events: row.events };
+  return { applications: row.applications, proxies: row.proxies, tokens: row.tokens, events: row.events };
 }
 
 export interface AuditRow {

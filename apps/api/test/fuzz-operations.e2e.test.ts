@@ -273,6 +273,15 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     keys.weak = (await managementWith(t, admin, ['log:read'])).key;
     keys.private = (await createApplication(t, admin.key, { ...VALID.private, permissions: ['token:read'] })).key;
     keys.public = (await createApplication(t, admin.key, VALID.public)).key;
+    // The token vault's operations need token permissions, which no management key holds.
+    keys.vault = (
+      await createApplication(t, admin.key, {
+        name: 'fuzz vault',
+        type: 'private',
+        permissions: ['token:create', 'token:read', 'token:update', 'token:delete', 'token:use'],
+        rules: [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read', 'token:use'] }],
+      })
+    ).key;
     keys.expiring = (await createApplication(t, admin.key, { ...VALID.expiring, rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }], transform: 'reveal', permissions: ['token:read'] }] })).key;
     keys.otherPrivate = (await createApplication(t, other.key, { ...VALID.private, permissions: ['token:read'] })).key;
     keys.otherExpiring = (await createApplication(t, other.key, { ...VALID.expiring, rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }], transform: 'reveal', permissions: ['token:read'] }] })).key;
@@ -298,8 +307,11 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     if (PROGRESS || findings.size > 0) process.stderr.write(`fuzz: seed ${SEED}, ${sent} requests in ${((Date.now() - started) / 1000).toFixed(1)} s, ${findings.size} distinct findings\n`);
   });
 
-  function keyHeader(rng: Rng): { headers: Record<string, string | string[]>; note: string } {
-    if (rng.chance(0.72)) return { headers: { 'svc-api-key': keys.admin! }, note: 'admin key' };
+  function keyHeader(rng: Rng, operation: string): { headers: Record<string, string | string[]>; note: string } {
+    if (rng.chance(0.72)) {
+      if (TOKEN_OPERATION.test(operation)) return { headers: { 'svc-api-key': keys.vault! }, note: 'vault key' };
+      return { headers: { 'svc-api-key': keys.admin! }, note: 'admin key' };
+    }
     const choice = rng.pick([
       'other', 'otherPrivate', 'otherExpiring', 'weak', 'private', 'public', 'expiring', 'deleted', 'proxy', 'none', 'empty', 'short', 'long', 'padded', 'lower',
       'suffixed', 'latin1', 'duplicate', 'bearer', 'proxy-header', 'query',
@@ -482,10 +494,13 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     return { body: raw, type, note };
   }
 
+/** The token vault's operations, which the vault key (not the admin key) is allowed. */
+  const TOKEN_OPERATION = /^\/(tokens|v2\/tokens|tokenize|detokenize)(\/|$)/;
+
   function makeCase(rng: Rng, method: string, operation: string): Case {
     const op = document.paths[operation][method];
     const notes: string[] = [];
-    const key = keyHeader(rng);
+    const key = keyHeader(rng, operation);
     notes.push(key.note);
     let url = operation;
     if (operation.includes('{id}')) {

@@ -24,7 +24,7 @@ const MUST_BE_OBJECT = { message: 'must be an object' };
 const DATA_DOC = `The sensitive value: any JSON for \`token\`, an object for \`card\` and \`bank\`, a string for the other types; at most ${MAX_TOKEN_DATA_BYTES} bytes of JSON. Stored encrypted; returned only as the caller's access rule decides.`;
 const MASK_DOC = 'A Liquid expression (or an object or array of them) rendered from the data, e.g. `{{ data | reveal_last: 4 }}`; null: no mask (a `mask` rule then redacts)';
 // Any JSON value: `oneOf` so that the document does not say `object` (the property's TypeScript type is `unknown`).
-const ANY_JSON = { oneOf: [{ type: 'object', additionalProperties: true }, { type: 'array', items: {} }, { type: 'string' }, { type: 'number' }, { type: 'boolean' }] };
+const ANY_JSON = { oneOf: [{ type: 'object', additionalProperties: true }, { type: 'array', items: {} }, { type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }] };
 const METADATA_SCHEMA = {
   type: 'object',
   additionalProperties: { type: 'string', maxLength: MAX_METADATA_VALUE_LENGTH },
