@@ -5,7 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT, ServiceProcess, startCommand } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, TEST_VAULT_KEY } from '../../../test/support/test-env';
 import { deleteQueueKeys, uniquePrefix } from '../../../libs/queue/test/support/queue-test-support';
 
 /**
@@ -117,7 +117,7 @@ describe('the container image command', () => {
     const heartbeat = { WORKER_HEARTBEAT_FILE: join(dir, 'heartbeat') };
     const check = () => spawnSync(healthcheck[1]!, healthcheck.slice(2), { cwd: REPO_ROOT, env: env(heartbeat) }).status;
     expect(check()).toBe(1);
-    const child = await startWorker(asPid1([command[0]!, '--', ...workerCommand]), env({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, ...heartbeat }));
+    const child = await startWorker(asPid1([command[0]!, '--', ...workerCommand]), env({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, VAULT_KEY: TEST_VAULT_KEY, ...heartbeat }));
     try {
       // The healthcheck runs beside the worker, as `docker exec` would, and passes once the heartbeat is written.
       let healthy = false;
