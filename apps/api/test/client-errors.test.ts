@@ -87,6 +87,10 @@ describe('errors before the application sees the request', () => {
     // Node answered it with an empty 400.
     ['an HTTP/1.1 request without Host', 400, 'GET /health/live HTTP/1.1\r\n\r\n'],
     ['an HTTP/1.1 POST without Host', 400, 'POST /applications HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'],
+    // RFC 9112 3.2: more than one Host, or one that is not host[:port] (Node took the first, or any value).
+    ['two Host headers', 400, 'GET /health/live HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n'],
+    ['a Host with a path', 400, 'GET /health/live HTTP/1.1\r\nHost: a.example/evil\r\n\r\n'],
+    ['a Host with credentials', 400, 'GET /health/live HTTP/1.1\r\nHost: user@a.example\r\n\r\n'],
   ])('%s is a %s with a problem+json body', async (_, status, request) => {
     const replies = await exchange(service.port, [request]);
     expect(replies).toHaveLength(1);
@@ -103,9 +107,13 @@ describe('errors before the application sees the request', () => {
     expect(((await list.json()) as { data: { name: string }[] }).data.map((a) => a.name)).not.toContain('expected');
   });
 
-  it('an HTTP/1.0 request without Host is still served (Host is HTTP/1.1\'s requirement)', async () => {
+  it('an HTTP/1.0 request without Host is still served (Host is HTTP/1.1\'s requirement), and so are the forms of a Host', async () => {
     const replies = await exchange(service.port, ['GET /health/live HTTP/1.0\r\n\r\n']);
     expect(replies.map((r) => r.status)).toEqual([200]);
+    for (const host of ['localhost', 'api.example.com:8443', '127.0.0.1:3000', '[::1]:3000', '[fd00::2]', 'xn--bcher-kva.example']) {
+      const [reply] = await exchange(service.port, [`GET /health/live HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`]);
+      expect({ host, status: reply?.status }).toEqual({ host, status: 200 });
+    }
   });
 
   it('the body of a missing Host or a bad chunk names what is wrong', async () => {

@@ -24,7 +24,11 @@ const DETAILS: Record<number, string> = {
 const BODY_DETAILS: Record<string, string> = {
   HPE_INVALID_CHUNK_SIZE: 'The chunked request body is not valid (a chunk size is not a hexadecimal number)',
 };
+// RFC 9112 3.2: a request with no Host (HTTP/1.1), more than one, or one that is not a host[:port] is a 400.
 const MISSING_HOST = 'An HTTP/1.1 request needs a Host header';
+const MANY_HOSTS = 'A request may carry one Host header only';
+const BAD_HOST = 'The Host header is not a host name or address with an optional port';
+const HOST_VALUE = /^(?:[A-Za-z0-9._~!$&'()*+,;=%-]*|\[[0-9A-Fa-f:.]+\])(?::\d*)?$/;
 
 /**
  * Errors produced before the application sees a request (a malformed or oversized head, a malformed chunked body, an
@@ -73,15 +77,26 @@ export function answerClientErrors(server: Server, onRefused?: RefusalListener):
   const listeners = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+    const fault = hostFault(req);
+    if (fault) {
       const requestId = randomUUID();
-      onRefused?.({ status: 400, code: 'missing_host', request_id: requestId });
-      answer(res, 400, requestId, MISSING_HOST);
+      onRefused?.({ status: 400, code: fault.code, request_id: requestId });
+      answer(res, 400, requestId, fault.detail);
       req.resume();
       return;
     }
     for (const listener of listeners) listener.call(server, req, res);
   });
+}
+
+function hostFault(req: IncomingMessage): { code: string; detail: string } | undefined {
+  const host = req.headers.host;
+  if (host === undefined) return req.httpVersion === '1.1' ? { code: 'missing_host', detail: MISSING_HOST } : undefined;
+  // Node keeps the first of several Host lines: count them in the raw headers.
+  let lines = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'host') lines++;
+  if (lines > 1) return { code: 'many_hosts', detail: MANY_HOSTS };
+  return HOST_VALUE.test(host) ? undefined : { code: 'bad_host', detail: BAD_HOST };
 }
 
 function answer(res: ServerResponse, status: number, requestId: string, detail?: string): void {
