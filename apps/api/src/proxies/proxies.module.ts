@@ -25,7 +25,9 @@ import {
   ProxyInvocation,
   ProxyInvocationSettings,
 } from '../proxy-invocation/proxy-invocation.handler';
+import { ProxyDetokenization } from '../proxy-invocation/proxy-detokenization';
 import { SvcLoopback } from '../proxy-invocation/svc-bridge';
+import { TokensModule } from '../tokens/tokens.module';
 import { ProxiesController } from './proxies.controller';
 import { ReactorTransformCompiler } from './reactor-transform-compiler';
 
@@ -51,6 +53,8 @@ export class ProxiesModule {
     };
     return {
       module: ProxiesModule,
+      // Outbound proxies detokenize with the Detokenize use case.
+      imports: [TokensModule],
       controllers: [ProxiesController],
       providers: [
         { provide: DestinationPolicy, useValue: policy },
@@ -86,6 +90,7 @@ export class ProxiesModule {
         useCase(ListProxies, [ProxyRepository]),
         useCase(ResolveProxyForInvocation, [ProxyRepository, AuthenticateApiKey]),
         SvcLoopback,
+        ProxyDetokenization,
         ProxyInvocation,
       ],
       exports: [ProxyInvocation],

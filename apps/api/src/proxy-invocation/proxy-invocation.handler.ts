@@ -13,6 +13,7 @@ import { enforceRateLimits, RATE_LIMIT_FIELDS } from '../rate-limits/rate-limit-
 import { problem, ProblemDetailsFilter, sendProblem } from '../http/problem-details';
 import { DestinationRefusedError } from './destination-agent';
 import { DESTINATION_STATUS_HEADER, forwardableHeaders, HeaderMap, InvalidTransformResultError, transformHeaders } from './forwarded-headers';
+import { ProxyDetokenization } from './proxy-detokenization';
 import { SvcLoopback } from './svc-bridge';
 import { TransformConsole } from './transform-console';
 import { rawBodyOf, resultPayloadOf } from './transform-payloads';
@@ -68,6 +69,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
     private readonly reactor: Reactor,
     private readonly svc: SvcLoopback,
     private readonly rateLimiter: RateLimiter,
+    private readonly detokenization: ProxyDetokenization,
     @Inject(DESTINATION_DISPATCHER) private readonly dispatcher: Dispatcher,
     @Inject(PROXY_INVOCATION_SETTINGS) private readonly settings: ProxyInvocationSettings,
   ) {
@@ -99,12 +101,14 @@ export class ProxyInvocation implements OnApplicationShutdown {
     const headerKey = req.headers[PROXY_KEY_PARAMETER];
     const proxyKey = typeof headerKey === 'string' ? headerKey : (target.params.get(PROXY_KEY_PARAMETER) ?? undefined);
     const apiKey = req.headers['svc-api-key'];
-    const { proxy, limits } = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined, () => clientAddressOf(req));
+    const { proxy, limits, caller } = await this.resolveProxy.execute(proxyKey, typeof apiKey === 'string' ? apiKey : undefined, () => clientAddressOf(req));
     const record = accessRecord(req);
     record.proxyId = proxy.id;
     record.tenantId = proxy.tenantId;
     if (proxy.applicationId) record.applicationId = proxy.applicationId;
     await enforceRateLimits(this.rateLimiter, res, limits);
+    // A proxy with require_auth (a caller's key): its {{ <token id> }} expressions, with that key, before anything else.
+    const detokenized = caller ? await this.detokenization.apply(req, caller, () => this.readBody(req)) : undefined;
 
     const destination = destinationOf(proxy);
     const path = `${destination.basePath}${target.path}`;
@@ -117,14 +121,14 @@ export class ProxyInvocation implements OnApplicationShutdown {
     };
 
     if (proxy.requestTransform) {
-      const raw = await this.readBody(req);
+      const raw = detokenized?.body ?? (await this.readBody(req));
       const result = await this.transform(record, proxy, 'request', {
         tenantId: proxy.tenantId,
         code: proxy.requestTransform.code,
         // `body` is set in the sandbox from rawBody (null here keeps its place first among the args).
         args: {
           body: null,
-          headers: forwardableHeaders(req.headers),
+          headers: detokenized?.headers ?? forwardableHeaders(req.headers),
           method: req.method,
           path: target.path,
           query: queryObject(target.params),
@@ -139,8 +143,8 @@ export class ProxyInvocation implements OnApplicationShutdown {
       request.body = resultPayloadOf(result, headers);
       request.headers = headers;
     } else {
-      request.headers = forwardableHeaders(req.headers);
-      request.body = hasBody(req) ? (arrivedBody(req) ?? this.limitedStream(req)) : undefined;
+      request.headers = detokenized?.headers ?? forwardableHeaders(req.headers);
+      request.body = detokenized?.body ?? (hasBody(req) ? (arrivedBody(req) ?? this.limitedStream(req)) : undefined);
     }
 
     let upstream: Dispatcher.ResponseData;

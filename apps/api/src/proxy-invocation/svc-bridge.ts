@@ -16,7 +16,9 @@ const APPLICATION_HEADER = 'x-gatehouse-svc-application';
 const WRITER_HEADER = 'x-gatehouse-svc-writer';
 
 /** The first path segments `svc` may call: this service's own API, and nothing else (never /proxy). */
-const SVC_ROUTES = new Set(['applications', 'proxies', 'logs', 'permissions']);
+const SVC_ROUTES = new Set(['applications', 'proxies', 'logs', 'permissions', 'tokens', 'tokenize', 'detokenize']);
+/** Routes under /v2 `svc` may call (the token search). */
+const SVC_V2_ROUTES = new Set(['tokens']);
 const SVC_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const PATH_CHARACTERS = /^\/[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/;
 const MAX_PATH_LENGTH = 2000;
@@ -136,13 +138,15 @@ export function checkedPath(path: unknown): string {
   if (escape !== undefined) throw new SvcRequestRefusedError(`svc paths are paths of this service; this one ${escape}`);
   const segments = path.slice(1).split('/');
   let first: string;
+  let second: string;
   try {
     first = decodeURIComponent(segments[0] ?? '').toLowerCase();
+    second = decodeURIComponent(segments[1] ?? '').toLowerCase();
   } catch {
     throw new SvcRequestRefusedError('svc paths must be validly percent-encoded');
   }
-  if (!SVC_ROUTES.has(first)) {
-    throw new SvcRequestRefusedError(`svc reaches only ${[...SVC_ROUTES].map((r) => `/${r}`).join(', ')}`);
+  if (!(SVC_ROUTES.has(first) || (first === 'v2' && SVC_V2_ROUTES.has(second)))) {
+    throw new SvcRequestRefusedError(`svc reaches only ${[...SVC_ROUTES, 'v2/tokens'].map((r) => `/${r}`).join(', ')}`);
   }
   return path;
 }

@@ -1,7 +1,7 @@
 import type { TransformPayload } from '@gatehouse/reactor';
 import { HeaderMap } from './forwarded-headers';
 
-function isJsonMediaType(contentType: string | string[] | undefined): boolean {
+export function isJsonMediaType(contentType: string | string[] | undefined): boolean {
   const value = Array.isArray(contentType) ? contentType[0] : contentType;
   if (!value) return false;
   const media = value.split(';')[0]!.trim().toLowerCase();

@@ -37,9 +37,14 @@ export class ResolveProxyForInvocation {
 
   /**
    * The proxy and the rate limits this invocation counts against: the proxy's, and the calling application's when
-   * the proxy requires one. `client`: the caller's address, whose failed keys (proxy or API) are throttled.
+   * the proxy requires one (then `caller` is that application: its key detokenizes the request). `client`: the
+   * caller's address, whose failed keys (proxy or API) are throttled.
    */
-  async execute(proxyKey: string | undefined, apiKey: string | undefined, client?: ClientAddress): Promise<{ proxy: Proxy; limits: readonly AppliedLimit[] }> {
+  async execute(
+    proxyKey: string | undefined,
+    apiKey: string | undefined,
+    client?: ClientAddress,
+  ): Promise<{ proxy: Proxy; limits: readonly AppliedLimit[]; caller?: Principal }> {
     if (!proxyKey) throw new NotFoundError('Proxy');
     this.authenticate.checkClient(client, proxyKey);
     const proxy = looksLikeProxyKey(proxyKey) ? await this.proxies.findByKey(proxyKey) : null;
@@ -51,6 +56,6 @@ export class ResolveProxyForInvocation {
       throw new DomainError('forbidden', "The SVC-API-KEY belongs to another tenant than the proxy's");
     }
     requirePermission(principal, 'proxy:invoke');
-    return { proxy, limits: [...proxyLimits(proxy), ...applicationLimits(principal)] };
+    return { proxy, limits: [...proxyLimits(proxy), ...applicationLimits(principal)], caller: principal };
   }
 }

@@ -99,6 +99,11 @@ export class Tokenize {
 /** `{{ <token id> }}` or `{{ <token id> | filter: ... }}`, anywhere in a string. */
 const DETOKENIZE_EXPRESSION = /\{\{\s*([A-Za-z0-9_-]+)\s*((?:\|(?:[^}'"]|'[^']*'|"[^"]*")*)?)\}\}/g;
 
+/** Whether `text` holds a detokenization expression (what Detokenize would replace). */
+export function holdsDetokenizeExpression(text: string): boolean {
+  return text.includes('{{') && text.search(DETOKENIZE_EXPRESSION) !== -1;
+}
+
 interface Reference {
   id: string;
   filters: string;

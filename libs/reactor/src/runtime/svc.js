@@ -1,6 +1,6 @@
 // The sandbox runtime: svc client.
-/* global ArrayIsArray, ErrorCtor, JSONParse, JSONStringify, MapDelete, MapSet, ObjectKeys, PromiseCtor, StringCtor,
-   TypeErrorCtor, define, host, lazy, nextPendingId:writable, pending */
+/* global ArrayIsArray, ErrorCtor, JSONParse, JSONStringify, MapDelete, MapSet, ObjectHasOwn, ObjectKeys, PromiseCtor,
+   StringCtor, TypeErrorCtor, define, host, lazy, nextPendingId:writable, pending */
 /* exported makeSvc */
 const getSvcRequestError = lazy(function () {
   class SvcRequestError extends ErrorCtor {}
@@ -32,6 +32,7 @@ function svcRequest(options) {
         const e = new (getSvcRequestError())(method + ' ' + path + ' failed: ' + r.error);
         define(e, 'status', typeof r.status === 'number' ? r.status : 502);
         define(e, 'body', null);
+        define(e, 'data', null);
         reject(e);
       } else if (r.status >= 200 && r.status < 300) {
         resolve(r.body);
@@ -40,6 +41,8 @@ function svcRequest(options) {
         const e = new (getSvcRequestError())(method + ' ' + path + ' responded ' + r.status + detail);
         define(e, 'status', r.status);
         define(e, 'body', r.body);
+        // The platform's client names the answer's body `data` (its BasisTheoryApiError): both are here.
+        define(e, 'data', r.body);
         reject(e);
       }
     });
@@ -70,5 +73,66 @@ function makeSvc() {
     logs: {
       list: function (query) { return svcRequest({ method: 'GET', path: '/logs', query: query }); },
     },
+    tokens: {
+      create: function (body) { return svcRequest({ method: 'POST', path: '/tokens', body: snakeTokenRequest(body) }).then(withCamelAliases); },
+      retrieve: function (id) { return svcRequest({ method: 'GET', path: '/tokens' + seg(id) }).then(withCamelAliases); },
+      update: function (id, body) { return svcRequest({ method: 'PATCH', path: '/tokens' + seg(id), body: snakeTokenRequest(body) }).then(withCamelAliases); },
+      delete: function (id) { return svcRequest({ method: 'DELETE', path: '/tokens' + seg(id) }); },
+      list: function (query) { return svcRequest({ method: 'GET', path: '/v2/tokens', query: tokenQuery(query) }).then(withCamelAliases); },
+    },
+    tokenize: function (body) { return svcRequest({ method: 'POST', path: '/tokenize', body: snakeTokenRequests(body) }); },
+    detokenize: function (body) { return svcRequest({ method: 'POST', path: '/detokenize', body: body }); },
   };
+}
+
+// The platform's JS client takes a token request's members in camelCase as well (it converts them, never inside
+// `data`, `metadata` or `mask`): the API's snake_case names, written either way. A member given both ways is left for
+// the API to refuse.
+const TOKEN_REQUEST_CAMEL = { expiresAt: 'expires_at', deduplicateToken: 'deduplicate_token', fingerprintExpression: 'fingerprint_expression' };
+function snakeTokenRequest(body) {
+  if (body === null || typeof body !== 'object' || ArrayIsArray(body)) return body;
+  const out = {};
+  for (const key of ObjectKeys(body)) {
+    const snake = ObjectHasOwn(TOKEN_REQUEST_CAMEL, key) ? TOKEN_REQUEST_CAMEL[key] : undefined;
+    out[snake !== undefined && !ObjectHasOwn(body, snake) ? snake : key] = body[key];
+  }
+  return out;
+}
+// tokenize: every object with `type` and `data` is a token request, wherever it is; the rest is the caller's shape.
+function snakeTokenRequests(value) {
+  if (ArrayIsArray(value)) return value.map(snakeTokenRequests);
+  if (value === null || typeof value !== 'object') return value;
+  if (ObjectHasOwn(value, 'type') && ObjectHasOwn(value, 'data')) return snakeTokenRequest(value);
+  const out = {};
+  for (const key of ObjectKeys(value)) out[key] = snakeTokenRequests(value[key]);
+  return out;
+}
+// list({container, type, fingerprint, metadata: {k: v}, size, start}): metadata becomes metadata.<k> filters.
+function tokenQuery(query) {
+  if (query === null || typeof query !== 'object') return query;
+  const out = {};
+  for (const key of ObjectKeys(query)) {
+    const value = query[key];
+    if (key === 'metadata' && value !== null && typeof value === 'object') {
+      for (const name of ObjectKeys(value)) out['metadata.' + name] = value[name];
+    } else out[key] = value;
+  }
+  return out;
+}
+// Answers keep the API's snake_case members; the camelCase names the platform's client answers with are readable too
+// (not enumerable, so JSON.stringify and spreads give the API's shape).
+function camelName(name) {
+  return name.replace(/_([a-z])/g, function (_, c) { return c.toUpperCase(); });
+}
+function withCamelAliases(answer) {
+  if (answer === null || typeof answer !== 'object') return answer;
+  const each = ArrayIsArray(answer.data) && answer.pagination !== undefined ? answer.data.concat([answer.pagination]) : [answer];
+  for (const item of each) {
+    if (item === null || typeof item !== 'object') continue;
+    for (const key of ObjectKeys(item)) {
+      const camel = key[0] === '_' ? key : camelName(key);
+      if (camel !== key && !ObjectHasOwn(item, camel)) define(item, camel, item[key]);
+    }
+  }
+  return answer;
 }

@@ -1,6 +1,7 @@
 import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import type { SvcBridge } from '../../src';
 
 /**
  * Runs a corpus transform in plain Node with the real packages, as the platform's Node runtime would: the same module
@@ -115,10 +116,23 @@ export function prepared(kind: string | undefined, args: Record<string, unknown>
   return { args: a, configuration: c };
 }
 
-/** The svc a transform of the platform gets; its token methods are stubbed in plain Node only. */
+/** The svc a transform of the platform gets, stubbed in plain Node: the answers svcBridgeStub gives the sandbox's svc. */
 export const svcStub = {
   tokens: {
     create: async (t: { id?: string; type: string }) => ({ id: t.id ?? 'tok_stub', type: t.type }),
     retrieve: async (id: string) => ({ id, data: '555-44-5555' }),
+  },
+};
+
+/** The same answers on the sandbox's side, through its real svc client (svc.tokens.* become these requests). */
+export const svcBridgeStub: SvcBridge = {
+  request: async (req) => {
+    const token = /^\/tokens\/([^/]+)$/.exec(req.path);
+    if (req.method === 'POST' && req.path === '/tokens') {
+      const body = req.body as { id?: string; type: string };
+      return { status: 201, body: await svcStub.tokens.create(body) };
+    }
+    if (req.method === 'GET' && token) return { status: 200, body: await svcStub.tokens.retrieve(decodeURIComponent(token[1]!)) };
+    return { status: 404, body: { title: 'Not Found', status: 404 } };
   },
 };
