@@ -10,7 +10,8 @@ import { ensureSandboxModules } from './support/sandbox-modules';
  * the allowlisted packages' own examples, each run once in plain Node with the real packages and once in a sandbox; the
  * destination would receive (or the caller get) the same status, headers and body. The svc token methods run against
  * a stub of the API (svcBridgeStub) answering as the Node side's stub does. Fixtures that need outbound HTTP (fetch,
- * http, https) or a refused package are run too, and counted as not running unless they already agree. docs/transforms.md reports the figure this prints.
+ * http, https) or a refused package are run too, and counted as not running unless they already agree.
+ * docs/transforms.md reports the figure this prints.
  */
 const DIR = join(__dirname, 'transform-corpus');
 interface Fixture {
