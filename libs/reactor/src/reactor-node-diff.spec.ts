@@ -19,6 +19,10 @@ const CASES: Record<string, Record<string, string>> = {
     encodings: `const b = Buffer.from('héllo wörld ✓ \\u{1F600}'); return ['hex', 'base64', 'base64url', 'latin1', 'utf16le', 'ascii', 'utf8'].map((e) => [e, b.toString(e), Buffer.from(b.toString(e), e).toString('hex')]);`,
     ints: `const b = Buffer.alloc(16); b.writeUInt32BE(0xdeadbeef, 0); b.writeInt16LE(-2, 4); b.writeDoubleBE(3.25, 8); return [b.toString('hex'), b.readUInt32LE(0), b.readInt16LE(4), b.readDoubleBE(8), b.readUInt8(1)];`,
     ops: `const a = Buffer.from('abcdef'); return [Buffer.concat([a, Buffer.from([1, 2])]).toString('hex'), a.slice(1, 3).toString(), a.subarray(-2).toString(), Buffer.compare(a, Buffer.from('abd')), a.equals(Buffer.from('abcdef')), a.indexOf('cd'), a.includes('zz'), Buffer.byteLength('✓✓'), Buffer.isBuffer(a), JSON.stringify(a.slice(0, 2))];`,
+    widths: `const b = Buffer.from('0102f3f4f5f6f7f8', 'hex'); const w = Buffer.alloc(12);
+      w.writeUIntBE(0x123456, 0, 3); w.writeIntLE(-2, 3, 3); w.writeUIntLE(0xabcdef012345, 6, 6);
+      return [b.readUIntBE(0, 6), b.readUIntLE(2, 3), b.readIntBE(2, 2), b.readIntLE(3, 5), w.toString('hex'), Buffer.from('abcabc').lastIndexOf('bc'), Buffer.from('abcabc').lastIndexOf(97, 2),
+        Buffer.from('0102030405060708', 'hex').swap16().toString('hex'), Buffer.from('0102030405060708', 'hex').swap32().toString('hex'), Buffer.from('0102030405060708', 'hex').swap64().toString('hex')];`,
     fromForms: `return [Buffer.from([256, -1, 65]).toString('hex'), Buffer.from(new Uint8Array([1, 2]).buffer).toString('hex'), Buffer.from({ type: 'Buffer', data: [7, 8] }).toString('hex'), new Buffer.from('x').toString(), Buffer.alloc(4, 'ab').toString(), Buffer.from('zz', 'hex').length];`,
   },
   crypto: {

@@ -161,6 +161,57 @@ const getBuffer = lazy(function makeBuffer() {
       }
     }
   }
+  // Variable-width integers (1 to 6 bytes), lastIndexOf and the byte swaps.
+  function checkWidth(buf, offset, width) {
+    if (!NumberIsInteger(width) || width < 1 || width > 6) throw new RangeErrorCtor('The value of "byteLength" is out of range.');
+    if (!NumberIsInteger(offset) || offset < 0 || offset + width > buf.length) throw new RangeErrorCtor('The value of "offset" is out of range.');
+  }
+  function readUInt(buf, offset, width, little) {
+    checkWidth(buf, offset, width);
+    let v = 0;
+    for (let i = 0; i < width; i++) v = v * 256 + buf[offset + (little ? width - 1 - i : i)];
+    return v;
+  }
+  function writeUInt(buf, value, offset, width, little) {
+    checkWidth(buf, offset, width);
+    let v = +value;
+    if (v < 0) v += 2 ** (8 * width);
+    for (let i = 0; i < width; i++) { buf[offset + (little ? i : width - 1 - i)] = v % 256; v = MathFloor(v / 256); }
+    return offset + width;
+  }
+  const widthMethods = {
+    readUIntBE: function (offset, width) { return readUInt(this, offset, width, false); },
+    readUIntLE: function (offset, width) { return readUInt(this, offset, width, true); },
+    readIntBE: function (offset, width) { const v = readUInt(this, offset, width, false); return v >= 2 ** (8 * width - 1) ? v - 2 ** (8 * width) : v; },
+    readIntLE: function (offset, width) { const v = readUInt(this, offset, width, true); return v >= 2 ** (8 * width - 1) ? v - 2 ** (8 * width) : v; },
+    writeUIntBE: function (value, offset, width) { return writeUInt(this, value, offset, width, false); },
+    writeUIntLE: function (value, offset, width) { return writeUInt(this, value, offset, width, true); },
+    writeIntBE: function (value, offset, width) { return writeUInt(this, value, offset, width, false); },
+    writeIntLE: function (value, offset, width) { return writeUInt(this, value, offset, width, true); },
+    lastIndexOf: function (value, byteOffset, encoding) {
+      if (typeof value === 'number') return U8.prototype.lastIndexOf.call(this, value & 0xff, byteOffset === undefined ? this.length - 1 : byteOffset);
+      const needle = typeof value === 'string' ? encodeString(value, encoding) : asBytes(value);
+      if (!needle) throw new TypeErrorCtor('The "value" argument must be one of type number, string, Buffer or Uint8Array.');
+      const from = byteOffset === undefined ? this.length - needle.length : MathMin(clampIndex(byteOffset, 0, this.length), this.length - needle.length);
+      outer: for (let i = from; i >= 0; i--) {
+        for (let j = 0; j < needle.length; j++) if (this[i + j] !== needle[j]) continue outer;
+        return i;
+      }
+      return -1;
+    },
+  };
+  for (const name of ['readUIntBE', 'readUIntLE', 'readIntBE', 'readIntLE', 'writeUIntBE', 'writeUIntLE', 'writeIntBE', 'writeIntLE', 'lastIndexOf']) {
+    define(Buffer.prototype, name, widthMethods[name]);
+  }
+  for (const size of [2, 4, 8]) {
+    define(Buffer.prototype, 'swap' + size * 8, function () {
+      if (this.length % size !== 0) throw new RangeErrorCtor('Buffer size must be a multiple of ' + size * 8 + '-bits');
+      for (let i = 0; i < this.length; i += size) {
+        for (let a = i, b = i + size - 1; a < b; a++, b--) { const t = this[a]; this[a] = this[b]; this[b] = t; }
+      }
+      return this;
+    });
+  }
   // Node's Buffer.from and friends are ordinary functions (`new Buffer.from(x)` works there, and transforms do it):
   // class methods are not constructors, so each becomes one that answers what the method answers.
   for (const name of ['from', 'alloc', 'allocUnsafe', 'allocUnsafeSlow', 'isBuffer', 'isEncoding', 'byteLength', 'concat', 'compare']) {
