@@ -48,7 +48,11 @@ export class ProxiesController {
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listProxies', summary: 'List proxies' })
+  @ApiOperation({
+    operationId: 'listProxies',
+    summary: 'List proxies',
+    description: 'A page carries at most 4 MiB of proxies: one cut short holds fewer than `size`, and `next` continues right after its last item',
+  })
   @RequirePermission('proxy:read')
   @ApiOkResponse({ type: ProxyListResponse })
   async list(@CurrentPrincipal() principal: Principal, @ValidatedQuery() query: ListProxiesQueryDto): Promise<PaginatedEnvelope<ProxyResponse>> {

@@ -76,7 +76,8 @@ export class ProxyBodyDto {
     additionalProperties: { type: 'string', maxLength: MAX_CONFIGURATION_VALUE_LENGTH },
     maxProperties: MAX_CONFIGURATION_ENTRIES,
     nullable: true,
-    description: 'Named string values handed to transform code (`req.configuration`); any key, `toString` and `__proto__` included',
+    description:
+      'Named string values handed to transform code (`req.configuration`); any key, `toString` and `__proto__` included. At most 65,536 bytes as JSON (UTF-8), and at most 4 MiB across the tenant\'s proxies (400 beyond)',
   })
   @IsOptional()
   @IsObject(MUST_BE_OBJECT)
