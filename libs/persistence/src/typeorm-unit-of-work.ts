@@ -6,6 +6,7 @@ import {
   Clock,
   CommitObserver,
   newId,
+  NewAuditEvent,
   PortToken,
   toAuditEvent,
   TransactionScope,
@@ -76,6 +77,19 @@ export class TypeormUnitOfWork extends UnitOfWork {
       await Promise.all(this.observers.map((observer) => observer.committed(events)));
     }
     return result;
+  }
+
+  /** A read's audit events: one INSERT on its own (atomic, durable when it returns), no BEGIN and COMMIT around it. */
+  override async record(recorded: NewAuditEvent[]): Promise<void> {
+    if (recorded.length === 0) return;
+    const events = recorded.map((event) => toAuditEvent(event, newId(), this.clock.now()));
+    try {
+      await this.dataSource.getRepository(AuditOutboxEntity).insert(events.map(toOutboxRow));
+    } catch (error) {
+      throw translateDatabaseError(error);
+    }
+    this.publisher.publish(events).catch(this.onPublishError);
+    await Promise.all(this.observers.map((observer) => observer.committed(events)));
   }
 }
 

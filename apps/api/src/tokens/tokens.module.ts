@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Clock, CreateToken, DeleteToken, Detokenize, ExpressionEngine, GetToken, ListTokens, Tokenize, TokenVault, UnitOfWork, UpdateToken, VaultCrypto } from '@gatehouse/domain';
+import { Clock, CreateToken, DeleteToken, Detokenize, ExpressionEngine, GetToken, ListTokens, Tokenize, TokenRepository, TokenVault, UnitOfWork, UpdateToken, VaultCrypto } from '@gatehouse/domain';
 import { useCase } from '../use-case.provider';
 import { LiquidExpressionEngine } from './liquid-expression-engine';
 import { TokensController } from './tokens.controller';
@@ -14,8 +14,8 @@ import { TokensController } from './tokens.controller';
     { provide: ExpressionEngine, useFactory: () => new LiquidExpressionEngine() },
     { provide: TokenVault, inject: [VaultCrypto, ExpressionEngine, Clock], useFactory: (crypto: VaultCrypto, engine: ExpressionEngine, clock: Clock) => new TokenVault(crypto, engine, clock) },
     useCase(CreateToken, [UnitOfWork, TokenVault]),
-    useCase(GetToken, [UnitOfWork, TokenVault]),
-    useCase(ListTokens, [UnitOfWork, TokenVault]),
+    useCase(GetToken, [UnitOfWork, TokenVault, TokenRepository]),
+    useCase(ListTokens, [UnitOfWork, TokenVault, TokenRepository]),
     useCase(UpdateToken, [UnitOfWork, TokenVault]),
     useCase(DeleteToken, [UnitOfWork, TokenVault]),
     useCase(Tokenize, [UnitOfWork, TokenVault]),

@@ -12,4 +12,12 @@ export interface TransactionScope {
 
 export abstract class UnitOfWork {
   abstract run<T>(work: (tx: TransactionScope) => Promise<T>): Promise<T>;
+
+  /**
+   * Audit events about something that changed nothing (a read), committed before this resolves: what
+   * `run(tx => tx.record(...))` does, which an adapter may do in one statement.
+   */
+  record(events: NewAuditEvent[]): Promise<void> {
+    return this.run(async (tx) => events.forEach((event) => tx.record(event)));
+  }
 }

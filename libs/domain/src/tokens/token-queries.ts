@@ -1,30 +1,32 @@
 import { actorOf } from '../applications/application-commands';
 import { Principal } from '../applications/principal';
-import { FieldErrorCollector } from '../shared/domain-error';
+import { FieldErrorCollector, NotFoundError } from '../shared/domain-error';
 import { Page } from '../shared/page';
 import { UnitOfWork } from '../shared/unit-of-work';
-import { MAX_CONTAINER_LENGTH, MAX_METADATA_ENTRIES, MAX_METADATA_VALUE_LENGTH } from './token';
+import { isExpired, MAX_CONTAINER_LENGTH, MAX_METADATA_ENTRIES, MAX_METADATA_VALUE_LENGTH } from './token';
 import { decideAccess, requireAccess, requireTokenPermission, visibilityOf } from './token-access';
-import { findLiveToken } from './token-commands';
-import { recordTokenEvent, TokenVault, TokenView } from './token-vault';
+import { tokenEvent, TokenVault, TokenView } from './token-vault';
 import { TokenFilter, TokenPageQuery, TokenRepository } from './token.repository';
 
-/** GET /tokens/{id}: token:read on the token's containers decides what comes back; the read is logged. */
+/**
+ * GET /tokens/{id}: token:read on the token's containers decides what comes back. The read is logged (committed)
+ * before the token is answered; the token is read outside a transaction, as a read changes nothing.
+ */
 export class GetToken {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly vault: TokenVault,
+    private readonly tokens: TokenRepository,
   ) {}
 
   async execute(principal: Principal, id: string): Promise<TokenView> {
     requireTokenPermission(principal, 'token:read');
-    const { token, transform } = await this.uow.run(async (tx) => {
-      const found = await findLiveToken(tx, this.vault, principal, id);
-      const decided = requireAccess(principal, 'token:read', found);
-      recordTokenEvent(tx, actorOf(principal), found, 'read');
-      return { token: found, transform: decided };
-    });
-    return this.vault.present(token, transform);
+    const token = await this.tokens.findById(principal.tenantId, id);
+    if (!token || isExpired(token, this.vault.clock.now())) throw new NotFoundError('Token');
+    const transform = requireAccess(principal, 'token:read', token);
+    const view = await this.vault.present(token, transform);
+    await this.uow.record([tokenEvent(actorOf(principal), token, 'read')]);
+    return view;
   }
 }
 
@@ -36,24 +38,24 @@ export class ListTokens {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly vault: TokenVault,
+    private readonly tokens: TokenRepository,
   ) {}
 
   async execute(principal: Principal, filter: TokenFilter, page: TokenPageQuery): Promise<Page<TokenView>> {
     requireTokenPermission(principal, 'token:read');
     validateFilter(filter);
     const visibility = visibilityOf(principal, 'token:read');
-    const found = await this.uow.run(async (tx) => {
-      const result = await tx.get(TokenRepository).list(principal.tenantId, filter, visibility, page, this.vault.clock.now());
-      tx.record({
+    const found = await this.tokens.list(principal.tenantId, filter, visibility, page, this.vault.clock.now());
+    await this.uow.record([
+      {
         tenantId: principal.tenantId,
         actor: actorOf(principal),
         entityType: 'token',
         entityId: principal.tenantId,
         operation: 'read',
-        message: `Tokens listed (${result.items.length} returned)`,
-      });
-      return result;
-    });
+        message: `Tokens listed (${found.items.length} returned)`,
+      },
+    ]);
     const items = await Promise.all(found.items.map((token) => this.vault.present(token, decideAccess(principal, 'token:read', token))));
     return { ...found, items };
   }

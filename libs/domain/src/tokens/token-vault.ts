@@ -1,6 +1,6 @@
 import { RuleTransform } from '../applications/application';
 import { Principal } from '../applications/principal';
-import { Actor, AuditOperation } from '../audit/audit-event';
+import { Actor, AuditOperation, NewAuditEvent } from '../audit/audit-event';
 import { Clock } from '../shared/clock';
 import { FieldErrorCollector, ValidationError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
@@ -52,16 +52,21 @@ export function tokenEntityType(type: TokenType): string {
   return type === 'card' || type === 'bank' ? type : 'token';
 }
 
-/** Records a log about one token: the operation and the token id, never data. */
-export function recordTokenEvent(tx: TransactionScope, actor: Actor, token: Pick<Token, 'tenantId' | 'id' | 'type'>, operation: AuditOperation, what?: string): void {
-  tx.record({
+/** The log about one token: the operation and the token id, never data. */
+export function tokenEvent(actor: Actor, token: Pick<Token, 'tenantId' | 'id' | 'type'>, operation: AuditOperation, what?: string): NewAuditEvent {
+  return {
     tenantId: token.tenantId,
     actor,
     entityType: tokenEntityType(token.type),
     entityId: token.id,
     operation,
     message: what ?? `Token ${token.id} ${MESSAGES[operation]}`,
-  });
+  };
+}
+
+/** Records tokenEvent in the transaction. */
+export function recordTokenEvent(tx: TransactionScope, actor: Actor, token: Pick<Token, 'tenantId' | 'id' | 'type'>, operation: AuditOperation, what?: string): void {
+  tx.record(tokenEvent(actor, token, operation, what));
 }
 
 /**
