@@ -1,11 +1,14 @@
 'use strict';
 // npm run bench:tokens — the token vault's cost: POST /tokens (a card: validation, fingerprint, mask, AES-GCM seal,
 // insert and its audit row) and GET /tokens/{id} under a `mask` rule (a read, an open, the audit row) beside the
-// authenticated GET /applications/{id} of the same process, over real PostgreSQL on loopback, in one run.
-// Targets (issue 24): POST >= 50% and GET (mask) >= 60% of the reference's throughput.
+// authenticated GET /applications/{id} of the same process, over real PostgreSQL on loopback, in one run; and a
+// proxy call (require_auth, no transform, to a local echo upstream) with one token expression in its JSON body
+// (detokenized with the caller's key: a read, an open, the audit row) beside the same call without an expression.
+// Targets (issue 24): POST >= 50% and GET (mask) >= 60% of the reference's throughput; the detokenizing proxy call
+// >= 70% of the same proxy call without an expression.
 const { randomBytes } = require('node:crypto');
 const { load, progress, summarize } = require('./load');
-const { cpuMs, createTenant, databaseUrl, fmt, recreateDatabase, startGatehouse } = require('./service');
+const { cpuMs, createTenant, databaseUrl, ECHO_UPSTREAM_SOURCE, fmt, freePort, recreateDatabase, startGatehouse, startScript } = require('./service');
 
 const DB = 'gatehouse_bench_tokens';
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000);
@@ -26,7 +29,16 @@ async function call(base, key, method, path, body) {
 async function main() {
   await recreateDatabase(DB);
   // A key of the bench's own: nothing is generated into a DATA_DIR.
-  const env = { DATABASE_URL: databaseUrl(DB), LOG_LEVEL: 'warn', REDIS_URL: '', VAULT_KEY: randomBytes(32).toString('hex') };
+  const env = {
+    DATABASE_URL: databaseUrl(DB),
+    LOG_LEVEL: 'warn',
+    REDIS_URL: '',
+    VAULT_KEY: randomBytes(32).toString('hex'),
+    PROXY_ALLOW_HTTP: 'true',
+    PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
+  };
+  const upstreamPort = await freePort();
+  const upstream = await startScript(ECHO_UPSTREAM_SOURCE, { PORT: String(upstreamPort) });
   const admin = createTenant(env).application.key;
   const api = await startGatehouse(env);
   // A private application whose plain permissions make it one `mask` rule on `/`.
@@ -38,6 +50,25 @@ async function main() {
   const token = await call(api.base, vault.key, 'POST', '/tokens', { type: 'card', data: CARD });
   const check = await call(api.base, vault.key, 'GET', `/tokens/${token.id}`);
   if (check.data?.number !== '424242XXXXXX4242') throw new Error('the bench token does not read back masked');
+  // An outbound proxy and a caller that may use tokens (reveal on `/`).
+  const proxy = await call(api.base, admin, 'POST', '/proxies', { name: 'bench outbound', destination_url: `http://127.0.0.1:${upstreamPort}/`, require_auth: true });
+  const caller = await call(api.base, admin, 'POST', '/applications', {
+    name: 'bench caller',
+    type: 'private',
+    permissions: ['proxy:invoke'],
+    rules: [{ priority: 1, container: '/', transform: 'reveal', permissions: ['token:use'] }],
+  });
+  const proxied = (body) => ({
+    url: api.base,
+    path: '/proxy/payments',
+    method: 'POST',
+    headers: { 'svc-proxy-key': proxy.key, 'svc-api-key': caller.key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const plainBody = { card_number: CARD.number, amount: 1000, currency: 'usd' };
+  const expressionBody = { card_number: `{{ ${token.id} | json: '$.number' }}`, amount: 1000, currency: 'usd' };
+  const sent = await fetch(`${api.base}/proxy/payments`, { method: 'POST', headers: proxied(expressionBody).headers, body: proxied(expressionBody).body });
+  if ((await sent.json()).card_number !== CARD.number) throw new Error('the bench proxy call was not detokenized');
 
   const pid = api.child.pid;
   const json = { 'svc-api-key': vault.key, 'content-type': 'application/json' };
@@ -45,6 +76,8 @@ async function main() {
     reference: { url: api.base, path: `/applications/${vault.id}`, headers: { 'svc-api-key': admin } },
     create: { url: api.base, path: '/tokens', method: 'POST', headers: json, body: JSON.stringify({ type: 'card', data: CARD }), expectStatus: 201 },
     read: { url: api.base, path: `/tokens/${token.id}`, headers: { 'svc-api-key': vault.key } },
+    proxyPlain: proxied(plainBody),
+    proxyDetokenize: proxied(expressionBody),
   };
   const names = Object.keys(routes);
   const results = Object.fromEntries(names.map((name) => [name, []]));
@@ -62,6 +95,7 @@ async function main() {
     }
   }
   api.child.kill('SIGTERM');
+  upstream.kill('SIGTERM');
 
   const s = Object.fromEntries(names.map((name) => [name, summarize(results[name])]));
   const row = (label, r) =>
@@ -72,13 +106,17 @@ async function main() {
   console.log(row('GET /applications/{id} (reference, authenticated)', s.reference));
   console.log(row('POST /tokens (card)', s.create));
   console.log(row('GET /tokens/{id} (mask rule)', s.read));
+  console.log(row('POST /proxy, require_auth, no expression', s.proxyPlain));
+  console.log(row('POST /proxy, require_auth, one token expression', s.proxyDetokenize));
   const createRatio = s.create.rps / s.reference.rps;
   const readRatio = s.read.rps / s.reference.rps;
+  const detokenizeRatio = s.proxyDetokenize.rps / s.proxyPlain.rps;
   console.log('');
   console.log('| target | measured | met |');
   console.log('|---|---:|:-:|');
   console.log(`| POST /tokens >= 50% of the reference | ${fmt(createRatio * 100, 1)}% | ${createRatio >= 0.5 ? 'yes' : 'NO'} |`);
   console.log(`| GET /tokens/{id} (mask) >= 60% of the reference | ${fmt(readRatio * 100, 1)}% | ${readRatio >= 0.6 ? 'yes' : 'NO'} |`);
+  console.log(`| detokenizing proxy call >= 70% of the same call without an expression | ${fmt(detokenizeRatio * 100, 1)}% | ${detokenizeRatio >= 0.7 ? 'yes' : 'NO'} |`);
 }
 
 main().catch((error) => {
