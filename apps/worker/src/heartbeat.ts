@@ -1,6 +1,8 @@
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Registry } from 'prom-client';
+import { sampledGauge } from '@gatehouse/runtime';
 
 /**
  * The worker serves no HTTP, so its container healthcheck reads a file instead: every few seconds, while the
@@ -41,4 +43,18 @@ export function heartbeatIsFresh(file = HEARTBEAT_FILE, staleAfterMs = STALE_AFT
   } catch {
     return false;
   }
+}
+
+/**
+ * `gatehouse_worker_heartbeat_timestamp_seconds`: when the worker last found the database and Redis answering
+ * (the heartbeat file's time; absent before the first beat). `time() - it` is the alert rules' stale heartbeat.
+ */
+export function registerHeartbeatMetric(registry: Registry, file = HEARTBEAT_FILE): void {
+  sampledGauge(registry, 'gatehouse_worker_heartbeat_timestamp_seconds', 'Unix time of the last heartbeat: the database and Redis both answered', () => {
+    try {
+      return [{ value: Math.floor(statSync(file).mtimeMs) / 1000 }];
+    } catch {
+      return [];
+    }
+  });
 }

@@ -11,13 +11,14 @@ import {
   metricsPortOf,
   openMigratedDatabase,
   registerBackgroundMetrics,
+  registerDependencyMetrics,
   startMetricsServer,
   traceJobs,
   verifyVaultKeys,
 } from '@gatehouse/runtime';
 import { stopTracing } from '@gatehouse/runtime/tracing';
 import { OWNER_ONLY_UMASK } from '@gatehouse/config';
-import { startHeartbeat } from './heartbeat';
+import { registerHeartbeatMetric, startHeartbeat } from './heartbeat';
 import { workerConfigProblem } from './worker-config';
 import { WorkerModule } from './worker.module';
 
@@ -41,6 +42,8 @@ async function main(): Promise<void> {
   if (config.metricsPort !== undefined) {
     const metrics = createMetricsRegistry('gatehouse-worker');
     registerBackgroundMetrics(metrics, app.get(BackgroundJobs), app.get(DataSource));
+    registerDependencyMetrics(metrics, app.get(DataSource), app.get(RedisHealth));
+    registerHeartbeatMetric(metrics);
     const metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
     root.info({ metrics_host: config.metricsHost, metrics_port: metricsPortOf(metricsServer) }, 'metrics listening on /metrics');
   }

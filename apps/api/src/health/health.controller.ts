@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { gatehouseVersion } from '@gatehouse/config';
 import { RedisHealth } from '@gatehouse/queue';
+import { checkWithin } from '@gatehouse/runtime';
 import { PublicRoute } from '../auth/auth.decorators';
 import { Draining } from './draining';
 
@@ -51,8 +52,8 @@ export class HealthController {
       return { status: 'draining' };
     }
     const [database, redis] = await Promise.all([
-      withTimeout(this.dataSource.query('SELECT 1').then(() => true)),
-      this.redis ? withTimeout(this.redis.ping()) : Promise.resolve(undefined),
+      checkWithin(this.dataSource.query('SELECT 1').then(() => true)),
+      this.redis ? checkWithin(this.redis.ping()) : Promise.resolve(undefined),
     ]);
     const ok = database && redis !== false;
     res.status(ok ? 200 : 503);
@@ -61,15 +62,5 @@ export class HealthController {
       database: database ? 'up' : 'down',
       ...(redis === undefined ? {} : { redis: redis ? 'up' : 'down' }),
     };
-  }
-}
-
-async function withTimeout(check: Promise<boolean>, ms = 2000): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([check.catch(() => false), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -3,8 +3,8 @@ import type { Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { ApplicationRepository, ProxyRepository } from '@gatehouse/domain';
 import { Reactor } from '@gatehouse/reactor';
-import { BackgroundJobs } from '@gatehouse/queue';
-import { registerBackgroundMetrics, registerCacheMetrics, registerReactorMetrics, REQUEST_SECONDS_BUCKETS, secondsHistogram } from '@gatehouse/runtime';
+import { BackgroundJobs, RedisHealth } from '@gatehouse/queue';
+import { registerBackgroundMetrics, registerCacheMetrics, registerDependencyMetrics, registerReactorMetrics, REQUEST_SECONDS_BUCKETS, secondsHistogram } from '@gatehouse/runtime';
 import type { FinishedRequest } from '../http/access-log';
 import { registerRateLimitMetrics } from '../rate-limits/rate-limit-metrics';
 
@@ -70,5 +70,15 @@ export function registerApiMetrics(registry: Registry, app: INestApplicationCont
   reactor.onOutbound((seconds, outcome) => outbound.observe({ outcome }, seconds));
   registerCacheMetrics(registry, app.get(ApplicationRepository), app.get(ProxyRepository));
   registerRateLimitMetrics(registry, app);
+  registerDependencyMetrics(registry, app.get(DataSource), optionalRedis(app));
   if (runJobs) registerBackgroundMetrics(registry, app.get(BackgroundJobs), app.get(DataSource));
+}
+
+/** The Redis health check, when this process runs with Redis (none without it). */
+function optionalRedis(app: INestApplicationContext): RedisHealth | undefined {
+  try {
+    return app.get(RedisHealth, { strict: false });
+  } catch {
+    return undefined;
+  }
 }
