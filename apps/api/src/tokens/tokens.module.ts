@@ -19,7 +19,7 @@ import { TokensController } from './tokens.controller';
     useCase(UpdateToken, [UnitOfWork, TokenVault]),
     useCase(DeleteToken, [UnitOfWork, TokenVault]),
     useCase(Tokenize, [UnitOfWork, TokenVault]),
-    useCase(Detokenize, [UnitOfWork, TokenVault]),
+    useCase(Detokenize, [UnitOfWork, TokenVault, TokenRepository]),
   ],
   exports: [TokenVault, CreateToken, GetToken, ListTokens, UpdateToken, DeleteToken, Tokenize, Detokenize],
 })

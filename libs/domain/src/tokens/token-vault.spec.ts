@@ -68,7 +68,7 @@ function setup() {
     update: new UpdateToken(uow, vault),
     remove: new DeleteToken(uow, vault),
     tokenize: new Tokenize(uow, vault),
-    detokenize: new Detokenize(uow, vault),
+    detokenize: new Detokenize(uow, vault, tokens),
     expire: new ExpireTokens(uow, clock),
   };
 }

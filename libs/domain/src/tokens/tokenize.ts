@@ -1,4 +1,5 @@
 import { actorOf } from '../applications/application-commands';
+import type { NewAuditEvent } from '../audit/audit-event';
 import { Principal } from '../applications/principal';
 import { FieldErrorCollector, ValidationError } from '../shared/domain-error';
 import { UnitOfWork } from '../shared/unit-of-work';
@@ -6,7 +7,7 @@ import { ExpressionFailure, expressionError } from './expression-engine';
 import { isExpired, isTokenId, MAX_TOKENS_PER_TOKENIZE, MaskTemplate, Token, TokenInput, TokenType } from './token';
 import { decideAccess, requireTokenPermission } from './token-access';
 import { storeToken } from './token-commands';
-import { PreparedToken, recordTokenEvent, TokenVault, TokenView } from './token-vault';
+import { PreparedToken, tokenEvent, TokenVault, TokenView } from './token-vault';
 import { TokenRepository } from './token.repository';
 
 /** The members of a token request in a tokenize body (the platform's create-token body). */
@@ -123,6 +124,7 @@ export class Detokenize {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly vault: TokenVault,
+    private readonly tokens: TokenRepository,
   ) {}
 
   async execute(principal: Principal, body: unknown): Promise<unknown> {
@@ -138,26 +140,27 @@ export class Detokenize {
     scan(body, '');
     if (wanted.size > MAX_TOKENS_PER_TOKENIZE) throw ValidationError.single('body', `names ${wanted.size} tokens; at most ${MAX_TOKENS_PER_TOKENIZE} are allowed`);
     if (wanted.size === 0) return body;
-    const values = await this.uow.run(async (tx) => {
-      const found = new Map((await tx.get(TokenRepository).findByIds(principal.tenantId, [...wanted.keys()].filter(isTokenId))).map((t) => [t.id, t]));
-      const errors = new FieldErrorCollector();
-      const usable = new Map<string, { token: Token; transform: 'reveal' | 'mask' }>();
-      for (const [id, path] of wanted) {
-        const token = found.get(id);
-        const transform = token && !isExpired(token, this.vault.clock.now()) ? decideAccess(principal, 'token:use', token) : null;
-        if (!token || transform === null || transform === 'redact' || (transform === 'mask' && token.mask === null)) {
-          errors.add(path, 'names a token that does not exist or that this application may not use');
-        } else usable.set(id, { token, transform });
-      }
-      errors.throwIfAny();
-      const out = new Map<string, unknown>();
-      for (const [id, { token, transform }] of usable) {
-        const secrets = await this.vault.open(token);
-        out.set(id, transform === 'reveal' ? secrets.data : secrets.mask);
-        recordTokenEvent(tx, actorOf(principal), token, 'read', `Token ${id} detokenized`);
-      }
-      return out;
-    });
+    // A read changes nothing: the tokens are read outside a transaction, and the reads' logs committed (one statement
+    // where the unit of work can) before anything is answered, as GetToken does.
+    const found = new Map((await this.tokens.findByIds(principal.tenantId, [...wanted.keys()].filter(isTokenId))).map((t) => [t.id, t]));
+    const errors = new FieldErrorCollector();
+    const usable = new Map<string, { token: Token; transform: 'reveal' | 'mask' }>();
+    for (const [id, path] of wanted) {
+      const token = found.get(id);
+      const transform = token && !isExpired(token, this.vault.clock.now()) ? decideAccess(principal, 'token:use', token) : null;
+      if (!token || transform === null || transform === 'redact' || (transform === 'mask' && token.mask === null)) {
+        errors.add(path, 'names a token that does not exist or that this application may not use');
+      } else usable.set(id, { token, transform });
+    }
+    errors.throwIfAny();
+    const values = new Map<string, unknown>();
+    const events: NewAuditEvent[] = [];
+    for (const [id, { token, transform }] of usable) {
+      const secrets = await this.vault.open(token);
+      values.set(id, transform === 'reveal' ? secrets.data : secrets.mask);
+      events.push(tokenEvent(actorOf(principal), token, 'read', `Token ${id} detokenized`));
+    }
+    await this.uow.record(events);
     return this.replace(body, '', values);
   }
 
