@@ -5,6 +5,8 @@ import { Link, navigate, useRoute } from './components/router';
 import { ApplicationsPage } from './pages/Applications';
 import { LogsPage } from './pages/Logs';
 import { ProxiesPage } from './pages/Proxies';
+import { TokensPage } from './pages/Tokens';
+import { holdsTokenPermission } from './pages/TokensApi';
 import { forgetKey, storedKey, storeKey } from './session';
 import { ErrorAlert } from './components/ErrorAlert';
 
@@ -37,12 +39,24 @@ async function resolveKey(key: string, onRefused: () => void): Promise<{ session
  * log:read or proxy:read, so that is its type. Nothing else is known: the pages show no action needing more.
  */
 async function probedSession(api: Api): Promise<Session> {
-  const [logs, proxies] = await Promise.all([
+  const [logs, proxies, tokens] = await Promise.all([
     api.GET('/logs', { params: { query: { size: 1 } } }),
     api.GET('/proxies', { params: { query: { size: 1 } } }),
+    // A private or public application's key (token permissions, no application:read) is the usual one for tokens.
+    api.GET('/v2/tokens', { params: { query: { size: 1 } } }),
   ]);
-  const permissions = [logs.response.ok && 'log:read', proxies.response.ok && 'proxy:read'].filter((p): p is string => typeof p === 'string');
-  const application: Application = { id: '', tenant_id: '', name: 'a key without application:read', type: 'management', permissions, rules: [], created_at: '' };
+  const permissions = [logs.response.ok && 'log:read', proxies.response.ok && 'proxy:read', tokens.response.ok && 'token:read'].filter(
+    (p): p is string => typeof p === 'string',
+  );
+  const application: Application = {
+    id: '',
+    tenant_id: '',
+    name: 'a key without application:read',
+    type: 'management',
+    permissions: permissions as Application['permissions'],
+    rules: [],
+    created_at: '',
+  };
   return { api, application, probed: true };
 }
 
@@ -154,6 +168,7 @@ const SECTIONS = [
   { path: 'logs', label: 'Logs', permission: 'log:read' },
   { path: 'applications', label: 'Applications', permission: 'application:read' },
   { path: 'proxies', label: 'Proxies', permission: 'proxy:read' },
+  { path: 'tokens', label: 'Tokens', permission: 'token:read' },
 ] as const;
 
 type SectionPath = (typeof SECTIONS)[number]['path'];
@@ -161,7 +176,8 @@ type SectionPath = (typeof SECTIONS)[number]['path'];
 function Shell({ session, onSignOut, onSelfChanged }: { session: Session; onSignOut: () => void; onSelfChanged: (application: Application) => void }) {
   const { api, application } = session;
   const { path } = useRoute();
-  const allowed = SECTIONS.filter((s) => application.permissions.includes(s.permission));
+  // Token permissions may come from the key's access rules alone (CONTRACT section 12).
+  const allowed = SECTIONS.filter((s) => (s.path === 'tokens' ? holdsTokenPermission(application, s.permission) : application.permissions.includes(s.permission)));
   const [first, ...rest] = path.split('/');
   const section = SECTIONS.find((s) => s.path === first);
   const subPath = rest.length ? `/${rest.join('/')}` : '';
@@ -227,7 +243,7 @@ function Shell({ session, onSignOut, onSelfChanged }: { session: Session; onSign
           <p>This key may not see {section.label.toLowerCase()}: it lacks {section.permission}.</p>
         </Page>
       ) : (
-        <SectionPage section={section.path} subPath={subPath} api={api} application={application} onSelfChanged={onSelfChanged} />
+        <SectionPage section={section.path} subPath={subPath} api={api} application={application} probed={session.probed === true} onSelfChanged={onSelfChanged} />
       )}
     </div>
   );
@@ -238,12 +254,14 @@ function SectionPage({
   subPath,
   api,
   application,
+  probed,
   onSelfChanged,
 }: {
   section: SectionPath;
   subPath: string;
   api: Api;
   application: Application;
+  probed: boolean;
   onSelfChanged: (application: Application) => void;
 }) {
   switch (section) {
@@ -253,5 +271,7 @@ function SectionPage({
       return <ApplicationsPage api={api} application={application} path={subPath} onSelfChanged={onSelfChanged} />;
     case 'proxies':
       return <ProxiesPage api={api} application={application} path={subPath} />;
+    case 'tokens':
+      return <TokensPage api={api} application={application} probed={probed} path={subPath} />;
   }
 }

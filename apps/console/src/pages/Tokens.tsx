@@ -1,0 +1,177 @@
+import { FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Api, Application, problemText } from '../api/client';
+import { ListStatus, Paging } from '../components/ListStatus';
+import { Page } from '../components/Page';
+import { TableHead } from '../components/TableHead';
+import { Link, navigate, useRoute } from '../components/router';
+import { formatTime, TIME_ZONE } from '../format';
+import { TokenDetail } from './TokenDetail';
+import { TokenForm } from './TokenForm';
+import { filtersFromSearch, filtersToSearch, holdsTokenPermission, listQuery, metadataText, NO_FILTERS, Token, TokenFilters, TOKEN_TYPES, typeLabel } from './TokensApi';
+
+const PAGE_SIZE = 20;
+
+export interface TokensPageProps {
+  api: Api;
+  application: Application;
+  /**
+   * The key may not read its own application, so which token permissions it holds beyond token:read is unknown
+   * (creating or deleting cannot be probed without doing it): the actions are offered and the API decides.
+   */
+  probed: boolean;
+  /** The path after /console/tokens: '' (the search), '/new', or '/<id>'. */
+  path: string;
+}
+
+/** /console/tokens (search), /console/tokens/new (create) and /console/tokens/<id> (a token as this key may see it). */
+export function TokensPage({ api, application, probed, path }: TokensPageProps) {
+  const rest = pathSegment(path.replace(/^\/+|\/+$/g, ''));
+  const may = (permission: string) => probed || holdsTokenPermission(application, permission);
+  if (rest === '') return <TokenSearch api={api} canCreate={may('token:create')} />;
+  if (rest === 'new') return <TokenForm api={api} />;
+  return <TokenDetail key={rest} api={api} id={rest} canDelete={may('token:delete')} />;
+}
+
+/** A token id from the address (ids may hold only A-Z a-z 0-9 _ -, but an address may hold anything). */
+function pathSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+interface Listing extends Paging {
+  tokens: Token[];
+}
+
+function TokenSearch({ api, canCreate }: { api: Api; canCreate: boolean }) {
+  const { search } = useRoute();
+  // The address is the search (a deep link, Back and Forward): the filters are read from it, never kept apart.
+  const filters = useMemo(() => filtersFromSearch(search), [search]);
+  const [listing, setListing] = useState<Listing>({ tokens: [], loading: true });
+  // Answers to an older search arrive late sometimes: only the current generation may write the listing.
+  const generation = useRef(0);
+
+  const load = useCallback(
+    async (current: TokenFilters, start: string | undefined, gen: number) => {
+      setListing((l) => ({ ...l, loading: true, error: undefined }));
+      try {
+        const { data, error, response } = await api.GET('/v2/tokens', { params: { query: listQuery(current, PAGE_SIZE, start) } });
+        if (gen !== generation.current) return;
+        if (!data) {
+          setListing((l) => ({ ...l, loading: false, next: undefined, error: problemText(error, response) }));
+          return;
+        }
+        setListing((l) => ({ tokens: start ? [...l.tokens, ...data.data] : data.data, next: data.pagination.next, loading: false }));
+      } catch {
+        if (gen === generation.current) setListing((l) => ({ ...l, loading: false, error: 'The service could not be reached.' }));
+      }
+    },
+    [api],
+  );
+
+  useEffect(() => {
+    const gen = ++generation.current;
+    setListing({ tokens: [], loading: true });
+    void load(filters, undefined, gen);
+  }, [filters, load]);
+
+  function apply(next: TokenFilters) {
+    navigate(`tokens${filtersToSearch(next)}`);
+  }
+
+  return (
+    <Page
+      title="Tokens"
+      className="tokens"
+      actions={
+        canCreate && (
+          <Link className="button" to="tokens/new">
+            New token
+          </Link>
+        )
+      }
+    >
+      <TokenFilterForm key={filtersToSearch(filters)} initial={filters} onApply={apply} />
+      <section className="table-wrap" aria-label="Tokens, newest first">
+        <table>
+          <caption className="visually-hidden">Tokens, newest first</caption>
+          <TableHead columns={['Id', 'Type', 'Containers', 'Metadata', `Created (${TIME_ZONE})`, 'Expires']} />
+          <tbody>
+            {listing.tokens.map((token) => (
+              <tr key={token.id} data-token-id={token.id}>
+                <td className="mono">
+                  <Link to={`tokens/${encodeURIComponent(token.id)}`}>{token.id}</Link>
+                </td>
+                <td>{typeLabel(token.type)}</td>
+                <td className="mono">{token.containers.join(' ')}</td>
+                <td className="mono">{metadataText(token.metadata)}</td>
+                <td>{formatTime(token.created_at)}</td>
+                <td>{formatTime(token.expires_at, 'never')}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <ListStatus
+          paging={listing}
+          count={listing.tokens.length}
+          testId="tokens-status"
+          empty="No token this key may read matches this search."
+          shown={(n, more) => (more ? `${n} tokens shown; more exist.` : `${n} tokens shown: the end of the list.`)}
+          onMore={() => listing.next && void load(filters, listing.next, generation.current)}
+          moreClassName="secondary"
+        />
+      </section>
+    </Page>
+  );
+}
+
+function TokenFilterForm({ initial, onApply }: { initial: TokenFilters; onApply: (f: TokenFilters) => void }) {
+  const [draft, setDraft] = useState(initial);
+  const set = (name: keyof TokenFilters) => (e: { target: { value: string } }) => setDraft((d) => ({ ...d, [name]: e.target.value }));
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const trimmed = { ...draft, container: draft.container.trim(), fingerprint: draft.fingerprint.trim(), metadata_key: draft.metadata_key.trim() };
+    onApply(trimmed.metadata_key ? trimmed : { ...trimmed, metadata_value: '' });
+  }
+
+  return (
+    <form className="filters" role="search" aria-label="Search tokens" onSubmit={submit}>
+      <div className="field">
+        <label htmlFor="t-container">Container starts with</label>
+        <input id="t-container" value={draft.container} onChange={set('container')} placeholder="/pci/" spellCheck={false} />
+      </div>
+      <div className="field">
+        <label htmlFor="t-type">Type</label>
+        <select id="t-type" value={draft.type} onChange={set('type')}>
+          <option value="">Any</option>
+          {TOKEN_TYPES.map((t) => (
+            <option key={t.value} value={t.value}>
+              {t.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="t-fingerprint">Fingerprint</label>
+        <input id="t-fingerprint" value={draft.fingerprint} onChange={set('fingerprint')} spellCheck={false} />
+      </div>
+      <div className="field">
+        <label htmlFor="t-meta-key">Metadata key</label>
+        <input id="t-meta-key" value={draft.metadata_key} onChange={set('metadata_key')} spellCheck={false} />
+      </div>
+      <div className="field">
+        <label htmlFor="t-meta-value">Metadata value</label>
+        <input id="t-meta-value" value={draft.metadata_value} onChange={set('metadata_value')} spellCheck={false} />
+      </div>
+      <div className="actions">
+        <button type="submit">Search</button>
+        <button type="button" className="secondary" onClick={() => onApply(NO_FILTERS)}>
+          Clear
+        </button>
+      </div>
+    </form>
+  );
+}
