@@ -160,6 +160,15 @@ describe('svc token methods in transforms', () => {
     expect(count.n).toBe(1);
   });
 
+  it("holds the proxy's authority: once the application that wrote the proxy is gone, svc.tokens is refused", async () => {
+    const bound = await appWith(admin, [], [rule(1, '/', 'reveal', ALL)]);
+    const writer = await createApplication(t, admin.key, { name: 'writer', type: 'management', permissions: ['proxy:create', 'proxy:invoke'] });
+    const key = await svcProxy({ ...admin, key: writer.key, applicationId: writer.id }, bound.id, `return settle(req.svc.tokens.list({ size: 1 }));`);
+    expect(await run(key)).toMatchObject({ ok: true });
+    await as(t, admin.key).delete(`/applications/${writer.id}`).expect(204);
+    expect(await run(key)).toMatchObject({ ok: false, status: 403 });
+  });
+
   it('leaves no token plaintext in any table, in Redis or in the service log', async () => {
     expect(secrets.values.length).toBeGreaterThan(5);
     expect(await plaintextAfter(t, log, secrets)).toEqual([]);
