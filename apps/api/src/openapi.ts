@@ -117,17 +117,22 @@ const SHARED_SCHEMAS: Record<string, SchemaObject> = {
   },
   ProxyError: {
     type: 'object',
-    description: 'An error a transform threw (BadRequestError, AuthenticationError, ReactorRuntimeError...)',
+    description:
+      "A transform's failure (docs/transforms.md): a reactor error it threw (AuthenticationError 401, AuthorizationError 403, " +
+      'BadRequestError 400, InvalidPaymentMethodError 402, InvalidReactorConfigurationError 400, UnprocessableEntityError 422, ' +
+      'RateLimitError 429, ReactorRuntimeError 500, ServiceUnavailableError 503: title "One or more validation errors occurred.", ' +
+      "the class's detail, the constructor's argument in `errors`), or any other throw, a timeout or running out of memory " +
+      '(500, title ReactorRuntimeError, the message in `detail`)',
     required: ['proxy_error'],
     properties: {
       proxy_error: {
         type: 'object',
-        required: ['title', 'status'],
+        required: ['title', 'status', 'detail', 'errors'],
         properties: {
-          title: { type: 'string', example: 'ReactorRuntimeError' },
-          status: { type: 'integer', example: 500 },
-          detail: { type: 'string' },
-          errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+          title: { type: 'string', example: 'One or more validation errors occurred.' },
+          status: { type: 'integer', minimum: 400, maximum: 599, example: 401 },
+          detail: { type: 'string', example: 'Authentication Failed' },
+          errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, example: { error: ['MY-CUSTOM-API-KEY header is required'] } },
         },
       },
     },
@@ -135,6 +140,7 @@ const SHARED_SCHEMAS: Record<string, SchemaObject> = {
 };
 
 const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } };
+const DESTINATION_STATUS = { 'svc-proxy-destination-status': { description: 'The status the destination answered with (when it answered)', schema: { type: 'integer' } } };
 
 function problemResponse(description: string, headers?: ResponseObject['headers']): ResponseObject {
   return { description, ...(headers ? { headers } : {}), content: { [PROBLEM]: { schema: { $ref: '#/components/schemas/ProblemDetails' } } } };
@@ -173,11 +179,16 @@ function proxyDataPlane(): Record<string, PathItemObject> {
     { [PROXY_KEY_SCHEME]: [], [API_KEY_SCHEME]: [] },
     { [PROXY_KEY_QUERY_SCHEME]: [], [API_KEY_SCHEME]: [] },
   ];
-  const transformErrors = (description: string): ResponseObject => ({
-    description,
+  // Every status may also be the destination's own answer (or a CustomHttpResponseError's), passed on as it came:
+  // then `svc-proxy-destination-status` is set (for a destination) and the body is whatever it sent.
+  const passedOn = { description: "The destination's (or a CustomHttpResponseError's) own body, as it came" };
+  const answers = (description: string, own: { problem?: boolean; proxyError?: boolean }, headers?: ResponseObject['headers']): ResponseObject => ({
+    description: `${description}. Otherwise the destination's own answer with this status, or a transform's CustomHttpResponseError`,
+    headers: { ...DESTINATION_STATUS, ...(headers ?? {}) },
     content: {
-      [PROBLEM]: { schema: { $ref: '#/components/schemas/ProblemDetails' } },
-      'application/json': { schema: { $ref: '#/components/schemas/ProxyError' } },
+      [PROBLEM]: { schema: own.problem ? { anyOf: [{ $ref: '#/components/schemas/ProblemDetails' }, passedOn] } : passedOn },
+      'application/json': { schema: own.proxyError ? { anyOf: [{ $ref: '#/components/schemas/ProxyError' }, passedOn] } : passedOn },
+      '*/*': { schema: passedOn },
     },
   });
   const operation = (method: string, withPath: boolean): OperationObject => ({
@@ -207,19 +218,22 @@ function proxyDataPlane(): Record<string, PathItemObject> {
     responses: {
       default: {
         description: "The destination's response (or the response transform's)",
-        headers: { 'svc-proxy-destination-status': { description: 'The status the destination answered with', schema: { type: 'integer' } } },
+        headers: DESTINATION_STATUS,
         content: { '*/*': { schema: {} } },
       },
-      400: transformErrors('A path that escapes the destination\'s, a body that ended early, or a transform\'s BadRequestError'),
-      401: transformErrors('No proxy key, or (with `require_auth`) no valid `SVC-API-KEY`; or a transform\'s AuthenticationError'),
-      403: transformErrors('The key lacks `proxy:invoke` or belongs to another tenant; or a transform\'s AuthorizationError'),
-      404: problemResponse('No proxy has this key'),
-      413: problemResponse('The body exceeds the size limit'),
-      429: transformErrors('Throttled or rate limited (`Retry-After`); or a transform\'s RateLimitError'),
-      500: transformErrors('A transform threw, timed out or ran out of memory (`proxy_error.title` ReactorRuntimeError)'),
-      502: problemResponse('The destination could not be reached, resolves to a refused address, or answered too large'),
-      503: transformErrors('A dependency is unavailable, the sandbox pool is saturated (`Retry-After`), or a transform\'s ServiceUnavailableError'),
-      504: problemResponse('The destination did not answer in time'),
+      400: answers("A path that escapes the destination's or a body that ended early (ProblemDetails); a transform's BadRequestError or InvalidReactorConfigurationError (ProxyError)", { problem: true, proxyError: true }),
+      401: answers("No proxy key, or (with `require_auth`) no valid `SVC-API-KEY` (ProblemDetails); a transform's AuthenticationError (ProxyError)", { problem: true, proxyError: true }),
+      402: answers("A transform's InvalidPaymentMethodError (ProxyError)", { proxyError: true }),
+      403: answers("The key lacks `proxy:invoke` or belongs to another tenant (ProblemDetails); a transform's AuthorizationError (ProxyError)", { problem: true, proxyError: true }),
+      404: answers('No proxy has this key (ProblemDetails)', { problem: true }),
+      405: answers('A method proxies do not take (ProblemDetails, with `Allow`)', { problem: true }),
+      413: answers('The body exceeds the size limit (ProblemDetails)', { problem: true }),
+      422: answers("A transform's UnprocessableEntityError (ProxyError)", { proxyError: true }),
+      429: answers("Throttled or rate limited, `Retry-After` (ProblemDetails); a transform's RateLimitError (ProxyError)", { problem: true, proxyError: true }, RETRY_AFTER),
+      500: answers('A transform threw, timed out or ran out of memory (ProxyError, title ReactorRuntimeError); an unexpected fault (ProblemDetails)', { problem: true, proxyError: true }),
+      502: answers('The destination could not be reached, resolves to a refused address, or answered too large for a transform (ProblemDetails)', { problem: true }),
+      503: answers("A dependency is unavailable or the sandbox pool is saturated, `Retry-After` (ProblemDetails); a transform's ServiceUnavailableError (ProxyError)", { problem: true, proxyError: true }, RETRY_AFTER),
+      504: answers('The destination did not answer in time (ProblemDetails)', { problem: true }),
     },
   });
   const item = (withPath: boolean): PathItemObject =>

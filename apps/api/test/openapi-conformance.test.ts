@@ -19,10 +19,15 @@ describe('the OpenAPI document against the real API', () => {
   let upstream: Upstream;
   beforeAll(async () => {
     upstream = await startUpstream((req, res) => {
+      if (req.url?.startsWith('/missing')) {
+        res.writeHead(404, { 'content-type': 'text/html' });
+        res.end('<h1>not here</h1>');
+        return;
+      }
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('from the destination');
     });
-    t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1', BODY_LIMIT_BYTES: '4096' });
+    t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1', BODY_LIMIT_BYTES: '4096', REACTOR_TIMEOUT_MS: '1000' });
     admin = await newTenant(t);
   }, 60_000);
   afterAll(async () => {
@@ -138,6 +143,23 @@ describe('the OpenAPI document against the real API', () => {
     conforms('post', '/proxy', await t.http().post('/proxy').set('svc-proxy-key', throwing.key).send({ a: 1 }).expect(500));
     conforms('get', '/proxy', await t.http().get('/proxy').set('svc-proxy-key', unreachable.key).expect(502));
     conforms('put', '/proxy', await t.http().put('/proxy').set('svc-proxy-key', open.key).set('content-type', 'text/plain').send('x'.repeat(8000)).expect(413));
+    // The destination's own 404 (HTML) is documented too, as what the destination answered.
+    conforms('get', '/proxy/{path}', await t.http().get('/proxy/missing').set('svc-proxy-key', open.key).expect(404));
+
+    // Every proxy_error body a transform can cause is a ProxyError.
+    const proxyError = validatorAt(['components', 'schemas', 'ProxyError']);
+    const thrown = async (code: string, status: number, method: 'get' | 'post' = 'post') => {
+      const proxy = (await api.post('/proxies', { name: `t${status}`, destination_url: `${upstream.origin}/`, require_auth: false, request_transform: { code } }).expect(201)).body;
+      const res = await t.http()[method]('/proxy').set('svc-proxy-key', proxy.key).expect(status);
+      conforms(method, '/proxy', res);
+      if (!proxyError(res.body)) throw new Error(`${status}: ${ajv.errorsText(proxyError.errors)} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    expect(await thrown("module.exports = async () => { throw new Error('no'); };", 500)).toMatchObject({ proxy_error: { status: 500, detail: 'no' } });
+    await thrown("module.exports = async () => { throw new AuthenticationError('MY-CUSTOM-API-KEY header is required'); };", 401, 'get');
+    await thrown('module.exports = async () => { throw new InvalidPaymentMethodError({ card: "expired" }); };', 402);
+    await thrown('module.exports = async () => { throw new UnprocessableEntityError(); };', 422);
+    await thrown('module.exports = async () => { for (;;) {} };', 500);
   });
 
   afterAll(() => {

@@ -13,3 +13,12 @@ export type {
   OutboundTally,
 } from './transform-types';
 export { AddressPolicy, DestinationRefusedError, guardedLookup, type LookupFunction, type NetLookupCallback } from './address-policy';
+export {
+  isJsonMediaType,
+  isTransformStatus,
+  proxyErrorBody,
+  transformBodyOf,
+  transformHeaders,
+  type ProxyErrorBody,
+  type ProxyErrorDescription,
+} from './transform-contract';

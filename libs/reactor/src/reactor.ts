@@ -3,6 +3,7 @@ import { PoolUnavailableError, SandboxPool } from './sandbox-pool';
 import { SandboxProcess, type RunOutcome } from './sandbox-process';
 import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
 import { proxyErrorResult } from './transform-errors';
+import { isTransformStatus, proxyErrorBody, transformHeaders } from './transform-contract';
 import { transformCodeHash } from './transform-source';
 import type { QueueWaitOutcome, ReactorOptions, ReactorStats, TransformInput, TransformPayload, TransformResult } from './transform-types';
 import { TransformValidator } from './transform-validator';
@@ -41,10 +42,6 @@ export const REACTOR_DEFAULTS = {
  * isolated-vm) plus this much for the process's own work (the result's JSON, isolated-vm's threads).
  */
 const PROCESS_OVERHEAD_MB = 192;
-
-// RFC 9110 token for names; values may not smuggle a second header or a NUL.
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const HEADER_VALUE_FORBIDDEN = /[\r\n\0]/;
 
 /** The address space one sandbox process may grow by, for a heap limit (see PROCESS_OVERHEAD_MB). */
 export function sandboxHeadroomMb(memoryLimitMb: number): number {
@@ -299,24 +296,39 @@ export class Reactor {
       if (kind !== 'j' && kind !== 't') return proxyErrorResult('ReactorRuntimeError', 'The transform result could not be read', copy);
       payload = { text: raw.slice(tab + 2), json: kind === 'j' };
     }
-    const headers = cleanHeaders(outcome.headers);
-    if (outcome.ok === true) {
-      const result: TransformResult = { ok: true, body: outcome.body, headers, logs: copy };
-      if (payload) result.payload = payload;
-      if (outcome.status !== undefined) {
-        if (!isStatus(outcome.status)) return proxyErrorResult('ReactorRuntimeError', 'The transform returned an invalid status', copy);
-        result.status = outcome.status;
-      }
-      return result;
-    }
-    if (outcome.ok === false && isStatus(outcome.status)) {
-      const result: TransformResult = { ok: false, status: outcome.status, headers, body: outcome.body, logs: copy };
-      if (payload) result.payload = payload;
-      return result;
-    }
-    return proxyErrorResult('ReactorRuntimeError', 'The transform result could not be read', copy);
+    return contractResult(outcome, payload, copy);
   }
 }
+
+/** A result held to the transform contract (transform-contract.ts): anything it refuses becomes a ReactorRuntimeError. */
+function contractResult(outcome: Record<string, unknown>, payload: TransformPayload | undefined, logs: string[]): TransformResult {
+  if (outcome.ok === false && outcome.error !== null && typeof outcome.error === 'object') {
+    const description = outcome.error as { title?: unknown; status?: unknown; detail?: unknown; errors?: unknown };
+    if (!isTransformStatus(description.status)) return proxyErrorResult('ReactorRuntimeError', 'The transform result could not be read', logs);
+    return { ok: false, status: description.status, headers: {}, body: proxyErrorBody({ ...description, status: description.status }), logs };
+  }
+  const checked = transformHeaders(outcome.headers);
+  if ('problem' in checked) return proxyErrorResult('ReactorRuntimeError', checked.problem, logs);
+  const { headers } = checked;
+  if (outcome.ok === true) {
+    const result: TransformResult = { ok: true, body: outcome.body, headers, logs };
+    if (payload) result.payload = payload;
+    if (outcome.status !== undefined) {
+      if (!isTransformStatus(outcome.status)) return proxyErrorResult('ReactorRuntimeError', `The transform returned an invalid status: ${String(outcome.status).slice(0, 40)}`, logs);
+      result.status = outcome.status;
+    }
+    return result;
+  }
+  if (outcome.ok === false) {
+    // CustomHttpResponseError: its status, headers and body as they are.
+    if (!isTransformStatus(outcome.status)) return proxyErrorResult('ReactorRuntimeError', 'CustomHttpResponseError status must be an integer from 200 to 599', logs);
+    const result: TransformResult = { ok: false, status: outcome.status, headers, body: outcome.body, logs };
+    if (payload) result.payload = payload;
+    return result;
+  }
+  return proxyErrorResult('ReactorRuntimeError', 'The transform result could not be read', logs);
+}
+
 
 /**
  * SHA-256 of transform sources, remembered: a proxy's code reaches run() as the same string on every
@@ -360,17 +372,4 @@ function positive(value: number | undefined, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
 }
 
-function isStatus(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 200 && value <= 599;
-}
 
-function cleanHeaders(raw: unknown): Record<string, string> {
-  const headers: Record<string, string> = {};
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return headers;
-  for (const [name, value] of Object.entries(raw)) {
-    if (name === '__proto__' || typeof value !== 'string') continue;
-    if (!HEADER_NAME.test(name) || HEADER_VALUE_FORBIDDEN.test(value)) continue;
-    headers[name] = value;
-  }
-  return headers;
-}

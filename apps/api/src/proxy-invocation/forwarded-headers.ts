@@ -19,8 +19,6 @@ const BODY_FRAMING = new Set(['content-length']);
 
 export const DESTINATION_STATUS_HEADER = 'svc-proxy-destination-status';
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
  * The headers of a message without hop-by-hop ones (those fixed above, `proxy-*`, and any the Connection
@@ -47,23 +45,12 @@ function connectionTokens(value: string | string[] | undefined): Set<string> | u
   return new Set(text.split(',').map((token) => token.trim().toLowerCase()).filter(Boolean));
 }
 
-/** A transform's headers as the wire needs them: string values, valid names, no CR/LF; throws on anything else. */
-export function transformHeaders(headers: unknown, direction: 'request' | 'response'): HeaderMap {
-  if (headers == null) return {};
-  if (typeof headers !== 'object' || Array.isArray(headers)) {
-    throw new InvalidTransformResultError(`The ${direction} transform returned headers that are not an object`);
-  }
+/**
+ * A transform's headers as they leave (the reactor already held them to the transform contract): lower-cased, without
+ * hop-by-hop ones, this service's credentials, the host, or content-length (recomputed for the body it produced).
+ */
+export function outgoingHeaders(headers: Record<string, string>): HeaderMap {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
-    if (value === undefined || value === null) continue;
-    const text = typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
-    if (!TOKEN.test(name) || text === undefined || !FIELD_VALUE.test(text)) {
-      throw new InvalidTransformResultError(`The ${direction} transform returned an invalid header '${name.slice(0, 100)}'`);
-    }
-    out[name.toLowerCase()] = text;
-  }
+  for (const name in headers) out[name.toLowerCase()] = headers[name]!;
   return forwardableHeaders(out, true);
 }
-
-/** Transform output the proxy cannot send (bad headers, status); answered as a ReactorRuntimeError. */
-export class InvalidTransformResultError extends Error {}

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { Detokenize, holdsDetokenizeExpression, Principal, ValidationError } from '@gatehouse/domain';
+import { isJsonMediaType } from '@gatehouse/reactor';
 import { RequestPrincipal } from '../auth/request-principal';
 import { hasBody } from '../http/json-body';
 import { forwardableHeaders, HeaderMap } from './forwarded-headers';
-import { isJsonMediaType } from './transform-payloads';
 
 /** The request as it goes on after detokenization: its headers, and its body when it was read (undefined: stream it). */
 export interface DetokenizedRequest {

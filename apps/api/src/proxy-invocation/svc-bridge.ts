@@ -5,9 +5,8 @@ import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nest
 import { HttpAdapterHost } from '@nestjs/core';
 import { Pool } from 'undici';
 import { AuthenticateApiKey, AuthenticationError, pathEscape, Principal, Proxy } from '@gatehouse/domain';
-import type { SvcBridge, SvcRequest, SvcResponse } from '@gatehouse/reactor';
+import { isJsonMediaType, transformBodyOf, type SvcBridge, type SvcRequest, type SvcResponse } from '@gatehouse/reactor';
 import { PrincipalResolver, PrincipalResolvers } from '../auth/principal-resolver';
-import { transformBodyOf } from './transform-payloads';
 
 const SECRET_HEADER = 'x-gatehouse-svc-secret';
 const TENANT_HEADER = 'x-gatehouse-svc-tenant';
@@ -121,7 +120,7 @@ export class SvcLoopback implements PrincipalResolver, OnApplicationBootstrap, O
     }
     const res = await pool.request({ method: method as 'GET', path, headers, body, headersTimeout: 30_000, bodyTimeout: 30_000 });
     const raw = Buffer.from(await res.body.arrayBuffer());
-    return { status: res.statusCode, body: transformBodyOf(raw, res.headers['content-type']) };
+    return { status: res.statusCode, body: transformBodyOf(raw.toString('utf8'), isJsonMediaType(res.headers['content-type'])) };
   }
 }
 

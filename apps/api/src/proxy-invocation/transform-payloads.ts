@@ -1,29 +1,9 @@
-import type { TransformPayload } from '@gatehouse/reactor';
+import { isJsonMediaType, type TransformPayload } from '@gatehouse/reactor';
 import { HeaderMap } from './forwarded-headers';
 
-export function isJsonMediaType(contentType: string | string[] | undefined): boolean {
-  const value = Array.isArray(contentType) ? contentType[0] : contentType;
-  if (!value) return false;
-  const media = value.split(';')[0]!.trim().toLowerCase();
-  return media === 'application/json' || media.endsWith('+json');
-}
-
-/** What a transform sees as `args.body`: parsed JSON for a JSON content type, else the text; null when empty. */
-export function transformBodyOf(raw: Buffer, contentType: string | string[] | undefined): unknown {
-  if (raw.length === 0) return null;
-  const text = raw.toString('utf8');
-  if (!isJsonMediaType(contentType)) return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    // Declared JSON that is not: the transform gets the text and decides.
-    return text;
-  }
-}
-
 /**
- * A body for a transform as it arrived (TransformInput.rawBody), not parsed here: the sandbox makes of it what
- * transformBodyOf would (the parsed JSON for a JSON content type when it parses, else the text; null when empty).
+ * A body for a transform as it arrived (TransformInput.rawBody), not parsed here: the sandbox makes of it what the
+ * transform contract says (transformBodyOf: the parsed JSON for a JSON content type when it parses, else the text).
  */
 export function rawBodyOf(raw: Buffer, contentType: string | string[] | undefined): TransformPayload {
   return { text: raw.length === 0 ? '' : raw.toString('utf8'), json: isJsonMediaType(contentType) };

@@ -1,6 +1,6 @@
 // The sandbox runtime: the loader.
-/* global CustomHttpResponseClass, ObjectHasOwn, ProxyCtor, ReflectGet, StringToLowerCase, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapGet, NumberIsInteger,
-   ObjectCreate, ObjectKeys, PromiseCtor, PromiseResolve, PromiseThen, StringCtor, StringIndexOf, StringSlice, define, deliver, describe, fatal,
+/* global CustomHttpResponseClass, ObjectHasOwn, ProxyCtor, ReflectGet, StringToLowerCase, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapGet,
+   ObjectKeys, PromiseCtor, PromiseResolve, PromiseThen, StringIndexOf, StringSlice, define, deliver, describe, fatal,
    fatalFired, limits, makeSvc, newFatal, pending, proxyErrorClasses, proxyErrorInfo,
    requireModule, resetLogLines, runtimeError, timerCallbacks, uncurry */
 /* exported control */
@@ -11,52 +11,35 @@ function setInput(json, body) {
   inputBody = body;
 }
 
-function isStatus(s) { return typeof s === 'number' && NumberIsInteger(s) && s >= 200 && s <= 599; }
-
-function plainHeaders(h) {
-  const out = ObjectCreate(null);
-  if (h === undefined || h === null) return out;
-  if (typeof h !== 'object') throw runtimeError('headers must be an object of strings');
-  for (const key of ObjectKeys(h)) {
-    const v = h[key];
-    if (typeof v === 'string') out[key] = v;
-    else if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') out[key] = StringCtor(v);
-  }
-  return out;
-}
-
-function proxyErrorOutcome(title, status, detail, errors) {
-  return { ok: false, status: status, headers: {}, body: { proxy_error: { title: title, status: status, detail: detail, errors: errors } } };
+// The transform's values go to the host as they are: the host holds them to the transform contract
+// (src/transform-contract.ts: status, headers, the proxy_error body), this runtime only describes what happened.
+function errorDescription(title, status, detail, errors) {
+  return { ok: false, error: { title: title, status: status, detail: detail, errors: errors } };
 }
 function runtimeErrorOutcome(detail) {
-  return proxyErrorOutcome('ReactorRuntimeError', 500, detail, {});
+  return errorDescription('ReactorRuntimeError', 500, detail, {});
 }
 
 function okOutcome(result) {
   if (result === null || typeof result !== 'object') {
     throw runtimeError('The transform must return an object such as {body, headers}');
   }
-  const out = { ok: true, body: result.body, headers: plainHeaders(result.headers) };
-  const status = result.status;
-  if (status !== undefined) {
-    if (!isStatus(status)) throw runtimeError('The transform returned an invalid status: ' + StringCtor(status));
-    out.status = status;
-  }
+  const out = { ok: true, body: result.body, headers: result.headers };
+  if (result.status !== undefined) out.status = result.status;
   return out;
 }
 
 function errorOutcome(e) {
   try {
     if (CustomHttpResponseClass !== null && e instanceof CustomHttpResponseClass) {
-      if (!isStatus(e.status)) return runtimeErrorOutcome('CustomHttpResponseError status must be an integer from 200 to 599');
-      return { ok: false, status: e.status, headers: plainHeaders(e.headers), body: e.body };
+      return { ok: false, status: e.status, headers: e.headers, body: e.body };
     }
     for (const C of proxyErrorClasses) {
       if (e instanceof C) {
         const info = MapGet(proxyErrorInfo, C);
         let errors = e.errors;
         if (errors === null || typeof errors !== 'object') errors = {};
-        return proxyErrorOutcome(info.title, info.status, describe(e), errors);
+        return errorDescription(info.title, info.status, describe(e), errors);
       }
     }
     return runtimeErrorOutcome(describe(e));
