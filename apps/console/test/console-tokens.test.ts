@@ -136,6 +136,7 @@ describe('console tokens (in chromium)', () => {
   it("shows a token's data as the key's rule decides: masked, revealed, or redacted (said so)", async () => {
     const masked = await openAs(masker, `/console/tokens/${card}`);
     await masked.getByTestId('token-data').getByText(/424242XXXXXX4242/).waitFor();
+    expect(await seriousViolations(masked)).toEqual([]);
     expect(await masked.getByTestId('token-data').textContent()).not.toContain(CARD.cvc);
     expect(await masked.content()).not.toContain(CARD.number);
     await masked.close();
@@ -170,10 +171,12 @@ describe('console tokens (in chromium)', () => {
     const number = page.getByLabel('Card number');
     await page.locator('#tk-number-error').waitFor();
     await expect(number.getAttribute('aria-invalid')).resolves.toBe('true');
-    await page.getByRole('alert').waitFor();
+    await page.getByRole('alert').getByText('Fields: data.number.', { exact: false }).waitFor();
     expect(await page.evaluate(() => document.body.innerText)).not.toContain(BAD_NUMBER);
     expect(await kept(page)).not.toContain(BAD_NUMBER);
     browser.expectError(/status of 400/);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'token-new-refused');
 
     // A generic token's JSON is checked before it is sent, its text never quoted.
     await page.getByLabel('Type').selectOption('token');

@@ -86,8 +86,11 @@ export function TokenForm({ api }: { api: Api }) {
         navigate(`tokens/${encodeURIComponent(data.id)}`);
         return;
       }
-      setErrors(fieldErrors(error));
-      create.setError(problemText(error, response));
+      const named = fieldErrors(error);
+      setErrors(named);
+      // The fields the API names (paths such as data.number: never a value), each also marked beside its input.
+      const paths = Object.keys(named);
+      create.setError(`${problemText(error, response)}${paths.length ? ` Fields: ${paths.join(', ')}.` : ''}`);
     });
   }
 
