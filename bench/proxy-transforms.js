@@ -50,6 +50,15 @@ module.exports = async function (req) {
   return { body: { jwe }, headers: Object.assign({}, req.args.headers, { 'content-type': 'application/json' }) };
 };`;
 
+// A transform that calls another service first: fetch from a local server (the echo upstream) and pass a value of its
+// answer on as a header. One outbound request per invocation, made by the sandbox process.
+const FETCH_REQUEST = `
+module.exports = async function (req) {
+  const res = await fetch(req.configuration.LOOKUP_URL, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"lookup":1}' });
+  const answer = await res.text();
+  return { body: req.args.body, headers: Object.assign({}, req.args.headers, { 'x-lookup-bytes': String(answer.length) }) };
+};`;
+
 /** A partner's RSA public key as a JWK, for JWE_REQUEST. */
 function partnerJwk() {
   const { generateKeyPairSync } = require('node:crypto');
@@ -57,4 +66,4 @@ function partnerJwk() {
   return JSON.stringify({ ...jwk, alg: 'RSA-OAEP-256', use: 'enc', kid: 'partner' });
 }
 
-module.exports = { JWE_REQUEST, PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL, partnerJwk };
+module.exports = { FETCH_REQUEST, JWE_REQUEST, PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL, partnerJwk };

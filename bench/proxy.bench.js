@@ -21,7 +21,7 @@ const {
   startGatehouse,
   startScript,
 } = require('./service');
-const { JWE_REQUEST, PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL, partnerJwk } = require('./proxy-transforms');
+const { FETCH_REQUEST, JWE_REQUEST, PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL, partnerJwk } = require('./proxy-transforms');
 
 const DB = 'gatehouse_bench_proxy';
 const DB_URL = databaseUrl(DB);
@@ -37,6 +37,7 @@ const NONE = 'Gatehouse, no transforms';
 const TRIVIAL_ROUTE = 'Gatehouse, trivial request + response transforms';
 const REALISTIC_ROUTE = 'Gatehouse, realistic transforms (JSON rewrite + HMAC)';
 const PACKAGE_ROUTE = 'Gatehouse, a bundled package (node-jose JWE of the body)';
+const FETCH_ROUTE = 'Gatehouse, a request transform that fetches from a local server first';
 // The routes also measured over one connection.
 const UNLOADED = new Set([DIRECT, REFERENCE, NONE, TRIVIAL_ROUTE]);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
@@ -150,6 +151,14 @@ async function main() {
       configuration: { PARTNER_JWK: partnerJwk() },
     });
 
+    const fetching = await createProxy(gatehouse.base, key, {
+      name: 'fetching',
+      destination_url: destination,
+      require_auth: false,
+      request_transform: { code: FETCH_REQUEST },
+      configuration: { LOOKUP_URL: `${upstreamOrigin}/lookup` },
+    });
+
     const json = { 'content-type': 'application/json' };
     const routes = [
       { name: DIRECT, url: upstreamOrigin, path: '/orders', headers: json, pid: upstream.pid },
@@ -164,6 +173,7 @@ async function main() {
       { name: TRIVIAL_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': trivial.key } },
       { name: REALISTIC_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': realistic.key } },
       { name: PACKAGE_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': jwe.key } },
+      { name: FETCH_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': fetching.key } },
     ]
       .map((route) => ({ pid: gatehouse.child.pid, ...route }))
       // BENCH_ONLY=<regex> measures the routes whose name matches (e.g. BENCH_ONLY=trivial); the targets need them all.
@@ -294,6 +304,10 @@ async function main() {
     if (s[PACKAGE_ROUTE]) {
       const packageRatio = ratioOf(PACKAGE_ROUTE, NONE);
       console.log(`| (for scale) a bundled package (node-jose JWE) as % of no-transform req/s (median of rounds) | ${shown(packageRatio)} | |`);
+    }
+    if (s[FETCH_ROUTE]) {
+      const fetchRatio = ratioOf(FETCH_ROUTE, NONE);
+      console.log(`| (for scale) a transform that fetches from a local server first, as % of no-transform req/s (median of rounds) | ${shown(fetchRatio)} | |`);
     }
     console.log(`| first call of new code <= 50 ms (worst of ${FIRST_CALLS}) | ${fmt(worst)} ms | ${worst <= 50 ? 'yes' : 'NO'} |`);
     console.log(
