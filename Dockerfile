@@ -20,6 +20,8 @@ COPY libs/reactor/package.json libs/reactor/index.js libs/reactor/
 COPY libs/queue/package.json libs/queue/index.js libs/queue/
 COPY libs/config/package.json libs/config/index.js libs/config/
 COPY libs/runtime/package.json libs/runtime/index.js libs/runtime/tracing.js libs/runtime/
+# The client package (libs/client) is not in the image; its manifest is, for npm ci's workspace list.
+COPY libs/client/package.json libs/client/
 RUN npm ci --no-audit --no-fund
 COPY . .
 # Then the production dependencies only. `--omit=optional` too: npm keeps an optional peer dependency of a production

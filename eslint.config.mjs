@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const ADAPTER_ONLY = ['@nestjs/*', 'typeorm', 'typeorm/*', 'bullmq', 'ioredis', 'isolated-vm', 'express', 'undici', 'pg', '@electric-sql/*', 'pino'];
 
 export default [
-  { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', '.data/**', 'coverage/**', 'libs/*/index.js', 'tmp/**', 'apps/console/src/api/schema.gen.ts'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', '.data/**', 'coverage/**', 'libs/*/index.js', 'tmp/**', 'apps/console/src/api/schema.gen.ts', 'libs/client/src/schema.gen.ts'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
@@ -34,6 +34,7 @@ export default [
           depConstraints: [
             { sourceTag: 'scope:domain', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'scope:config', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'scope:client', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'scope:adapter', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config'] },
             { sourceTag: 'scope:runtime', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config', 'scope:adapter'] },
             { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config', 'scope:adapter', 'scope:runtime'] },

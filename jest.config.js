@@ -9,7 +9,7 @@ const shared = {
   moduleNameMapper: {
     // The domain's in-memory fakes: tests only, so no runtime entry (tsconfig.build.json leaves them out of dist).
     '^@gatehouse/domain/testing$': '<rootDir>/libs/domain/src/testing/index.ts',
-    '^@gatehouse/(domain|persistence|reactor|queue|config|runtime)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@gatehouse/(domain|persistence|reactor|queue|config|runtime|client)$': '<rootDir>/libs/$1/src/index.ts',
     '^@gatehouse/runtime/tracing$': '<rootDir>/libs/runtime/src/tracing.ts',
   },
 };
