@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_MAIN, CLI_BIN, runToCompletion, startServiceProcess } from '../../../test/support/service-process';
@@ -22,6 +23,43 @@ function openToOthers(dir: string): { count: number; open: string[] } {
 }
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+/** Whether a PostgreSQL server (PGlite's socket server included) answers on 127.0.0.1:port: its reply to an SSLRequest. */
+function speaksPostgres(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.setTimeout(5_000, () => socket.destroy());
+    socket.once('connect', () => socket.write(Buffer.from([0, 0, 0, 8, 4, 210, 22, 47])));
+    socket.once('data', (reply: Buffer) => {
+      socket.destroy();
+      resolve(reply.length === 1 && (reply[0] === 0x4e || reply[0] === 0x53));
+    });
+    socket.once('close', () => resolve(false));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** The TCP ports process `pid` listens on (Linux: its socket inodes among /proc/net/tcp{,6}'s listening entries). */
+function tcpListeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+      if (inode) inodes.add(inode);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const columns = line.trim().split(/\s+/);
+      // State 0A is LISTEN; column 9 the inode.
+      if (columns[3] === '0A' && inodes.has(columns[9]!)) ports.add(parseInt(columns[1]!.split(':').pop()!, 16));
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
+}
 
 async function waitForFile(path: string, timeoutMs = 60_000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; !existsSync(path); ) {
@@ -69,6 +107,14 @@ describe('the files of embedded mode are the owner’s only', () => {
       // PGlite's cluster: hundreds of files (pg_wal, base/...), all checked.
       expect(count).toBeGreaterThan(100);
       expect(service.stdout()).toContain(`DATA_DIR ${dataDir} is readable by group and others (mode 0755)`);
+      // PGlite has no authentication: it is reached through an owner-only Unix socket in DATA_DIR, and the process
+      // listens on no TCP port that speaks PostgreSQL (any local user could connect to one, as before).
+      const socket = join(dataDir, '.s.PGSQL.5432');
+      expect(statSync(socket).isSocket()).toBe(true);
+      expect(modeOf(socket) & 0o077).toBe(0);
+      const ports = tcpListeningPorts(service.child.pid!);
+      expect(ports).toContain(service.port);
+      for (const port of ports) expect({ port, speaks: await speaksPostgres(port) }).toEqual({ port, speaks: false });
     } finally {
       expect(await service.stop('SIGTERM')).toBe(0);
     }

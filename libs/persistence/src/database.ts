@@ -1,3 +1,6 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { lockDataDir } from './embedded-lock';
 import { ownerOnlyNodeFs } from './owner-only-nodefs';
@@ -37,7 +40,7 @@ const MIGRATION_LOCK_KEY = 0x6761_7465;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) {
-    const dataSource = createDataSource(options.url, options.poolSize ?? 10, options.applicationName, options.statementTimeoutMs);
+    const dataSource = createDataSource({ url: options.url }, options.poolSize ?? 10, options.applicationName, options.statementTimeoutMs);
     await dataSource.initialize();
     keepConnectionErrorsHandled(dataSource);
     return { dataSource, embedded: false, close: () => dataSource.destroy() };
@@ -45,10 +48,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return openEmbedded(options);
 }
 
-function createDataSource(url: string, poolSize: number, applicationName = 'gatehouse', statementTimeoutMs = 0): DataSource {
+/** A URL, or (the embedded database) the directory of a Unix socket: pg takes a directory as a host. */
+type Target = { url: string } | { host: string; port: number; username: string; database: string };
+
+function createDataSource(target: Target, poolSize: number, applicationName = 'gatehouse', statementTimeoutMs = 0): DataSource {
   return new DataSource({
     type: 'postgres',
-    url,
+    ...target,
     entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
@@ -95,10 +101,12 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     const { PGlite } = await import('@electric-sql/pglite');
     const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
     const db = await PGlite.create({ fs: await ownerOnlyNodeFs(options.dataDir) });
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
+    // A Unix socket in an owner-only directory, not a loopback port: PGlite has no authentication, and any local user
+    // could connect to a TCP port and read the database.
+    const socket = embeddedSocket(options.dataDir);
+    const server = new PGLiteSocketServer({ db, path: socket.path });
     await server.start();
-    const address = server.getServerConn();
-    const dataSource = createDataSource(`postgres://postgres@${address}/postgres?sslmode=disable`, 1, options.applicationName);
+    const dataSource = createDataSource({ host: socket.dir, port: EMBEDDED_SOCKET_PORT, username: 'postgres', database: 'postgres' }, 1, options.applicationName);
     await dataSource.initialize();
     keepConnectionErrorsHandled(dataSource);
     return {
@@ -109,6 +117,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
       close: async () => {
         await dataSource.destroy();
         await server.stop();
+        socket.remove();
         await db.close();
         await lock.release();
       },
@@ -117,6 +126,24 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     await lock.release();
     throw error;
   }
+}
+
+// The port only names the socket file (`.s.PGSQL.5432`); nothing listens on it.
+const EMBEDDED_SOCKET_PORT = 5432;
+
+/**
+ * Where the embedded database's socket goes: in DATA_DIR (owner-only; a socket left by a crashed owner is replaced:
+ * this process holds the directory's lock), or, when that path is too long for a socket (about 100 bytes), in an
+ * owner-only directory of its own under the temporary directory.
+ */
+function embeddedSocket(dataDir: string): { dir: string; path: string; remove(): void } {
+  const name = `.s.PGSQL.${EMBEDDED_SOCKET_PORT}`;
+  const inDataDir = realpathSync(dataDir);
+  const own = Buffer.byteLength(join(inDataDir, name)) > 100;
+  const dir = own ? mkdtempSync(join(tmpdir(), 'gatehouse-pg-')) : inDataDir;
+  const path = join(dir, name);
+  rmSync(path, { force: true });
+  return { dir, path, remove: () => rmSync(own ? dir : path, { recursive: true, force: true }) };
 }
 
 /**
