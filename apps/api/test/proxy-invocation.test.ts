@@ -358,6 +358,31 @@ describe('proxy invocation (/proxy)', () => {
       expect(sent.headers['x-original']).toBe('yes');
     });
 
+    it("gives a request transform the header names as the caller wrote them, read, written and deleted in any case", async () => {
+      const owner = await newTenant(t);
+      const code = `module.exports = async function (req) {
+        const h = req.args.headers;
+        const names = Object.keys(h).filter((name) => name.toLowerCase().startsWith('x-'));
+        const read = [h['x-custom-key'], h['X-CUSTOM-KEY'], h['X-Custom-Key']];
+        delete h['x-secret'];
+        h['x-CUSTOM-key'] = 'rewritten';
+        return { body: { names, read }, headers: h };
+      };`;
+      const p = await proxy(owner, { require_auth: false, request_transform: { code } });
+      await t
+        .http()
+        .post('/proxy/h?svc-proxy-key=' + p.key)
+        .set('X-Custom-Key', 'abc')
+        .set('X-Secret', 'must-not-pass')
+        .set('content-type', 'application/json')
+        .send({})
+        .expect(200);
+      const sent = lastSeen();
+      expect(JSON.parse(sent.body.toString())).toEqual({ names: ['X-Custom-Key', 'X-Secret'], read: ['abc', 'abc', 'abc'] });
+      expect(sent.headers['x-secret']).toBeUndefined();
+      expect(sent.headers['x-custom-key']).toBe('rewritten');
+    });
+
     it('hands a non-JSON body to the transform as a string', async () => {
       const owner = await newTenant(t);
       const code = `module.exports = async (req) => ({ body: typeof req.args.body + ':' + req.args.body.toUpperCase(), headers: req.args.headers });`;

@@ -54,3 +54,20 @@ export function outgoingHeaders(headers: Record<string, string>): HeaderMap {
   for (const name in headers) out[name.toLowerCase()] = headers[name]!;
   return forwardableHeaders(out, true);
 }
+
+/**
+ * The headers a transform reads in `args.headers`: the names as the caller wrote them (the first spelling of each, from
+ * the raw header lines), the values as Node joined them. Reading them is case-insensitive in the sandbox; what a
+ * transform sends on is lower-cased again by outgoingHeaders.
+ */
+export function callerCasedHeaders(headers: HeaderMap, rawHeaders: readonly string[]): HeaderMap {
+  const spelling = new Map<string, string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    const lower = name.toLowerCase();
+    if (!spelling.has(lower)) spelling.set(lower, name);
+  }
+  const out: HeaderMap = {};
+  for (const name in headers) out[spelling.get(name) ?? name] = headers[name]!;
+  return out;
+}

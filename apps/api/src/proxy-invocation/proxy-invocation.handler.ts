@@ -11,7 +11,7 @@ import { hasBody } from '../http/json-body';
 import { problem, sendProblem } from '../http/problem-details';
 import { enforceRateLimits } from '../rate-limits/rate-limit-headers';
 import { arrivedBody, limitedStream, readBounded, streamResponse } from './body-streams';
-import { DESTINATION_STATUS_HEADER, forwardableHeaders, HeaderMap, outgoingHeaders } from './forwarded-headers';
+import { callerCasedHeaders, DESTINATION_STATUS_HEADER, forwardableHeaders, HeaderMap, outgoingHeaders } from './forwarded-headers';
 import { DestinationError, PayloadTooLargeError, ProxyFailures, ResponseTooLargeError } from './proxy-failures';
 import { sendPayload, sendTransformError, setHeaders } from './proxy-responses';
 import { destinationOf, MOUNT, parseTarget, PROXY_KEY_PARAMETER, queryObject } from './proxy-target';
@@ -111,7 +111,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
         // `body` is set in the sandbox from rawBody (null here keeps its place first among the args).
         args: {
           body: null,
-          headers: detokenized?.headers ?? forwardableHeaders(req.headers),
+          headers: callerCasedHeaders(detokenized?.headers ?? forwardableHeaders(req.headers), req.rawHeaders),
           method: req.method,
           path: target.path,
           query: queryObject(target.params),

@@ -94,9 +94,18 @@ function caseInsensitive(headers) {
     for (const name of ObjectKeys(target)) if (StringToLowerCase(name) === lower) return name;
     return key;
   }
+  // Writing or deleting a header finds it the same way: `delete headers.authorization` removes an `Authorization` the
+  // caller sent (a credential a transform strips must not go on under another spelling).
   return new ProxyCtor(headers, {
     get: function (target, key, receiver) { return ReflectGet(target, find(target, key), receiver); },
     has: function (target, key) { return find(target, key) in target; },
+    set: function (target, key, value) { target[find(target, key)] = value; return true; },
+    deleteProperty: function (target, key) {
+      if (typeof key !== 'string') return delete target[key];
+      const lower = StringToLowerCase(key);
+      for (const name of ObjectKeys(target)) if (StringToLowerCase(name) === lower) delete target[name];
+      return true;
+    },
   });
 }
 
