@@ -598,7 +598,7 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     if (String(c.headers['content-type'] ?? '') !== media) return undefined;
     let value: unknown;
     try {
-      value = JSON.parse(c.body.replace(/^\ufeff/, '')); // README: a leading byte order mark is ignored
+      value = JSON.parse(c.body.replace(/^\ufeff/, '')); // docs/security.md (strict input): a leading byte order mark is ignored
     } catch {
       return 'a body that is not JSON';
     }

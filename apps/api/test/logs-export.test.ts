@@ -186,10 +186,10 @@ describe('GET /logs/export', () => {
   });
 });
 
-describe('the worked example of the README', () => {
+describe('the worked example of docs/audit-trail.md', () => {
   it('verifies with gatehouse logs verify, offline', async () => {
-    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('**Worked example**'));
+    const doc = readFileSync(join(__dirname, '../../../docs/audit-trail.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('**Worked example**'));
     const exportLines = section.match(/^\{"id":.*\}$/gm)!.slice(0, 2);
     const signature = /with signature `([^`]+)`/.exec(section)![1]!;
     const dir = tmp();

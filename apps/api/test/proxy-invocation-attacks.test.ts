@@ -9,7 +9,7 @@ jest.setTimeout(120_000);
 
 const TIMEOUT_MS = 1000;
 const MEMORY_MB = 64;
-/** What the README documents a sandbox process may add to its address space: twice the heap plus 192 MiB. */
+/** What docs/proxies.md documents a sandbox process may add to its address space: twice the heap plus 192 MiB. */
 const SANDBOX_HEADROOM_MB = 2 * MEMORY_MB + 192;
 /** The host answers at its deadline; this covers a loaded machine's timer and event-loop lag. */
 const DEADLINE_MARGIN_MS = 750;
