@@ -1,9 +1,9 @@
 import type { Log } from './api/client';
 
 /**
- * The audit trail's verification in the browser, the same algorithm as `gatehouse logs verify` (README, "Verifying
- * the audit trail"): positions 1, 2, 3, ... without gaps, each hash recomputed from the log and the previous hash,
- * each checkpoint's Ed25519 signature, and the recomputed hash at each checkpoint's position equal to the signed one.
+ * The audit trail's verification in the browser, the same algorithm as `gatehouse logs verify`
+ * (docs/audit-trail.md, "Verifying the audit trail"): positions 1, 2, 3, ... without gaps, each hash recomputed
+ * from the log and the previous hash, each checkpoint's Ed25519 signature, and the recomputed hash at each checkpoint's position equal to the signed one.
  */
 export interface Checkpoint {
   tenant_id: string;

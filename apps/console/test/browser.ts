@@ -14,7 +14,7 @@ export const TIME_ZONE = 'Europe/Berlin';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
- * Where the tests write their 1280x800 screenshots: tmp/console-screenshots, or the README's docs/console with
+ * Where the tests write their 1280x800 screenshots: tmp/console-screenshots, or docs/console (the console docs' images) with
  * CONSOLE_SCREENSHOTS=docs (`npm run screenshots:console`). Not docs/ on every run: each run's ids and times differ,
  * and a tracked file rewritten by every `npm test` would leave every checkout dirty.
  */

@@ -27,7 +27,7 @@ export const GENERATED_KEY_FILE = 'log-signing-key.pem';
 /**
  * The checkpoint signing key: LOG_SIGNING_KEY, else the file LOG_SIGNING_KEY_FILE, else `<DATA_DIR>/log-signing-key.pem`,
  * generated there (mode 0600) on first use. Processes that share DATA_DIR share the generated key; processes on
- * different hosts must be given one key (README, "Verifying the audit trail").
+ * different hosts must be given one key (docs/audit-trail.md, "Verifying the audit trail").
  */
 export function resolveLogSigningKey(
   config: Pick<AppConfig, 'logSigningKey' | 'logSigningKeyFile' | 'dataDir'>,

@@ -7,7 +7,7 @@ export const QueueName = {
 } as const;
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 
-/** Every job there is. Other services add `audit-log` and `audit-log-batch` jobs (README, "Audit logs"). */
+/** Every job there is. Other services add `audit-log` and `audit-log-batch` jobs (docs/audit-trail.md, "Writing logs from another service"). */
 export enum JobName {
   AuditLog = 'audit-log',
   AuditLogBatch = 'audit-log-batch',

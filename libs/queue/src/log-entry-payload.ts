@@ -20,7 +20,7 @@ import {
 
 /**
  * A log as another service (or the api's outbox publisher) puts it on the queue: the wire shape of
- * spec 2.2 plus an optional `id` for idempotency. The README documents it as a JSON schema. This is the
+ * spec 2.2 plus an optional `id` for idempotency. docs/audit-trail.md documents it as a JSON schema. This is the
  * queue adapter's wire format; the HTTP log response is the api's, and the domain knows only `Log`.
  */
 export interface LogEntryPayload {

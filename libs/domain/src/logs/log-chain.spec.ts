@@ -49,7 +49,7 @@ describe('the log chain', () => {
   });
 
   it('is the documented scheme, byte for byte: ASCII, non-ASCII, long, empty and absent fields', () => {
-    // The README's definition, written the plain way: one update per field.
+    // The definition in docs/audit-trail.md, written the plain way: one update per field.
     const reference = (previous: string, log: Log, position: number): string => {
       const h = createHash('sha256').update(Buffer.from(previous, 'hex'));
       const fields = [

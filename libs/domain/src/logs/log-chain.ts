@@ -2,7 +2,7 @@ import { createHash, createPublicKey, hash, KeyObject, sign, verify } from 'node
 import { ChainedLog, Log } from './log';
 
 /**
- * The per-tenant hash chain over the logs (README, "Verifying the audit trail"): the log at position n has
+ * The per-tenant hash chain over the logs (docs/audit-trail.md, "Verifying the audit trail"): the log at position n has
  *
  *   hash(n) = SHA-256( hash(n-1) || field(tag) || field(tenant_id) || field(n) || field(id) || field(created_at)
  *                      || field(actor_type) || field(actor_id) || field(entity_type) || field(entity_id)

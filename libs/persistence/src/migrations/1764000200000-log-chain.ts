@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Tamper evidence for the logs (README, "Verifying the audit trail"):
+ * Tamper evidence for the logs (docs/audit-trail.md, "Verifying the audit trail"):
  * - every log gets its tenant's next position (`seq`) and its chain hash;
  * - `log_chains` holds each tenant's head, the row writers lock to extend a chain one after another;
  * - `log_checkpoints` holds the worker's signed heads;

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * `log_chain_append`: the log writer's one-statement path (README, "Verifying the audit trail"). The writer remembers
+ * `log_chain_append`: the log writer's one-statement path (docs/audit-trail.md, "Verifying the audit trail"). The writer remembers
  * each tenant's chain head from its last write, numbers and hashes a batch after those heads, and sends it all in one
  * call; the function deletes the batch's outbox rows, locks the heads (tenant order, like every writer), and inserts
  * the rows and moves the heads only if every head is still the one the batch was chained after and no id is stored
