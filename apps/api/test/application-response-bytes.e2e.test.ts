@@ -65,6 +65,7 @@ describe('GET /applications/{id}: the answer kept with the cached application', 
     // The header lines in the order the API has always sent them.
     expect(reference.head.split('\r\n').slice(1).map((line) => line.slice(0, line.indexOf(':')))).toEqual([
       'x-request-id',
+      'X-Content-Type-Options',
       'ratelimit-policy',
       'ratelimit',
       'Content-Type',

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, ServiceProcess, startServiceProcess, WORKER_MAIN } from '../../../test/support/service-process';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';
@@ -78,13 +79,16 @@ describe('dashboards and alert rules (deploy/grafana, deploy/prometheus)', () =>
 
   it('every metric the dashboard and the rules name is exported by the api or the worker', async () => {
     const env = { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `monitoring-${randomBytes(4).toString('hex')}`, METRICS_PORT: '0' };
-    const worker = await startServiceProcess(env, [], WORKER_MAIN, /"msg":"gatehouse worker running"/);
+    // A heartbeat file of its own: the default one in $TMPDIR is shared with every other worker the tests start, and a
+    // worker that stops removes it (the gauge then read 0 in a full run).
+    const heartbeatDir = mkdtempSync(join(tmpdir(), 'gatehouse-monitoring-'));
+    const worker = await startServiceProcess({ ...env, WORKER_HEARTBEAT_FILE: join(heartbeatDir, 'heartbeat') }, [], WORKER_MAIN, /"msg":"gatehouse worker running"/);
     const api = await startServiceProcess({ ...env, REACTOR_POOL_SIZE: '1' }, ['--api-only']);
     try {
       const apiText = await scrape(api);
       // The worker beats as it starts; the first beat (a query and a PING) may land just after its start line.
       let workerText = await scrape(worker);
-      for (let i = 0; i < 100 && sample(workerText, 'gatehouse_worker_heartbeat_timestamp_seconds') === undefined; i++) {
+      for (let i = 0; i < 100 && !sample(workerText, 'gatehouse_worker_heartbeat_timestamp_seconds'); i++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
         workerText = await scrape(worker);
       }
@@ -102,6 +106,7 @@ describe('dashboards and alert rules (deploy/grafana, deploy/prometheus)', () =>
     } finally {
       await api.stop();
       expect(await worker.stop()).toBe(0);
+      rmSync(heartbeatDir, { recursive: true, force: true });
     }
   });
 });
