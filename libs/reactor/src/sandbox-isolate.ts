@@ -4,10 +4,19 @@ import { createHostFunction, HASHES, type ContextBinding } from './sandbox-host-
 import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
 import { SANDBOX_RUNTIME_FILENAME, SANDBOX_RUNTIME_SOURCE } from './sandbox-runtime';
 import { bundledModules, ModuleScripts } from './sandbox-modules';
+import { ResidentPeak } from './resident-peak';
 import { ScriptCache } from './script-cache';
 import { PROXY_ERROR_STATUSES } from './transform-errors';
 import { compileErrorFrom, TRANSFORM_FILENAME, WRAPPER_LINE_OFFSET, wrapTransformSource } from './transform-source';
 import { WARM_HEAP_FRACTION, WarmContexts, type PreparedContext } from './warm-contexts';
+
+/**
+ * What a run may add to the sandbox process's resident set besides its heap and buffers: the result's
+ * JSON, native crypto and zlib working memory. Measured over the reactor's suites, a legitimate run at
+ * the 64 MiB default grows the process by at most about 105 MiB (openpgp's first encryption, zlib at
+ * its output bound), under the 160 MiB this allows; a 256 MiB flattened string is far over.
+ */
+const RESIDENT_SLACK = 32 * 1024 * 1024;
 
 /** A failure that is the transform's fault and leaves the isolate healthy (its code does not compile). */
 export class TransformLoadError extends Error {}
@@ -45,6 +54,7 @@ export class SandboxIsolate {
   private spare: PreparedContext | null = null;
   /** Used heap after the last run, in bytes. */
   private usedHeap = 0;
+  private readonly residentPeak = new ResidentPeak();
   readonly counters: SandboxCounters = { contextsCreated: 0, warmInvocations: 0, compiledScripts: 0, warmContexts: 0 };
 
   constructor(
@@ -112,6 +122,7 @@ export class SandboxIsolate {
     const key = tenantId === null ? null : `${tenantId}\u0000${codeHash}`;
     const warm = key === null ? undefined : this.warm.take(key);
     const timeout = { timeout: Math.max(1, Math.ceil(timeoutMs)) };
+    this.residentPeak.start();
     let prepared: PreparedContext;
     if (warm && this.scripts.touch(codeHash)) {
       prepared = warm.prepared;
@@ -156,19 +167,30 @@ export class SandboxIsolate {
 
   /**
    * V8 enforces the heap limit between JavaScript steps only: one builtin call (flattening a rope of
-   * hundreds of millions of characters, say) can take the heap past it and return. Such a run is over
-   * its limit all the same: it answers as an out-of-memory, and its process is replaced.
+   * hundreds of millions of characters, say) can take the heap past it and return, and the garbage
+   * collector may free that string before the run ends. Such a run is over its limit all the same: it
+   * answers as an out-of-memory, and its process is replaced. Two readings catch it: the heap and the
+   * array buffers the run left, and the process's resident-set peak during the run (which no
+   * collection lowers) grown by more than twice the limit and RESIDENT_SLACK (the heap's pages and the
+   * buffers, each up to the limit, and what the process itself adds). Bundled packages compile outside
+   * that reading (loadModule).
    */
   private checkHeap(): void {
     const heap = this.isolate.getHeapStatisticsSync();
     this.usedHeap = heap.used_heap_size;
-    if (heap.used_heap_size + heap.externally_allocated_size > this.settings.memoryLimitMb * 1024 * 1024) {
+    const limit = this.settings.memoryLimitMb * 1024 * 1024;
+    if (heap.used_heap_size + heap.externally_allocated_size > limit) {
       throw new MemoryLimitError('The transform went over its memory limit');
+    }
+    const grown = this.residentPeak.grown();
+    if (grown !== null) {
+      if (grown > 2 * limit + RESIDENT_SLACK) throw new MemoryLimitError('The transform went over its memory limit');
     }
   }
 
   dispose(): void {
     if (!this.isolate.isDisposed) this.isolate.dispose();
+    this.residentPeak.close();
     this.warm.clear();
     this.scripts.clear();
     this.modules.clear();
@@ -194,7 +216,7 @@ export class SandboxIsolate {
     const context = this.isolate.createContextSync();
     try {
       const install = this.runtime.runSync(context, { reference: true }) as ivm.Reference;
-      const binding: ContextBinding = { invocation: null, loadModule: (name) => this.modules.run(name, context) };
+      const binding: ContextBinding = { invocation: null, loadModule: (name) => this.loadModule(name, context) };
       const host = new ivm.Callback(createHostFunction(binding, this.settings));
       const control = install.applySync(undefined, [host, this.limitsJson], { result: { reference: true } }) as PreparedContext['control'];
       install.release();
@@ -203,6 +225,16 @@ export class SandboxIsolate {
     } catch (error) {
       context.release();
       throw error;
+    }
+  }
+
+  /** A bundled package's first require in a context: the runtime's work, outside the run's peak. */
+  private loadModule(name: string, context: ivm.Context): string | null {
+    this.residentPeak.pause();
+    try {
+      return this.modules.run(name, context);
+    } finally {
+      this.residentPeak.resume();
     }
   }
 
