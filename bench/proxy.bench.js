@@ -6,6 +6,7 @@
 // Gatehouse runs from dist (npm run build first, which the npm script does) over a local PostgreSQL database.
 // The load generator is bench/load.js: closed-loop, keep-alive, microsecond latencies (autocannon's 1 ms histogram
 // is too coarse for a 1 ms budget). BENCH_DURATION_MS, BENCH_CONNECTIONS and BENCH_ROUNDS tune it.
+// `--rate <req/s>` measures at a fixed offered load instead (open loop, bench/proxy-rate.js): latency percentiles.
 const { availableParallelism, loadavg } = require('node:os');
 const { load, progress, summarize } = require('./load');
 const { readdirSync, readFileSync } = require('node:fs');
@@ -22,6 +23,7 @@ const {
   startScript,
 } = require('./service');
 const { FETCH_REQUEST, JWE_REQUEST, PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL, partnerJwk } = require('./proxy-transforms');
+const { measureAtRate, printRateReport, rateOptions } = require('./proxy-rate');
 
 const DB = 'gatehouse_bench_proxy';
 const DB_URL = databaseUrl(DB);
@@ -40,7 +42,11 @@ const PACKAGE_ROUTE = 'Gatehouse, a bundled package (node-jose JWE of the body)'
 const FETCH_ROUTE = 'Gatehouse, a request transform that fetches from a local server first';
 // The routes also measured over one connection.
 const UNLOADED = new Set([DIRECT, REFERENCE, NONE, TRIVIAL_ROUTE]);
+const AUTH_ROUTE = 'Gatehouse, no transforms, require_auth';
+// The routes whose saturation is far above the fixed rates measured (--rate); the package and fetching routes are not.
+const AT_RATE = new Set([DIRECT, REFERENCE, NONE, AUTH_ROUTE, TRIVIAL_ROUTE, REALISTIC_ROUTE]);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
+const RATE = rateOptions(process.argv.slice(2));
 
 // The reference: a bare streaming forwarder over one pooled undici Agent, what a proxy cannot do much less than.
 const FORWARDER_SOURCE = `
@@ -165,7 +171,7 @@ async function main() {
       { name: REFERENCE, url: `http://127.0.0.1:${forwarderPort}`, path: '/orders', headers: json, pid: forwarder.pid },
       { name: NONE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': plain.key } },
       {
-        name: 'Gatehouse, no transforms, require_auth',
+        name: AUTH_ROUTE,
         url: gatehouse.base,
         path: '/proxy/orders',
         headers: { ...json, 'svc-proxy-key': authed.key, 'svc-api-key': key },
@@ -175,9 +181,15 @@ async function main() {
       { name: PACKAGE_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': jwe.key } },
       { name: FETCH_ROUTE, url: gatehouse.base, path: '/proxy/orders', headers: { ...json, 'svc-proxy-key': fetching.key } },
     ]
-      .map((route) => ({ pid: gatehouse.child.pid, ...route }))
+      .map((route) => ({ pid: gatehouse.child.pid, sandboxes: route.pid === undefined, ...route }))
       // BENCH_ONLY=<regex> measures the routes whose name matches (e.g. BENCH_ONLY=trivial); the targets need them all.
-      .filter((route) => !ONLY || ONLY.test(route.name));
+      .filter((route) => !ONLY || ONLY.test(route.name))
+      .filter((route) => !RATE || AT_RATE.has(route.name));
+    if (RATE) {
+      const summary = await measureAtRate(routes, PAYLOAD, RATE);
+      printRateReport(routes, summary, RATE, { reference: REFERENCE, none: NONE, trivial: TRIVIAL_ROUTE, realistic: REALISTIC_ROUTE }, PAYLOAD.length);
+      return;
+    }
     const results = new Map(routes.map((r) => [r.name, []]));
     // Latency without queueing: one connection, so a request never waits behind another. Under the main
     // load (closed loop, CONNECTIONS connections) p50 is about CONNECTIONS / throughput, i.e. throughput
