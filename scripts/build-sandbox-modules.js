@@ -27,7 +27,8 @@ const BUILTINS = {
   path: [() => stdlib().path, 'path-browserify'],
   punycode: [() => stdlib().punycode, 'node-stdlib-browser/node_modules/punycode'],
   querystring: [() => stdlib().querystring, 'querystring-es3'],
-  stream: [() => stdlib().stream, 'stream-browserify', 'readable-stream'],
+  // Node's own streams (v18's, as readable-stream 4 copies them): Readable.from, promises, pipeline over generators.
+  stream: [() => require.resolve('readable-stream/lib/stream.js'), 'readable-stream'],
   string_decoder: [() => stdlib().string_decoder, 'string_decoder'],
   url: [() => stdlib().url, 'url'],
   util: [() => stdlib().util, 'util'],
@@ -75,6 +76,7 @@ function isStale() {
   return [join(root, 'package-lock.json'), __filename].some((f) => statSync(f).mtimeMs > built);
 }
 
+const SAME_AS_REGISTRY = new Set(['process', 'string_decoder']);
 const NODE_BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 async function bundle(esbuild, name, entry, kind) {
@@ -102,7 +104,11 @@ async function bundle(esbuild, name, entry, kind) {
         setup(build) {
           build.onResolve({ filter: /^[^./]/ }, (args) => {
             const bare = args.path.replace(/\/$/, '');
-            if (NODE_BUILTINS.has(bare) && args.path === bare) return { path: bare, external: true };
+            // `require('x/')` names the npm package rather than the built-in; for a polyfill asking for `process/` or
+            // `string_decoder/` (readable-stream), that is what the registry serves anyway (its process.nextTick is
+            // a microtask, where the npm `process` shim's waits for a timer).
+            const registry = args.path === bare || (kind === 'builtin' && SAME_AS_REGISTRY.has(bare));
+            if (NODE_BUILTINS.has(bare) && registry) return { path: bare, external: true };
             return undefined;
           });
         },

@@ -23,6 +23,11 @@ const CASES: Record<string, Record<string, string>> = {
       w.writeUIntBE(0x123456, 0, 3); w.writeIntLE(-2, 3, 3); w.writeUIntLE(0xabcdef012345, 6, 6);
       return [b.readUIntBE(0, 6), b.readUIntLE(2, 3), b.readIntBE(2, 2), b.readIntLE(3, 5), w.toString('hex'), Buffer.from('abcabc').lastIndexOf('bc'), Buffer.from('abcabc').lastIndexOf(97, 2),
         Buffer.from('0102030405060708', 'hex').swap16().toString('hex'), Buffer.from('0102030405060708', 'hex').swap32().toString('hex'), Buffer.from('0102030405060708', 'hex').swap64().toString('hex')];`,
+    withoutNew: `const errs = []; try { Buffer(3, 'utf8'); } catch (e) { errs.push(e.name, e.code); }
+      const b = Buffer('abc'), n = new Buffer('6162', 'hex'), z = Buffer(3), a = new Buffer([1, 2, 300]), s = Buffer.from('abcd').subarray(1, 3);
+      return [b.toString('hex'), n.toString(), z.toString('hex'), a.toString('hex'), Buffer('YQ==', 'base64').toString(), new Buffer(new Uint8Array([9]).buffer).toString('hex'),
+        b instanceof Buffer, z instanceof Uint8Array, b.constructor === Buffer, Buffer.prototype.constructor === Buffer, Object.getPrototypeOf(Buffer) === Uint8Array,
+        s instanceof Buffer, s.toString(), Buffer.from('ab').map((x) => x + 1).toString(), Buffer.of(65, 66).toString(), Buffer.isBuffer(Buffer('x')), Buffer.name, Buffer.length, errs];`,
     fromForms: `return [Buffer.from([256, -1, 65]).toString('hex'), Buffer.from(new Uint8Array([1, 2]).buffer).toString('hex'), Buffer.from({ type: 'Buffer', data: [7, 8] }).toString('hex'), new Buffer.from('x').toString(), Buffer.alloc(4, 'ab').toString(), Buffer.from('zz', 'hex').length];`,
   },
   crypto: {
@@ -47,6 +52,31 @@ const CASES: Record<string, Record<string, string>> = {
         c.createPublicKey(ec.privateKey).export({ format: 'jwk' }).crv, c.createSecretKey(Buffer.from('k')).export().toString()];`,
     keygen: `const c = require('crypto'); const { publicKey, privateKey } = c.generateKeyPairSync('rsa', { modulusLength: 1024 }); const e = c.generateKeyPairSync('ec', { namedCurve: 'prime256v1', publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
       return [publicKey.type, privateKey.asymmetricKeyDetails.modulusLength, c.verify('sha256', Buffer.from('x'), publicKey, c.sign('sha256', Buffer.from('x'), privateKey)), e.publicKey.startsWith('-----BEGIN PUBLIC KEY-----'), typeof c.randomUUID(), c.randomBytes(8).length, c.randomInt(5) < 5];`,
+  },
+  stream: {
+    from: `const { Readable, Writable } = require('stream'); const out = [];
+      const fromArray = await Readable.from(['a', 'b', 'c']).toArray();
+      async function* gen() { yield 'x'; await new Promise((r) => setTimeout(r, 1)); yield 'y'; }
+      for await (const chunk of Readable.from(gen())) out.push(chunk);
+      const bytes = []; for await (const c of Readable.from(Buffer.from('abc'))) bytes.push(Buffer.isBuffer(c) ? c.toString() : typeof c);
+      const objectMode = Readable.from([1, 2]).readableObjectMode;
+      const mapped = await Readable.from([1, 2, 3]).map((n) => n * 2).filter((n) => n > 2).toArray();
+      return [fromArray, out, bytes, objectMode, mapped, typeof Writable, Readable.from([]) instanceof require('stream'), require('stream').Stream === require('stream')];`,
+    promises: `const stream = require('stream'); const { pipeline, finished } = require('stream/promises'); const zlib = require('zlib');
+      const chunks = []; const sink = new stream.Writable({ write(c, e, cb) { chunks.push(c.toString()); cb(); } });
+      await pipeline(stream.Readable.from(['a', 'b']), async function* (source) { for await (const c of source) yield String(c).toUpperCase(); }, sink);
+      const pass = new stream.PassThrough(); pass.end('done'); pass.resume(); await finished(pass);
+      let failed; try { await pipeline(stream.Readable.from(['x']), new stream.Transform({ transform(c, e, cb) { cb(new Error('boom')); } }), new stream.PassThrough()); } catch (e) { failed = e.message; }
+      const viaCallback = await new Promise((resolve) => stream.pipeline(stream.Readable.from(['q']), new stream.PassThrough(), (e) => resolve(e === undefined ? 'undefined' : String(e))));
+      return [chunks, stream.promises.pipeline === pipeline, failed, viaCallback, require('util').promisify(stream.finished) === finished,
+        await require('util').promisify(setTimeout)(1, 'v'), require('util').promisify.custom === Symbol.for('nodejs.util.promisify.custom')];`,
+    consumers: `const { Readable } = require('stream'); const c = require('stream/consumers');
+      return [await c.text(Readable.from(['h\u00e9', 'llo'])), await c.json(Readable.from([Buffer.from('{"a":'), Buffer.from('[1]}')])),
+        (await c.buffer(Readable.from(['ab', Buffer.from('cd')]))).toString('hex'), (await c.arrayBuffer(Readable.from([Buffer.from([1, 2])]))).byteLength];`,
+    subpaths: `const t = require('timers/promises'); const started = Date.now(); const v = await t.setTimeout(5, 'later'); const im = await t.setImmediate('now');
+      const ac = new AbortController(); const p = t.setTimeout(10000, 'never', { signal: ac.signal }); ac.abort(); let aborted; try { await p; } catch (e) { aborted = [e.name, e.code]; }
+      const ticks = []; for await (const x of t.setInterval(2, 'tick')) { ticks.push(x); if (ticks.length === 3) break; }
+      return [v, im, aborted, ticks, Date.now() - started >= 5, require('util/types').isDate(new Date()), require('path/posix').join('a', '..', 'b'), typeof require('assert/strict').deepEqual, typeof require('node:stream/promises').pipeline];`,
   },
   querystring: {
     roundTrip: `const q = require('querystring'); return [q.stringify({ a: [1, 2], b: 'x y&z', c: '' }), q.parse('a=1&a=2&b=%20x+y&c'), q.escape('a b/ü'), q.unescape('%41%zz'), q.unescape('%E2%9C%93+x', true)];`,

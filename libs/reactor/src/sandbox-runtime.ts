@@ -37,6 +37,7 @@ export const RUNTIME_FILES = [
   'process.js',
   'zlib.js',
   'node-extras.js',
+  'node-subpaths.js',
   'modules.js',
   'loader.js',
 ] as const;

@@ -1,5 +1,6 @@
 // The sandbox runtime: Buffer (Node-like subset).
-/* global ArrayIsArray, ENCODINGS, MathFloor, MathMax, MathMin, NumberIsInteger, RangeErrorCtor, TypeErrorCtor, U8,
+/* global ArrayIsArray, ENCODINGS, MathFloor, MathMax, MathMin, NumberIsInteger, ObjectDefineProperty, ObjectSetPrototypeOf,
+   RangeErrorCtor, TypeErrorCtor, U8,
    asBytes, decodeBytes, define, encodeString, lazy, lazyGlobal, limits */
 /* exported BufferClass, checkSize, getBuffer, toBuffer */
 function clampIndex(v, dflt, len) {
@@ -11,6 +12,8 @@ function clampIndex(v, dflt, len) {
 }
 
 let BufferClass = null;
+// The class behind Buffer (what the runtime makes its buffers with, without Buffer's argument checks).
+let FastBufferClass = null;
 const getBuffer = lazy(function makeBuffer() {
   class Buffer extends U8 {
     static from(value, encodingOrOffset, length) {
@@ -218,8 +221,33 @@ const getBuffer = lazy(function makeBuffer() {
     const method = Buffer[name];
     define(Buffer, name, { [name]: function () { return method.apply(Buffer, arguments); } }[name]);
   }
-  BufferClass = Buffer;
-  return Buffer;
+  // Node's Buffer is a function (`Buffer(x)` without `new` works, deprecated) over the class that holds the methods:
+  // `new Buffer(x)` and `Buffer(x)` answer what Buffer.alloc(n) or Buffer.from(x) do, and both share the prototype, so
+  // `instanceof Buffer` and `.constructor === Buffer` hold for every buffer.
+  const FastBuffer = Buffer;
+  const PublicBuffer = { Buffer: function (arg, encodingOrOffset, length) {
+    if (typeof arg === 'number') {
+      if (typeof encodingOrOffset === 'string') {
+        const e = new TypeErrorCtor('The "string" argument must be of type string. Received type number (' + arg + ')');
+        define(e, 'code', 'ERR_INVALID_ARG_TYPE');
+        throw e;
+      }
+      return FastBuffer.alloc(arg);
+    }
+    return FastBuffer.from(arg, encodingOrOffset, length);
+  } }.Buffer;
+  ObjectSetPrototypeOf(PublicBuffer, U8);
+  PublicBuffer.prototype = FastBuffer.prototype;
+  define(FastBuffer.prototype, 'constructor', PublicBuffer);
+  // Typed-array methods that make a new array (subarray, map, filter) build it with the class itself.
+  ObjectDefineProperty(PublicBuffer, Symbol.species, { configurable: true, get: function () { return FastBuffer; } });
+  for (const name of ['from', 'alloc', 'allocUnsafe', 'allocUnsafeSlow', 'isBuffer', 'isEncoding', 'byteLength', 'concat', 'compare']) {
+    define(PublicBuffer, name, FastBuffer[name]);
+  }
+  define(PublicBuffer, 'poolSize', 8192);
+  FastBufferClass = FastBuffer;
+  BufferClass = PublicBuffer;
+  return PublicBuffer;
 });
 
 function checkSize(size) {
@@ -228,7 +256,7 @@ function checkSize(size) {
   }
   return MathFloor(size);
 }
-function toBuffer(bytes) { const Buffer = getBuffer(); return new Buffer(bytes.buffer, bytes.byteOffset, bytes.byteLength); }
+function toBuffer(bytes) { getBuffer(); return new FastBufferClass(bytes.buffer, bytes.byteOffset, bytes.byteLength); }
 function compareBytes(a, b) {
   if (!a || !b) throw new TypeErrorCtor('The arguments must be Buffer or Uint8Array instances.');
   const n = MathMin(a.length, b.length);

@@ -3,7 +3,7 @@
 /* global limitsJson */
 /* exported ArrayIsArray, ErrorCtor, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapCtor, MapDelete, MapGet,
    MapSet, MathFloor, MathMax, MathMin, NumberIsInteger, ObjectCreate, ObjectDefineProperty, ObjectFreeze,
-   ObjectGetOwnPropertyDescriptor, ObjectHasOwn, ObjectKeys, ObjectPrototypeToString, PromiseCtor, PromiseResolve, PromiseThen,
+   ObjectGetOwnPropertyDescriptor, ObjectSetPrototypeOf, ObjectHasOwn, ObjectKeys, ObjectPrototypeToString, PromiseCtor, PromiseResolve, PromiseThen,
    RangeErrorCtor, SetCtor, StringCtor, StringFromCharCode, StringIndexOf, StringSlice, StringToLowerCase, TypeErrorCtor, U8, WeakMapCtor, WeakMapGet,
    WeakMapSet, define, limits, uncurry */
 const G = globalThis;
@@ -16,6 +16,7 @@ const FunctionCtor = Function;
 const ObjectCreate = Object.create;
 const ObjectDefineProperty = Object.defineProperty;
 const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+const ObjectSetPrototypeOf = Object.setPrototypeOf;
 const ObjectKeys = Object.keys;
 const ObjectHasOwn = Object.hasOwn;
 const StringToLowerCase = uncurry(String.prototype.toLowerCase);

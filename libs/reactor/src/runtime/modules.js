@@ -1,5 +1,5 @@
 // The sandbox runtime: require() and the module registry.
-/* global ErrorCtor, G, ObjectCreate, ObjectDefineProperty, MapCtor, MapGet, MapSet, ObjectFreeze, StringCtor, StringSlice,
+/* global ErrorCtor, G, ObjectCreate, MapCtor, MapGet, MapSet, ObjectFreeze, ObjectKeys, StringCtor, StringIndexOf, StringSlice, SUBPATH_MODULES,
    callHost, define, extendQuerystring, extendUtil, getBuffer, getCrypto, getHttp, getHttps, getProcess, getReactorErrors, getZlib, lazy, limits */
 /* exported requireModule */
 // name -> function answering the module's exports (each builds them once per context).
@@ -36,8 +36,12 @@ registerModule('https', getHttps);
 // Built-in modules from the ecosystem's polyfills and the allowlisted packages, bundled at build time
 // (scripts/build-sandbox-modules.js): the sandbox process runs the bundle in this context on first require.
 // Some get what their polyfill lacks of Node's behaviour (runtime/node-extras.js) before anyone sees them.
-const EXTEND = { util: extendUtil, querystring: extendQuerystring, stream: extendStream };
+const EXTEND = { util: extendUtil, querystring: extendQuerystring };
 for (const name of limits.modules) if (MapGet(moduleLoaders, name) === undefined) registerModule(name, bundled(name, EXTEND[name]));
+// Node's sub-path modules (runtime/node-subpaths.js), each there when the module it is part of is.
+for (const name of ObjectKeys(SUBPATH_MODULES)) {
+  if (MapGet(moduleLoaders, StringSlice(name, 0, StringIndexOf(name, '/'))) !== undefined) registerModule(name, SUBPATH_MODULES[name]);
+}
 
 // What a transform may not require, and why (the error names the reason). A package that requires one of
 // Node's built-ins gets, instead of an error at load, a stand-in whose functions throw that reason when used.
@@ -98,20 +102,6 @@ define(packageRequire, 'resolve', function resolve(name) { return StringCtor(nam
 define(packageRequire, 'cache', ObjectCreate(null));
 
 // The exports are kept before the module runs: a package that requires itself back (a cycle) gets them as they are.
-// In Node every stream class inherits the legacy Stream; stream-browserify's do not, and node-fetch 2 tests
-// `body instanceof Stream` (a PassThrough of a response would otherwise be sent as "[object Object]").
-function extendStream(Stream) {
-  if (typeof Stream !== 'function') return Stream;
-  const own = Function.prototype[Symbol.hasInstance];
-  ObjectDefineProperty(Stream, Symbol.hasInstance, {
-    value: function (value) {
-      return own.call(Stream, value) || (typeof Stream.Readable === 'function' && value instanceof Stream.Readable) ||
-        (typeof Stream.Writable === 'function' && value instanceof Stream.Writable);
-    },
-  });
-  return Stream;
-}
-
 function bundled(name, extend) {
   let module = null;
   return function () {

@@ -1,6 +1,6 @@
 // The sandbox runtime: what the polyfills of util and querystring lack of Node's own behaviour (util.format's
 // specifiers, isDeepStrictEqual, TextEncoder; querystring's lenient unescape), added when they are first required.
-/* global ArrayIsArray, ErrorCtor, G, JSONStringify, MapCtor, MapGet, MapSet, ObjectKeys, StringCtor, define, U8, getBuffer, getTextDecoder, getTextEncoder, requireModule, utf8Decode */
+/* global ArrayIsArray, ErrorCtor, G, JSONStringify, MapCtor, MapGet, MapSet, ObjectKeys, StringCtor, TypeErrorCtor, define, U8, getBuffer, getTextDecoder, getTextEncoder, requireModule, utf8Decode */
 /* exported extendQuerystring, extendUtil */
 function extendUtil(util) {
   const inspect = util.inspect;
@@ -53,6 +53,22 @@ function extendUtil(util) {
   util.isDeepStrictEqual = function isDeepStrictEqual(a, b) {
     try { requireModule('assert').deepStrictEqual(a, b); return true; } catch (_) { return false; }
   };
+  // Node's promisify.custom is the registered symbol (util@0.12's is a private one): functions of other packages that
+  // carry it (readable-stream's finished and pipeline), and the timers, promisify as in Node.
+  const custom = Symbol.for('nodejs.util.promisify.custom');
+  const basePromisify = util.promisify;
+  util.promisify = function promisify(original) {
+    if (typeof original === 'function' && original[custom] !== undefined) {
+      const fn = original[custom];
+      if (typeof fn !== 'function') throw new TypeErrorCtor('The "util.promisify.custom" argument must be of type function');
+      return fn;
+    }
+    return basePromisify(original);
+  };
+  util.promisify.custom = custom;
+  const timers = requireModule('timers/promises');
+  if (G.setTimeout[custom] === undefined) define(G.setTimeout, custom, timers.setTimeout);
+  if (G.setImmediate[custom] === undefined) define(G.setImmediate, custom, timers.setImmediate);
   util.TextEncoder = getTextEncoder();
   util.TextDecoder = getTextDecoder();
   return util;

@@ -1,0 +1,57 @@
+'use strict';
+// What the first `require` of a bundled package costs in a sandbox process (not a benchmark with a target): cold is the
+// first in a new sandbox process (read, compile or load the code cache, run the package's top level), warm the first
+// in a new context of the same process (the compiled script reused). Reactor.run from dist, one sandbox process, each
+// package in a process of its own, ROUNDS times; the median and the range are printed.
+//   npm run build && node --no-node-snapshot bench/first-require.js [package ...]
+// BENCH_ROUNDS (default 5).
+const { join } = require('node:path');
+const { loadavg } = require('node:os');
+const { Reactor } = require(join(__dirname, '..', 'dist/libs/reactor/src/index.js'));
+
+const PACKAGES = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['twilio', '@adyen/api-library', 'openpgp', 'pdfkit', 'axios', 'node-jose'];
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+// Timed inside the sandbox (process.hrtime is the host's clock), so the figure is the require alone.
+const code = (name) => `module.exports = async () => {
+  const started = process.hrtime.bigint();
+  require(${JSON.stringify(name)});
+  return { body: { ms: Number(process.hrtime.bigint() - started) / 1e6 } };
+};`;
+
+async function timeOnce(reactor, tenantId, name) {
+  const result = await reactor.run({ tenantId, code: code(name), args: { body: null, headers: {} }, configuration: {} });
+  if (!result.ok) throw new Error(`${name}: ${JSON.stringify(result.body)}`);
+  return result.body.ms;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
+
+async function main() {
+  const load = loadavg()[0];
+  console.log('| package | cold (median) | cold (range) | warm (median) |');
+  console.log('|---|---:|---:|---:|');
+  for (const name of PACKAGES) {
+    const cold = [];
+    const warm = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const reactor = new Reactor({ poolSize: 1, timeoutMs: 30000, memoryLimitMb: 128 });
+      try {
+        // A transform that requires nothing first: the process is started and ready, its runtime compiled.
+        await reactor.run({ tenantId: 'warmup', code: 'module.exports = async () => ({ body: 1 });', args: { body: null, headers: {} }, configuration: {} });
+        cold.push(await timeOnce(reactor, 'first', name));
+        warm.push(await timeOnce(reactor, 'second', name));
+      } finally {
+        await reactor.close();
+      }
+    }
+    console.log(`| \`${name}\` | ${fmt(median(cold))} ms | ${fmt(Math.min(...cold))}-${fmt(Math.max(...cold))} ms | ${fmt(median(warm))} ms |`);
+  }
+  console.log(`\n${ROUNDS} rounds each; load average ${load.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
