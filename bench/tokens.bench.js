@@ -79,7 +79,9 @@ async function main() {
     proxyPlain: proxied(plainBody),
     proxyDetokenize: proxied(expressionBody),
   };
-  const names = Object.keys(routes);
+  // BENCH_ROUTES=read,reference: only those routes (for a profile of one path); the targets need all five.
+  const only = process.env.BENCH_ROUTES?.split(',');
+  const names = Object.keys(routes).filter((name) => !only || only.includes(name));
   const results = Object.fromEntries(names.map((name) => [name, []]));
   const steps = ROUNDS * names.length;
   let step = 0;
@@ -97,6 +99,10 @@ async function main() {
   api.child.kill('SIGTERM');
   upstream.kill('SIGTERM');
 
+  if (only) {
+    for (const name of names) console.log(name, JSON.stringify(summarize(results[name])));
+    return;
+  }
   const s = Object.fromEntries(names.map((name) => [name, summarize(results[name])]));
   const row = (label, r) =>
     `| ${label} | ${fmt(r.rps, 0)} | ${fmt((r.rps / s.reference.rps) * 100, 1)}% | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${fmt(r.cpu, 0)} | ${r.errors} |`;

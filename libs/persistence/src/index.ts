@@ -15,6 +15,7 @@ export * from './entities/log.entity';
 export * from './cache/version-store';
 export * from './cache/cached-application.repository';
 export * from './cache/cached-proxy.repository';
+export * from './cache/cached-token.repository';
 export * from './embedded-lock';
 export * from './operational-stats';
 export * from './rate-limits/redis-rate-counter';

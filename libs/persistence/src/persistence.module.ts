@@ -22,6 +22,7 @@ import { TypeormTenantRepository } from './repositories/typeorm-tenant.repositor
 import { TypeormProxyRepository } from './repositories/typeorm-proxy.repository';
 import { TypeormLogRepository } from './repositories/typeorm-log.repository';
 import { TypeormTokenRepository } from './repositories/typeorm-token.repository';
+import { CachedTokenRepository } from './cache/cached-token.repository';
 import { RepositoryRegistry, TypeormUnitOfWork } from './typeorm-unit-of-work';
 import { DatabaseVaultCrypto } from './vault/database-vault-crypto';
 import { VaultKeyStore } from './vault/vault-key-store';
@@ -87,7 +88,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         { provide: TenantRepository, useValue: registry.build(TenantRepository, database.dataSource.manager) },
         { provide: ProxyRepository, useValue: new CachedProxyRepository(registry.build(ProxyRepository, database.dataSource.manager), versions) },
         { provide: LogRepository, useValue: registry.build(LogRepository, database.dataSource.manager) },
-        { provide: TokenRepository, useValue: registry.build(TokenRepository, database.dataSource.manager) },
+        { provide: TokenRepository, useValue: new CachedTokenRepository(registry.build(TokenRepository, database.dataSource.manager), versions) },
         {
           provide: UnitOfWork,
           inject: [AuditEventPublisher, Clock],

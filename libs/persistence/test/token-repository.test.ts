@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InMemoryTenantRepository, InMemoryTokenRepository } from '@gatehouse/domain/testing';
-import { ConflictError, TenantRepository, Token, TokenRepository, TokenVisibility } from '@gatehouse/domain';
-import { containerPrefixes, TypeormTokenRepository } from '@gatehouse/persistence';
+import { AuditEvent, ConflictError, TenantRepository, Token, TokenRepository, TokenVisibility } from '@gatehouse/domain';
+import { CachedTokenRepository, containerPrefixes, InMemoryVersionStore, MAX_CACHED_SEALED_BYTES, TypeormTokenRepository, VersionBumpingCommitObserver } from '@gatehouse/persistence';
 import { DataSource } from 'typeorm';
 import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
@@ -91,6 +91,29 @@ describe.each(BACKENDS)('TokenRepository on $name', (backend) => {
     expect((await db.tokens.findByIds(tenantId, [full.id, 'missing'])).map((t) => t.id)).toEqual([full.id]);
   });
 
+  it('answers concurrent reads by id each with its own tenant\'s tokens (batched into one statement outside a transaction)', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    for (const id of [a, b]) await db.tenants.insert({ id, name: `acme-${id}`, createdAt: new Date(T0) });
+    const shared = randomUUID();
+    const [ofA, ofB, onlyA] = [aToken(a, { id: shared, containers: ['/a/'] }), aToken(b, { id: shared, containers: ['/b/'] }), aToken(a)];
+    for (const token of [ofA, ofB, onlyA]) await db.tokens.insert(token);
+    const [readA, readB, bAsksForA, both, nul, missing] = await Promise.all([
+      db.tokens.findById(a, shared),
+      db.tokens.findById(b, shared),
+      db.tokens.findById(b, onlyA.id),
+      db.tokens.findByIds(a, [onlyA.id, shared, onlyA.id]),
+      db.tokens.findByIds(a, ['with\u0000nul', onlyA.id]),
+      db.tokens.findById(a, 'missing'),
+    ]);
+    expect(readA?.containers).toEqual(['/a/']);
+    expect(readB?.containers).toEqual(['/b/']);
+    expect(bAsksForA).toBeNull();
+    expect(both.map((t) => t.id).sort()).toEqual([onlyA.id, shared].sort());
+    expect(both.find((t) => t.id === shared)?.tenantId).toBe(a);
+    expect(nul.map((t) => t.id)).toEqual([onlyA.id]);
+    expect(missing).toBeNull();
+  });
+
   it('updates and deletes within the tenant only', async () => {
     const tenantId = await newTenant();
     const token = aToken(tenantId, { id: 'u1' });
@@ -156,3 +179,64 @@ describe.each(BACKENDS)('TokenRepository on $name', (backend) => {
     expect(await db.tokens.findById(tenantId, 'live')).not.toBeNull();
   });
 });
+
+describe('CachedTokenRepository over PostgreSQL', () => {
+  let opened: Awaited<ReturnType<(typeof DATABASES)[number]['open']>>;
+  beforeAll(async () => {
+    opened = await DATABASES[0]!.open();
+  });
+  afterAll(() => opened?.close());
+
+  async function tenant(): Promise<string> {
+    const id = randomUUID();
+    await opened.tenants.insert({ id, name: `cache-${id}`, createdAt: new Date(T0) });
+    return id;
+  }
+
+  it('serves a token from memory only while no token was updated or deleted, and never an unknown id', async () => {
+    const inner = new TypeormTokenRepository(opened.dataSource.manager);
+    const versions = new InMemoryVersionStore();
+    const cached = new CachedTokenRepository(inner, versions);
+    const observer = new VersionBumpingCommitObserver(versions);
+    const tenantId = await tenant();
+    const token = aToken(tenantId, { containers: ['/a/'] });
+    expect(await cached.findById(tenantId, token.id)).toBeNull();
+    await inner.insert(token);
+    // Not cached while unknown: a create needs no bump to be read.
+    expect((await cached.findById(tenantId, token.id))?.containers).toEqual(['/a/']);
+    await inner.update({ ...token, containers: ['/moved/'] });
+    expect((await cached.findById(tenantId, token.id))?.containers).toEqual(['/a/']);
+    // A read or a create of any token commits without moving the version...
+    await observer.committed([tokenEvent(tenantId, token.id, 'read'), tokenEvent(tenantId, randomUUID(), 'create')]);
+    expect((await cached.findByIds(tenantId, [token.id]))[0]?.containers).toEqual(['/a/']);
+    // ...an update or a delete of any token does, before its writer answers.
+    await observer.committed([tokenEvent(tenantId, randomUUID(), 'update', 'card')]);
+    expect((await cached.findByIds(tenantId, [token.id, token.id]))).toEqual([expect.objectContaining({ containers: ['/moved/'] })]);
+    await inner.delete(tenantId, token.id);
+    await observer.committed([tokenEvent(tenantId, token.id, 'delete')]);
+    expect(await cached.findById(tenantId, token.id)).toBeNull();
+    expect(cached.keyCacheCounts).toEqual({ hits: 2, misses: 4 });
+  });
+
+  it('keeps tokens of each tenant apart, frozen, and large sealed values not at all', async () => {
+    const inner = new TypeormTokenRepository(opened.dataSource.manager);
+    const cached = new CachedTokenRepository(inner, new InMemoryVersionStore());
+    const [a, b] = [await tenant(), await tenant()];
+    const id = randomUUID();
+    await inner.insert(aToken(a, { id, containers: ['/a/'] }));
+    await inner.insert(aToken(b, { id, containers: ['/b/'], sealed: Buffer.alloc(MAX_CACHED_SEALED_BYTES + 1, 7) }));
+    for (let i = 0; i < 2; i++) {
+      expect((await cached.findById(a, id))?.containers).toEqual(['/a/']);
+      expect((await cached.findById(b, id))?.sealed.length).toBe(MAX_CACHED_SEALED_BYTES + 1);
+    }
+    // a's second read was a hit; b's large token went to the database both times.
+    expect(cached.keyCacheCounts).toEqual({ hits: 1, misses: 3 });
+    const first = (await cached.findById(a, id))!;
+    expect(() => (first.containers as string[]).push('/x/')).toThrow();
+    expect(() => ((first as { id: string }).id = 'changed')).toThrow();
+  });
+});
+
+function tokenEvent(tenantId: string, entityId: string, operation: AuditEvent['operation'], entityType = 'token'): AuditEvent {
+  return { id: randomUUID(), tenantId, actorId: null, actorType: 'system', entityType, entityId, operation, message: operation, createdAt: new Date(T0) } as AuditEvent;
+}

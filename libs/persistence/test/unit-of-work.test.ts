@@ -193,6 +193,31 @@ describe.each(DATABASES)('TypeormUnitOfWork on $name', (backend) => {
     expect(await db.applications.findById(tenantId, app.id)).toBeNull();
   });
 
+  it('commits the audit events of concurrent reads (record) before each call resolves, as one statement, and publishes each once', async () => {
+    const publisher = new RecordingAuditEventPublisher();
+    const uow = unitOfWork(publisher);
+    const tenantId = await newTenant();
+    const apps = Array.from({ length: 20 }, (_, i) => ({ tenantId, id: randomUUID(), name: `read-${i}` }) as Application);
+    const statements: string[] = [];
+    const spy = jest.spyOn(db.dataSource, 'query');
+    await Promise.all(
+      apps.map(async (app) => {
+        await uow.record([{ ...created(app), operation: 'read', message: 'read' }, { ...created(app), operation: 'read', message: 'again' }]);
+        // Durable once record resolves: the rows are there for another session to see.
+        statements.push(...((await outboxFor(app.id)) as { message: string }[]).map((row) => `${app.name}:${row.message}`));
+      }),
+    );
+    expect(statements.sort()).toEqual(apps.flatMap((app) => [`${app.name}:again`, `${app.name}:read`]).sort());
+    // Fewer INSERTs than reads: the first went alone, the others waited and went together.
+    const inserts = spy.mock.calls.filter(([sql]) => String(sql).startsWith('INSERT INTO audit_outbox')).length;
+    expect(inserts).toBeGreaterThan(0);
+    expect(inserts).toBeLessThan(apps.length);
+    spy.mockRestore();
+    const published = publisher.published.filter((event) => event.tenantId === tenantId);
+    expect(published).toHaveLength(40);
+    expect(new Set(published.map((event) => event.id)).size).toBe(40);
+  });
+
   it('writes no outbox row and publishes nothing when nothing was recorded', async () => {
     const tenantId = await newTenant();
     const app = anApplication(tenantId);

@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { ApplicationRepository, ProxyRepository } from '@gatehouse/domain';
+import { ApplicationRepository, ProxyRepository, TokenRepository } from '@gatehouse/domain';
 import { Reactor } from '@gatehouse/reactor';
 import { BackgroundJobs, RedisHealth } from '@gatehouse/queue';
 import { registerBackgroundMetrics, registerCacheMetrics, registerDependencyMetrics, registerReactorMetrics, REQUEST_SECONDS_BUCKETS, secondsHistogram } from '@gatehouse/runtime';
@@ -68,7 +68,7 @@ export function registerApiMetrics(registry: Registry, app: INestApplicationCont
     ['outcome'],
   );
   reactor.onOutbound((seconds, outcome) => outbound.observe({ outcome }, seconds));
-  registerCacheMetrics(registry, app.get(ApplicationRepository), app.get(ProxyRepository));
+  registerCacheMetrics(registry, app.get(ApplicationRepository), app.get(ProxyRepository), app.get(TokenRepository));
   registerRateLimitMetrics(registry, app);
   registerDependencyMetrics(registry, app.get(DataSource), optionalRedis(app));
   if (runJobs) registerBackgroundMetrics(registry, app.get(BackgroundJobs), app.get(DataSource));

@@ -49,7 +49,7 @@ export class InMemoryTokenRepository extends TokenRepository implements Snapshot
   }
 
   async findByIds(tenantId: string, ids: string[]): Promise<Token[]> {
-    return ids.map((id) => this.rows.get(`${tenantId}/${id}`)).filter((t) => t !== undefined).map(copy);
+    return [...new Set(ids)].map((id) => this.rows.get(`${tenantId}/${id}`)).filter((t) => t !== undefined).map(copy);
   }
 
   async findByFingerprint(tenantId: string, type: TokenType, fingerprint: string, now: Date): Promise<Token | null> {

@@ -1,6 +1,7 @@
 import { AccessRule, AccessRuleCondition, AuditEvent, Application, ApplicationFilter, ApplicationRepository, CommitObserver, Page, PageQuery } from '@gatehouse/domain';
 import { VersionedCache } from './versioned-cache';
 import { VersionStore } from './version-store';
+import { TOKEN_VERSION } from './cached-token.repository';
 
 const VERSION = 'applications';
 /** How long an application may be served stale should a version bump be lost. */
@@ -94,9 +95,17 @@ export class VersionBumpingCommitObserver extends CommitObserver {
 
   async committed(events: AuditEvent[]): Promise<void> {
     // A tenant's default rate limit is read along with its applications: a tenant change invalidates them too.
-    // Tokens (entity types token, card, bank) are never cached: their reads and writes bump nothing.
-    const cached = events.filter((e) => !TOKEN_ENTITY_TYPES.has(e.entityType));
-    const touched = new Set(cached.map((e) => (e.entityType === 'application' || e.entityType === 'tenant' ? VERSION : e.entityType)));
+    // Tokens (entity types token, card, bank) have one version, moved by updates and deletes only: a read or a
+    // create changes no token a cache may hold.
+    const touched = new Set<string>();
+    for (const e of events) {
+      if (TOKEN_ENTITY_TYPES.has(e.entityType)) {
+        if (e.operation === 'update' || e.operation === 'delete') touched.add(TOKEN_VERSION);
+      } else {
+        touched.add(e.entityType === 'application' || e.entityType === 'tenant' ? VERSION : e.entityType);
+      }
+    }
     await Promise.all([...touched].map((name) => this.versions.bump(name)));
   }
+
 }

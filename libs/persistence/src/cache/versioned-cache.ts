@@ -19,6 +19,8 @@ export class VersionedCache<T> {
     readonly maxAgeMs: number,
     /** Applied once to what is kept (e.g. freezing a value every caller shares). */
     private readonly keep: (value: T) => T = (value) => value,
+    /** What may be kept at all (the rest is answered and forgotten, as a miss is). */
+    private readonly keepable: (value: T) => boolean = () => true,
   ) {}
 
   /** The entry kept for `key`, whatever its version (unverified); undefined when none is, or it is too old. */
@@ -36,7 +38,7 @@ export class VersionedCache<T> {
     }
     this.counts.misses++;
     const loaded = await load();
-    if (version === null || loaded === null) {
+    if (version === null || loaded === null || !this.keepable(loaded)) {
       this.entries.delete(key);
       return loaded;
     }

@@ -13,6 +13,7 @@ import {
 } from '@gatehouse/domain';
 import { translateDatabaseError } from '../database-errors';
 import { TokenEntity } from '../entities/token.entity';
+import { GroupBatch } from '../group-batch';
 
 /** Every segment prefix of every container: `/pci/high/` gives `/`, `/pci/`, `/pci/high/`. */
 export function containerPrefixes(containers: readonly string[]): string[] {
@@ -110,10 +111,23 @@ function toRow(token: Token): TokenEntity {
   return Object.assign(new TokenEntity(), { ...token, containerPrefixes: containerPrefixes(token.containers) });
 }
 
-/** The vault's tokens in PostgreSQL; reads by plain SQL on the indexes (every token request runs one). */
+interface TokenLookup {
+  tenantId: string;
+  ids: string[];
+}
+
+/**
+ * The vault's tokens in PostgreSQL; reads by plain SQL on the indexes (every token request runs one). Outside a
+ * transaction, the reads by id of concurrent requests go as one SELECT (GroupBatch): each request still gets only
+ * its own tenant's tokens, matched on the primary key (tenant, id).
+ */
 export class TypeormTokenRepository extends TokenRepository {
+  private readonly lookups: GroupBatch<TokenLookup, Token[]> | null;
+
   constructor(private readonly em: EntityManager) {
     super();
+    // A transaction's reads stay in it (they must see its writes and take part in its isolation).
+    this.lookups = em.queryRunner ? null : new GroupBatch((batch) => this.lookUp(batch), 200);
   }
 
   async insert(token: Token): Promise<void> {
@@ -137,14 +151,37 @@ export class TypeormTokenRepository extends TokenRepository {
   }
 
   async findById(tenantId: string, id: string): Promise<Token | null> {
-    const rows: RawTokenRow[] = await this.em.query(`SELECT ${COLUMNS} FROM tokens t WHERE t.tenant_id = $1 AND t.id = $2`, [tenantId, id]);
-    return rows[0] ? fromRaw(rows[0]) : null;
+    return (await this.findByIds(tenantId, [id]))[0] ?? null;
   }
 
-  async findByIds(tenantId: string, ids: string[]): Promise<Token[]> {
+  async findByIds(tenantId: string, requested: string[]): Promise<Token[]> {
+    // No stored id holds a NUL (PostgreSQL text cannot), and one would fail the whole batched statement.
+    const ids = requested.filter((id) => !id.includes('\u0000'));
     if (ids.length === 0) return [];
-    const rows: RawTokenRow[] = await this.em.query(`SELECT ${COLUMNS} FROM tokens t WHERE t.tenant_id = $1 AND t.id = ANY($2::varchar[])`, [tenantId, ids]);
-    return rows.map(fromRaw);
+    if (this.lookups) return this.lookups.add({ tenantId, ids });
+    return (await this.lookUp([{ tenantId, ids }]))[0]!;
+  }
+
+  /** Many lookups as one SELECT of (tenant, id) pairs; each lookup answered with its own tenant's rows. */
+  private async lookUp(lookups: TokenLookup[]): Promise<Token[][]> {
+    const tenants: string[] = [];
+    const ids: string[] = [];
+    for (const lookup of lookups) {
+      for (const id of lookup.ids) {
+        tenants.push(lookup.tenantId);
+        ids.push(id);
+      }
+    }
+    const rows: RawTokenRow[] = await this.em.query(
+      `SELECT ${COLUMNS} FROM tokens t JOIN unnest($1::uuid[], $2::varchar[]) AS k(tenant_id, id) ON t.tenant_id = k.tenant_id AND t.id = k.id`,
+      [tenants, ids],
+    );
+    const found = new Map<string, Token>();
+    for (const row of rows) {
+      const token = fromRaw(row);
+      found.set(`${token.tenantId}\u0000${token.id}`, token);
+    }
+    return lookups.map((lookup) => [...new Set(lookup.ids)].flatMap((id) => found.get(`${lookup.tenantId}\u0000${id}`) ?? []));
   }
 
   async findByFingerprint(tenantId: string, type: TokenType, fingerprint: string, now: Date): Promise<Token | null> {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, KeyObject, randomBytes } from 'node:crypto';
 import { VaultCrypto } from '@gatehouse/domain';
 import { VaultKeyStore } from './vault-key-store';
 
@@ -31,15 +31,27 @@ export function envelopeHeader(keyId: string): Buffer {
  * so neither the header nor the row it belongs to can be swapped.
  */
 export class DatabaseVaultCrypto extends VaultCrypto {
+  /** Each unwrapped data key as a KeyObject, made once (a cipher given raw bytes imports them on every call). */
+  private readonly keyObjects = new WeakMap<Buffer, KeyObject>();
+
   constructor(readonly keys: VaultKeyStore) {
     super();
+  }
+
+  private keyObject(key: Buffer): KeyObject {
+    let object = this.keyObjects.get(key);
+    if (!object) {
+      object = createSecretKey(key);
+      this.keyObjects.set(key, object);
+    }
+    return object;
   }
 
   async seal(tenantId: string, plaintext: Buffer, aad: string): Promise<Buffer> {
     const { keyId, key } = await this.keys.currentKey(tenantId, 'data');
     const header = envelopeHeader(keyId);
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.keyObject(key), iv);
     cipher.setAAD(Buffer.concat([header, Buffer.from(aad)]));
     const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
     return Buffer.concat([header, iv, cipher.getAuthTag(), ciphertext]);
@@ -48,7 +60,7 @@ export class DatabaseVaultCrypto extends VaultCrypto {
   async open(tenantId: string, sealed: Buffer, aad: string): Promise<Buffer> {
     const key = await this.keys.keyById(tenantId, envelopeKeyId(sealed), 'data');
     try {
-      const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(IV_AT, TAG_AT));
+      const decipher = createDecipheriv('aes-256-gcm', this.keyObject(key), sealed.subarray(IV_AT, TAG_AT));
       decipher.setAAD(Buffer.concat([sealed.subarray(0, IV_AT), Buffer.from(aad)]));
       decipher.setAuthTag(sealed.subarray(TAG_AT, CIPHERTEXT_AT));
       return Buffer.concat([decipher.update(sealed.subarray(CIPHERTEXT_AT)), decipher.final()]);
@@ -59,12 +71,12 @@ export class DatabaseVaultCrypto extends VaultCrypto {
 
   async fingerprint(tenantId: string, canonical: string): Promise<string> {
     const { key } = await this.keys.currentKey(tenantId, 'fingerprint');
-    return createHmac('sha256', key).update(canonical).digest('base64url');
+    return createHmac('sha256', this.keyObject(key)).update(canonical).digest('base64url');
   }
 
   async lookupHash(secret: string): Promise<string> {
     const { key } = await this.keys.currentKey(null, 'lookup');
-    return createHmac('sha256', key).update(secret).digest('base64url');
+    return createHmac('sha256', this.keyObject(key)).update(secret).digest('base64url');
   }
 
   /** Whether this process's key-encryption keys unwrap the vault's keys: loads (or makes) the global lookup key. */

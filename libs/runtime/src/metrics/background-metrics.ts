@@ -1,19 +1,20 @@
 import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import { CachedApplicationRepository, CachedProxyRepository, readOperationalStats } from '@gatehouse/persistence';
+import { CachedApplicationRepository, CachedProxyRepository, CachedTokenRepository, readOperationalStats } from '@gatehouse/persistence';
 import { BackgroundJobs, QueueDepths } from '@gatehouse/queue';
 import { JOB_SECONDS_BUCKETS, sampledGauge, secondsHistogram, sharedReading } from './metrics-registry';
 
-/** Hit and miss counts of the key caches: `gatehouse_cache_lookups_total{cache, result}`. */
-export function registerCacheMetrics(registry: Registry, applications: unknown, proxies: unknown): void {
+/** Hit and miss counts of the key caches and the token cache: `gatehouse_cache_lookups_total{cache, result}`. */
+export function registerCacheMetrics(registry: Registry, applications: unknown, proxies: unknown, tokens?: unknown): void {
   const caches: Array<[string, { keyCacheCounts: { hits: number; misses: number } }]> = [];
   if (applications instanceof CachedApplicationRepository) caches.push(['key', applications]);
   if (proxies instanceof CachedProxyRepository) caches.push(['proxy', proxies]);
+  if (tokens instanceof CachedTokenRepository) caches.push(['token', tokens]);
   if (caches.length === 0) return;
   new Counter({
     name: 'gatehouse_cache_lookups_total',
-    help: 'Lookups of API keys (cache="key") and proxy keys (cache="proxy") served from memory (result="hit") or the database (result="miss")',
+    help: 'Lookups of API keys (cache="key"), proxy keys (cache="proxy") and tokens by id (cache="token") served from memory (result="hit") or the database (result="miss")',
     labelNames: ['cache', 'result'],
     registers: [registry],
     collect() {
