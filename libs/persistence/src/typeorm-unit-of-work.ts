@@ -13,7 +13,6 @@ import {
   UnitOfWork,
 } from '@gatehouse/domain';
 import { translateDatabaseError, translatingDatabaseErrors } from './database-errors';
-import { AuditOutboxEntity } from './entities/audit-outbox.entity';
 import { GroupBatch } from './group-batch';
 
 /**
@@ -69,7 +68,7 @@ export class TypeormUnitOfWork extends UnitOfWork {
           get: (port) => this.registry.build(port, em),
           record: (event) => events.push(toAuditEvent(event, newId(), this.clock.now())),
         });
-        if (events.length > 0) await em.getRepository(AuditOutboxEntity).insert(events.map(toOutboxRow));
+        if (events.length > 0) await insertOutboxRows(em, events);
         return value;
       }));
     } catch (error) {
@@ -96,7 +95,7 @@ export class TypeormUnitOfWork extends UnitOfWork {
   private async insertRecorded(batches: AuditEvent[][]): Promise<void[]> {
     const events = batches.flat();
     try {
-      await this.dataSource.query(INSERT_OUTBOX_ROWS, OUTBOX_COLUMNS.map(([, field]) => events.map((event) => event[field] ?? null)));
+      await insertOutboxRows(this.dataSource.manager, events);
     } catch (error) {
       throw translateDatabaseError(error);
     }
@@ -122,10 +121,10 @@ const OUTBOX_COLUMNS: ReadonlyArray<readonly [column: string, field: keyof Audit
   ['user_agent', 'userAgent', 'varchar'],
 ];
 
-// One parameter per column (an array of every row's value): the same text whatever the number of rows.
+/** The events' outbox rows, by one statement with one parameter per column (the same text whatever the number of rows). */
+async function insertOutboxRows(em: EntityManager, events: AuditEvent[]): Promise<void> {
+  await em.query(INSERT_OUTBOX_ROWS, OUTBOX_COLUMNS.map(([, field]) => events.map((event) => event[field] ?? null)));
+}
+
 const INSERT_OUTBOX_ROWS = `INSERT INTO audit_outbox (${OUTBOX_COLUMNS.map(([column]) => column).join(', ')})
   SELECT * FROM unnest(${OUTBOX_COLUMNS.map(([, , type], i) => `$${i + 1}::${type}[]`).join(', ')})`;
-
-function toOutboxRow(event: AuditEvent): AuditOutboxEntity {
-  return Object.assign(new AuditOutboxEntity(), event);
-}

@@ -89,6 +89,11 @@ describe.each(BACKENDS)('TokenRepository on $name', (backend) => {
     await db.tokens.insert(aToken(otherTenant, { id: full.id }));
     expect(await db.tokens.findById(otherTenant, full.id)).not.toEqual(full);
     expect((await db.tokens.findByIds(tenantId, [full.id, 'missing'])).map((t) => t.id)).toEqual([full.id]);
+    // A mask that is one template (a JSON string), and none.
+    const masked = aToken(tenantId, { mask: '{{ data | slice: 0, 2 }}"\\' });
+    const plain = aToken(tenantId, { mask: null, containers: [] });
+    for (const token of [masked, plain]) await db.tokens.insert(token);
+    expect(await db.tokens.findByIds(tenantId, [masked.id, plain.id])).toEqual([masked, plain]);
   });
 
   it('answers concurrent reads by id each with its own tenant\'s tokens (batched into one statement outside a transaction)', async () => {

@@ -1,4 +1,4 @@
-import { Liquid, Template } from 'liquidjs';
+import { Context, Liquid, Template, toValueSync, Value } from 'liquidjs';
 import { ExpressionEngine, ExpressionFailure, MAX_EXPRESSION_LENGTH } from '@gatehouse/domain';
 import { FilterFailure, PLATFORM_FILTERS } from './liquid-filters';
 
@@ -26,6 +26,7 @@ const CACHE_SIZE = 1_000;
 export class LiquidExpressionEngine extends ExpressionEngine {
   private readonly liquid: Liquid;
   private readonly templates = new Map<string, Template[]>();
+  private readonly expressions = new Map<string, Value>();
 
   constructor(private readonly limits: LiquidLimits = DEFAULT_LIQUID_LIMITS) {
     super();
@@ -54,7 +55,11 @@ export class LiquidExpressionEngine extends ExpressionEngine {
 
   async evaluate(expression: string, scope: Readonly<Record<string, unknown>>): Promise<unknown> {
     this.checkLength(expression);
-    const value = this.guard(() => this.liquid.evalValueSync(expression, { ...scope }) as unknown);
+    // What liquid.evalValueSync does, with the expression parsed once (a detokenizing proxy evaluates the same ones).
+    const value = this.guard(() => {
+      const parsed = this.parsedExpression(expression);
+      return toValueSync(parsed.value(new Context({ ...scope }, this.liquid.options, {}, { liquid: this.liquid }))) as unknown;
+    });
     if (typeof value === 'string' && value.length > this.limits.maxOutputLength) throw new ExpressionFailure(`renders more than ${this.limits.maxOutputLength} characters`);
     return value ?? null;
   }
@@ -64,13 +69,11 @@ export class LiquidExpressionEngine extends ExpressionEngine {
   }
 
   private parsed(template: string): Template[] {
-    let parsed = this.templates.get(template);
-    if (!parsed) {
-      parsed = this.guard(() => this.liquid.parse(template));
-      if (this.templates.size >= CACHE_SIZE) this.templates.delete(this.templates.keys().next().value!);
-      this.templates.set(template, parsed);
-    }
-    return parsed;
+    return cached(this.templates, template, () => this.guard(() => this.liquid.parse(template)));
+  }
+
+  private parsedExpression(expression: string): Value {
+    return cached(this.expressions, expression, () => new Value(expression, this.liquid));
   }
 
   /** Runs liquidjs, turning its errors into ExpressionFailure with a message that quotes no data. */
@@ -81,6 +84,17 @@ export class LiquidExpressionEngine extends ExpressionEngine {
       throw new ExpressionFailure(describe(error));
     }
   }
+}
+
+/** A bounded map of parsed text (oldest first out). */
+function cached<T>(cache: Map<string, T>, text: string, parse: () => T): T {
+  let parsed = cache.get(text);
+  if (parsed === undefined) {
+    parsed = parse();
+    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(text, parsed);
+  }
+  return parsed;
 }
 
 function describe(error: unknown): string {
