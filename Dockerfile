@@ -20,8 +20,8 @@ COPY libs/reactor/package.json libs/reactor/index.js libs/reactor/
 COPY libs/queue/package.json libs/queue/index.js libs/queue/
 COPY libs/config/package.json libs/config/index.js libs/config/
 COPY libs/runtime/package.json libs/runtime/index.js libs/runtime/tracing.js libs/runtime/
-# The client package (libs/client) is not in the image; its manifest is, for npm ci's workspace list.
-COPY libs/client/package.json libs/client/
+# The client package: `gatehouse apply`, `diff` and `export` call the API through it.
+COPY libs/client/package.json libs/client/index.js libs/client/
 RUN npm ci --no-audit --no-fund
 COPY . .
 # Then the production dependencies only. `--omit=optional` too: npm keeps an optional peer dependency of a production
@@ -57,6 +57,7 @@ COPY --from=build /app/libs/reactor/package.json /app/libs/reactor/index.js libs
 COPY --from=build /app/libs/queue/package.json /app/libs/queue/index.js libs/queue/
 COPY --from=build /app/libs/config/package.json /app/libs/config/index.js libs/config/
 COPY --from=build /app/libs/runtime/package.json /app/libs/runtime/index.js /app/libs/runtime/tracing.js libs/runtime/
+COPY --from=build /app/libs/client/package.json /app/libs/client/index.js libs/client/
 # `gatehouse` on the PATH (docker compose exec api gatehouse tenant list); /data for the embedded database only.
 RUN ln -s /app/bin/gatehouse.js /usr/local/bin/gatehouse && mkdir -m 700 /data && chown node:node /data
 USER node

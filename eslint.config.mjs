@@ -25,7 +25,8 @@ export default [
     rules: {
       // Arrows point inward: apps -> runtime -> adapters -> domain -> nothing. Adapters (persistence, queue,
       // reactor) never import each other: only apps wire them together. Config is plain values anyone but the
-      // domain may read. Apps never import each other.
+      // domain may read. The client (libs/client) stands alone; apps may use it (the CLI's `gatehouse apply` calls the
+      // API through it). Apps never import each other.
       '@nx/enforce-module-boundaries': [
         'error',
         {
@@ -37,7 +38,7 @@ export default [
             { sourceTag: 'scope:client', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'scope:adapter', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config'] },
             { sourceTag: 'scope:runtime', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config', 'scope:adapter'] },
-            { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config', 'scope:adapter', 'scope:runtime'] },
+            { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:domain', 'scope:config', 'scope:adapter', 'scope:runtime', 'scope:client'] },
           ],
         },
       ],

@@ -38,7 +38,7 @@ describe('gatehouse (the CLI)', () => {
   it('prints its help and exits 0, for every command too', async () => {
     const help = await gatehouse('--help');
     expect(help.code).toBe(0);
-    for (const command of ['tenant create', 'tenant list', 'tenant show', 'tenant rotate-key', 'migrate status', 'migrate check', 'migrate', 'openapi', '--version']) {
+    for (const command of ['tenant create', 'tenant list', 'tenant show', 'tenant rotate-key', 'migrate status', 'migrate check', 'migrate', 'apply', 'diff', 'export', 'openapi', '--version']) {
       expect(help.stdout).toContain(command);
     }
     const one = await gatehouse('tenant', 'rotate-key', '--help');

@@ -17,12 +17,21 @@ export interface CliCommand {
   options?: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
   /** Names of its positional arguments, all required (`TENANT`). */
   positionals?: string[];
+  /** The exit code of wrong arguments, 2 unless a command gives 2 another meaning (`diff`: changes pending). */
+  usageExitCode?: number;
   /**
-   * Returns what it prints on stdout (exit code 0), or that with another exit code (a check that found a problem).
+   * Returns what it prints on stdout (exit code 0), or that with another exit code (a check that found a problem)
+   * and what it prints on stderr (several lines, which a thrown error's one line cannot say).
    * Opens the database only when it calls `context()` (migrated, with the service's providers) or `database()` (as
    * it is: nothing migrated, no providers; `migrate status`).
    */
-  run(args: CommandArgs, context: () => Promise<CommandContext>, database: () => Promise<Database>): Promise<string | { stdout: string; code: number }>;
+  run(args: CommandArgs, context: () => Promise<CommandContext>, database: () => Promise<Database>): Promise<string | CommandResult>;
+}
+
+export interface CommandResult {
+  stdout: string;
+  stderr?: string;
+  code: number;
 }
 
 export interface CommandArgs {

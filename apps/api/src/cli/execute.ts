@@ -57,13 +57,13 @@ export async function execute(argv: string[], opener: ContextOpener, commands: C
   try {
     args = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
   } catch (error) {
-    return failure(2, `${command.name}: ${(error as Error).message.split('\n').join(' ')} (${PROGRAM} ${command.name} --help)`);
+    return failure(command.usageExitCode ?? 2, `${command.name}: ${(error as Error).message.split('\n').join(' ')} (${PROGRAM} ${command.name} --help)`);
   }
   if (args.values.help) return { code: 0, stdout: `usage: ${PROGRAM} ${command.name} ${command.synopsis}\n  ${command.summary}\n`, stderr: '' };
   const wanted = command.positionals ?? [];
   if (args.positionals.length !== wanted.length) {
     const problem = args.positionals.length < wanted.length ? `needs ${wanted.join(' ')}` : `takes no argument '${args.positionals[wanted.length]}'`;
-    return failure(2, `${command.name} ${problem} (usage: ${PROGRAM} ${command.name} ${command.synopsis})`);
+    return failure(command.usageExitCode ?? 2, `${command.name} ${problem} (usage: ${PROGRAM} ${command.name} ${command.synopsis})`);
   }
   try {
     const out = await command.run(
@@ -71,10 +71,10 @@ export async function execute(argv: string[], opener: ContextOpener, commands: C
       () => opener.open(),
       async () => (opener.openDatabase ? opener.openDatabase() : (await opener.open()).database),
     );
-    return typeof out === 'string' ? { code: 0, stdout: out, stderr: '' } : { ...out, stderr: '' };
+    return typeof out === 'string' ? { code: 0, stdout: out, stderr: '' } : { stdout: out.stdout, stderr: out.stderr ?? '', code: out.code };
   } catch (error) {
     if (isDataDirInUse(error)) throw error;
-    return failure(error instanceof CliUsageError ? 2 : 1, errorLine(error));
+    return failure(error instanceof CliUsageError ? (command.usageExitCode ?? 2) : 1, errorLine(error));
   } finally {
     await opener.close();
   }
