@@ -40,6 +40,11 @@ describe('tokens API', () => {
       expect(read.body).not.toHaveProperty('_extras');
       const masked = await tokensAs(t, reader).get(`/tokens/${res.body.id}`);
       expect(masked.body.data).toEqual({ number: '424242XXXXXX4242', expiration_month: 12, expiration_year: 2030 });
+      // A mask reads back in the order it was written (toEqual ignores member order).
+      const mask = { zeta: '{{ data | slice: 0, 1 }}', a: '{{ data | size }}', mid: '{{ data }}' };
+      const custom = await createToken(t, revealer, { type: 'token', data: 'abc', mask });
+      expect(Object.keys(custom.mask)).toEqual(['zeta', 'a', 'mid']);
+      expect(Object.keys((await tokensAs(t, revealer).get(`/tokens/${custom.id}`).expect(200)).body.mask)).toEqual(['zeta', 'a', 'mid']);
     });
 
     it('takes a caller-chosen id, unique in the tenant (409), and the same id in another tenant', async () => {

@@ -16,6 +16,7 @@ import { VaultKeys1764100000000 } from './migrations/1764100000000-vault-keys';
 import { SealedProxies1764100100000 } from './migrations/1764100100000-sealed-proxies';
 import { TokenEntity } from './entities/token.entity';
 import { Tokens1764100200000 } from './migrations/1764100200000-tokens';
+import { TokenMaskJson1764100300000 } from './migrations/1764100300000-token-mask-json';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
 export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity, ProxyEntity, LogEntity, TokenEntity];
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   VaultKeys1764100000000,
   SealedProxies1764100100000,
   Tokens1764100200000,
+  TokenMaskJson1764100300000,
 ];

@@ -18,7 +18,7 @@ export class TokenEntity {
   @Column({ type: 'bytea' })
   sealed: Buffer;
 
-  @Column({ type: 'jsonb', nullable: true })
+  @Column({ type: 'json', nullable: true })
   // A MaskTemplate (string, or object of them); typed loosely: TypeORM's deep partial types cannot follow the recursion.
   mask: string | object | null;
 

@@ -73,7 +73,7 @@ const COLUMNS = `t.tenant_id, t.id, t.type, t.sealed, t.mask, t.containers, t.me
 
 const INSERT_TOKEN = `INSERT INTO tokens (tenant_id, id, type, sealed, mask, containers, container_prefixes, metadata, fingerprint,
   fingerprint_expression, expires_at, created_by, created_at, modified_by, modified_at)
-  VALUES ($1, $2, $3, $4, $5::jsonb, $6::text[], $7::text[], $8::jsonb, $9, $10, $11, $12, $13, $14, $15)`;
+  VALUES ($1, $2, $3, $4, $5::json, $6::text[], $7::text[], $8::jsonb, $9, $10, $11, $12, $13, $14, $15)`;
 
 interface RawTokenRow {
   tenant_id: string;
