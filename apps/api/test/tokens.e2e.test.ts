@@ -129,6 +129,8 @@ describe('tokens API', () => {
   describe('PATCH and DELETE', () => {
     it('merges data and metadata, re-renders the mask and fingerprint, and logs the update', async () => {
       const created = await createToken(t, revealer, { type: 'card', data: CARD, metadata: { a: '1', b: '2' } });
+      // Read (and so cached) before the update: the update is seen by the next read all the same.
+      expect((await tokensAs(t, reader).get(`/tokens/${created.id}`)).body.data.number).toBe('424242XXXXXX4242');
       const res = await tokensAs(t, revealer).patch(`/tokens/${created.id}`, { data: { number: '5555555555554444' }, metadata: { b: null, c: '3' } });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({ ...CARD, number: '5555555555554444' });
@@ -145,6 +147,8 @@ describe('tokens API', () => {
 
     it('deletes (204), then 404; another tenant cannot delete', async () => {
       const created = await createToken(t, reader, { type: 'token', data: 'bye' });
+      // Read (and so cached) before the delete: the next read is a 404 all the same.
+      expect((await tokensAs(t, reader).get(`/tokens/${created.id}`)).status).toBe(200);
       const other = await newTenant(t);
       const otherKey = await privateApp(t, other, ['token:delete', 'token:read']);
       expectProblem(await tokensAs(t, otherKey).delete(`/tokens/${created.id}`), 404);
