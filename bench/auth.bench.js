@@ -6,7 +6,7 @@
 // RedisRateCounter).
 const { randomUUID } = require('node:crypto');
 const Redis = require('ioredis');
-const { load, progress, summarize } = require('./load');
+const { interleavedRounds, load, summarize } = require('./load');
 const { cpuMs, createTenant, databaseUrl, fmt, recreateDatabase, startGatehouse } = require('./service');
 
 const DB = 'gatehouse_bench_auth';
@@ -49,27 +49,19 @@ async function main() {
   };
   const names = Object.keys(routes);
   const redisPid = await localRedisPid(REDIS_URL);
-  const results = Object.fromEntries(names.map((name) => [name, []]));
-  const steps = ROUNDS * names.length;
-  let step = 0;
-  progress('measuring', step, steps);
-  // Interleaved rounds, so drift of the machine affects every route alike.
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const name of names) {
-      // The server's own CPU per request (over the warm-up too): unlike throughput, barely moved by what else the
-      // machine runs. Redis's own CPU is not in it: it has a column of its own (when Redis runs on this machine).
-      const { pid, ...route } = routes[name];
-      const before = cpuMs(pid);
-      const redisBefore = redisPid === undefined ? undefined : cpuMs(redisPid);
-      const run = await load({ ...route, connections: CONNECTIONS, durationMs: DURATION_MS });
-      const requests = run.requests + run.warmupRequests;
-      run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / requests;
-      // Redis's own CPU over the same run (anything else using that Redis meanwhile is in it too).
-      run.redisCpuUsPerRequest = redisBefore === undefined ? NaN : ((cpuMs(redisPid) - redisBefore) * 1000) / requests;
-      results[name].push(run);
-      progress('measuring', ++step, steps);
-    }
-  }
+  const results = await interleavedRounds(names, ROUNDS, async (name) => {
+    // The server's own CPU per request (over the warm-up too): unlike throughput, barely moved by what else the
+    // machine runs. Redis's own CPU is not in it: it has a column of its own (when Redis runs on this machine).
+    const { pid, ...route } = routes[name];
+    const before = cpuMs(pid);
+    const redisBefore = redisPid === undefined ? undefined : cpuMs(redisPid);
+    const run = await load({ ...route, connections: CONNECTIONS, durationMs: DURATION_MS });
+    const requests = run.requests + run.warmupRequests;
+    run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / requests;
+    // Redis's own CPU over the same run (anything else using that Redis meanwhile is in it too).
+    run.redisCpuUsPerRequest = redisBefore === undefined ? NaN : ((cpuMs(redisPid) - redisBefore) * 1000) / requests;
+    return run;
+  });
   api.child.kill('SIGTERM');
   redisApi.child.kill('SIGTERM');
 

@@ -76,4 +76,22 @@ function progress(label, done, total) {
   if (done >= total) process.stderr.write('\n');
 }
 
-module.exports = { load, summarize, progress, percentile };
+/**
+ * Runs `measure(name)` for every name in each of `rounds` interleaved rounds (so drift of the machine affects every
+ * route alike), with a progress line; answers each name's runs, for summarize().
+ */
+async function interleavedRounds(names, rounds, measure) {
+  const results = Object.fromEntries(names.map((name) => [name, []]));
+  const steps = rounds * names.length;
+  let step = 0;
+  progress('measuring', step, steps);
+  for (let round = 0; round < rounds; round++) {
+    for (const name of names) {
+      results[name].push(await measure(name, round));
+      progress('measuring', ++step, steps);
+    }
+  }
+  return results;
+}
+
+module.exports = { load, summarize, progress, percentile, interleavedRounds };

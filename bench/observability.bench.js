@@ -7,7 +7,7 @@
 //   metrics        METRICS_PORT set (the request histograms and the default process metrics)
 //   both, then both plus OTEL_EXPORTER_OTLP_ENDPOINT to a local collector that accepts every export
 const { spawn } = require('node:child_process');
-const { load, progress, summarize } = require('./load');
+const { interleavedRounds, load, progress, summarize } = require('./load');
 const { cpuMs, createTenant, databaseUrl, fmt, freePort, recreateDatabase, startGatehouse } = require('./service');
 
 const DB = 'gatehouse_bench_observability';
@@ -55,26 +55,19 @@ async function main() {
   const target = await created.json();
   const route = { path: `/applications/${target.id}`, headers: { 'svc-api-key': key } };
 
-  const results = Object.fromEntries(names.map((n) => [n, []]));
-  const steps = ROUNDS * names.length;
-  let step = 0;
   progress('warming up', 0, names.length);
   for (const [i, name] of names.entries()) {
     await load({ url: services[name].base, ...route, connections: CONNECTIONS, warmupMs: 0, durationMs: 2000 });
     progress('warming up', i + 1, names.length);
   }
-  progress('measuring', step, steps);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const name of names) {
-      // The server's own CPU per request: unlike throughput, barely moved by what else the machine runs.
-      const pid = services[name].child.pid;
-      const before = cpuMs(pid);
-      const run = await load({ url: services[name].base, ...route, connections: CONNECTIONS, warmupMs: 0, durationMs: DURATION_MS });
-      run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / run.requests;
-      results[name].push(run);
-      progress('measuring', ++step, steps);
-    }
-  }
+  const results = await interleavedRounds(names, ROUNDS, async (name) => {
+    // The server's own CPU per request: unlike throughput, barely moved by what else the machine runs.
+    const pid = services[name].child.pid;
+    const before = cpuMs(pid);
+    const run = await load({ url: services[name].base, ...route, connections: CONNECTIONS, warmupMs: 0, durationMs: DURATION_MS });
+    run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / run.requests;
+    return run;
+  });
   for (const name of names) services[name].child.kill('SIGTERM');
   collector.child.kill('SIGTERM');
 

@@ -7,7 +7,7 @@
 // Targets (issue 24): POST >= 50% and GET (mask) >= 60% of the reference's throughput; the detokenizing proxy call
 // >= 70% of the same proxy call without an expression.
 const { randomBytes } = require('node:crypto');
-const { load, progress, summarize } = require('./load');
+const { interleavedRounds, load, summarize } = require('./load');
 const { cpuMs, createTenant, databaseUrl, ECHO_UPSTREAM_SOURCE, fmt, freePort, recreateDatabase, startGatehouse, startScript } = require('./service');
 
 const DB = 'gatehouse_bench_tokens';
@@ -82,20 +82,12 @@ async function main() {
   // BENCH_ROUTES=read,reference: only those routes (for a profile of one path); the targets need all five.
   const only = process.env.BENCH_ROUTES?.split(',');
   const names = Object.keys(routes).filter((name) => !only || only.includes(name));
-  const results = Object.fromEntries(names.map((name) => [name, []]));
-  const steps = ROUNDS * names.length;
-  let step = 0;
-  progress('measuring', step, steps);
-  // Interleaved rounds, so drift of the machine affects every route alike.
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const name of names) {
-      const before = cpuMs(pid);
-      const run = await load({ ...routes[name], connections: CONNECTIONS, durationMs: DURATION_MS });
-      run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / (run.requests + run.warmupRequests);
-      results[name].push(run);
-      progress('measuring', ++step, steps);
-    }
-  }
+  const results = await interleavedRounds(names, ROUNDS, async (name) => {
+    const before = cpuMs(pid);
+    const run = await load({ ...routes[name], connections: CONNECTIONS, durationMs: DURATION_MS });
+    run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / (run.requests + run.warmupRequests);
+    return run;
+  });
   api.child.kill('SIGTERM');
   upstream.kill('SIGTERM');
 
