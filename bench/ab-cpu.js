@@ -13,13 +13,15 @@
 //   cp -al node_modules /tmp/base/ && cp -al apps/console/node_modules /tmp/base/apps/console/
 //   (cd /tmp/base && node scripts/build.js)
 // Routes (AB_ROUTES, default bare,redis,limited): bare GET /health/live; GET /applications/{id} with Redis configured,
-// by a key without a limit (redis) and with one never reached (limited). AB_ROUNDS (8) rounds of AB_MS (3000) ms after
+// by a key without a limit (redis) and with one never reached (limited); `proxy`: bench:proxy's POST through a proxy
+// without transforms to a local echo upstream. AB_ROUNDS (8) rounds of AB_MS (3000) ms after
 // a warm-up round; BENCH_REDIS_URL as bench:auth. Run it with A pointing at the same build as B once (A/A) to see the
 // noise of the moment.
-const { randomUUID } = require('node:crypto');
+const { randomBytes, randomUUID } = require('node:crypto');
 const { join, resolve } = require('node:path');
 const { load } = require('./load');
 const b = require('./service');
+const { PAYLOAD } = require('./proxy-transforms');
 
 const DB = 'gatehouse_bench_ab';
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 8);
@@ -31,7 +33,10 @@ async function main() {
   if (!process.argv[2]) throw new Error('usage: node --no-node-snapshot bench/ab-cpu.js <root of the other built checkout>');
   const a = require(join(resolve(process.argv[2]), 'bench/service'));
   await b.recreateDatabase(DB);
-  const env = { DATABASE_URL: b.databaseUrl(DB), LOG_LEVEL: 'warn', REDIS_URL };
+  // One vault key for both checkouts (each would generate its own into its DATA_DIR).
+  const env = { DATABASE_URL: b.databaseUrl(DB), LOG_LEVEL: 'warn', REDIS_URL, VAULT_KEY: randomBytes(32).toString('hex'), PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8' };
+  const upstreamPort = await b.freePort();
+  const upstream = ROUTES.includes('proxy') ? await b.startScript(b.ECHO_UPSTREAM_SOURCE, { PORT: String(upstreamPort) }) : null;
   const key = b.createTenant(env).application.key;
   const builds = {
     a: await a.startGatehouse({ ...env, QUEUE_PREFIX: `bench-${randomUUID()}` }),
@@ -45,10 +50,21 @@ async function main() {
     });
     if (res.status !== 201) throw new Error(`create failed: ${res.status} ${await res.text()}`);
     const target = await res.json();
+    const proxy = upstream
+      ? await (
+          await fetch(`${builds.b.base}/proxies`, {
+            method: 'POST',
+            headers: { 'svc-api-key': key, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'ab', destination_url: `http://127.0.0.1:${upstreamPort}/`, require_auth: false }),
+          })
+        ).json()
+      : null;
     const route = (build, name) =>
       name === 'bare'
         ? { url: build.base, path: '/health/live' }
-        : { url: build.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': name === 'limited' ? target.key : key } };
+        : name === 'proxy'
+          ? { url: build.base, path: '/proxy/orders', method: 'POST', headers: { 'content-type': 'application/json', 'svc-proxy-key': proxy.key }, body: PAYLOAD }
+          : { url: build.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': name === 'limited' ? target.key : key } };
     const results = Object.fromEntries(ROUTES.map((name) => [name, { a: [], b: [] }]));
     for (let round = -1; round < ROUNDS; round++) {
       for (const name of ROUTES) {
@@ -71,6 +87,7 @@ async function main() {
     }
   } finally {
     for (const build of Object.values(builds)) build.child.kill('SIGTERM');
+    upstream?.kill('SIGTERM');
   }
 }
 

@@ -4,17 +4,22 @@
 // by thread: its main thread, V8's GC and compiler threads, libuv) and of its sandbox processes, the API process's
 // system calls per request, and the API profile's self time grouped by where it is spent.
 //   node --no-node-snapshot bench/profile-proxy.js none|trivial|realistic [seconds] [connections]
+// BENCH_RATE=<req/s>: the load at that fixed rate (open loop, bench/open-loop.js) instead of closed loop, with the
+// latency percentiles. BENCH_PROBE=1: also what bench/server-probe.js sees in the API process (event-loop delay,
+// collections, bytes allocated per request).
 const { spawn } = require('node:child_process');
 const { mkdtempSync, readdirSync, readFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { load } = require('./load');
+const { openLoop, quantile } = require('./open-loop');
 const {
   childrenOf,
   createTenant,
   databaseUrl,
   ECHO_UPSTREAM_SOURCE,
   freePort,
+  probe,
   processCpuMs,
   recreateDatabase,
   startGatehouse,
@@ -61,6 +66,8 @@ async function main() {
   const key = createTenant(env).application.key;
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-profile-'));
   if (process.env.BENCH_NO_PROFILE !== '1') process.env.BENCH_PROFILE_DIR = dir;
+  if (process.env.BENCH_PROBE === '1') process.env.BENCH_PROBE_FILE = join(dir, 'probe.jsonl');
+  const rate = Number(process.env.BENCH_RATE ?? 0);
   const api = await startGatehouse(env);
   try {
     const transforms = {
@@ -80,7 +87,13 @@ async function main() {
     });
     const proxy = await res.json();
     const o = { url: api.base, path: '/proxy/orders', method: 'POST', headers: { 'content-type': 'application/json', 'svc-proxy-key': proxy.key }, body: PAYLOAD, connections };
-    await load({ ...o, durationMs: 2000, warmupMs: 0 });
+    const measure = async (durationMs) => {
+      if (!rate) return load({ ...o, durationMs, warmupMs: 0 });
+      const run = await openLoop({ ...o, rate, durationMs, warmupMs: 0 });
+      const q = (p) => quantile(run.latencies, p);
+      return { requests: run.latencies.length, rps: run.latencies.length / (run.elapsedMs / 1000), errors: run.errors, p50: q(50), p90: q(90), p99: q(99), p999: q(99.9) };
+    };
+    await measure(2000);
     const sandboxes = childrenOf(api.child.pid);
     const threadsBefore = threadCpuUs(api.child.pid);
     const sandboxBefore = sandboxes.map(processCpuUs);
@@ -90,7 +103,9 @@ async function main() {
     let straced = '';
     strace?.stderr.on('data', (chunk) => (straced += chunk));
     const started = performance.now();
-    const r = await load({ ...o, durationMs: seconds * 1000, warmupMs: 0 });
+    const endProbe = process.env.BENCH_PROBE_FILE ? probe(api.child.pid) : null;
+    const r = await measure(seconds * 1000);
+    const probed = endProbe ? await endProbe() : null;
     if (strace) {
       await new Promise((resolve) => {
         strace.once('exit', resolve);
@@ -112,6 +127,14 @@ async function main() {
     console.log(`${which}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(3)} ms, errors ${r.errors}; CPU per request: API ${perReq(apiTotal)} µs, sandbox processes ${perReq(sandbox)} µs`);
     console.log(`API threads: ${threads.map(([name, us]) => `${name} ${perReq(us)}`).join(', ')} µs/req`);
     console.log(`API system calls per request: reads ${perReq((ioAfter.reads - ioBefore.reads) * 1)}, writes ${perReq((ioAfter.writes - ioBefore.writes) * 1)}`);
+    if (rate) console.log(`at ${rate} req/s (open loop): p50 ${r.p50.toFixed(3)} p90 ${r.p90.toFixed(3)} p99 ${r.p99.toFixed(3)} p99.9 ${r.p999.toFixed(3)} ms`);
+    if (probed) {
+      const gcs = Object.entries(probed.gc).map(([kind, g]) => `${kind} ${g.count} (${(g.totalMs * 1000 / r.requests).toFixed(1)} µs/req, longest ${g.maxMs.toFixed(2)} ms)`);
+      const d = probed.loopDelayMs;
+      console.log(`API heap: ${(probed.allocatedBytes / r.requests).toFixed(0)} bytes allocated per request; collections: ${gcs.join(', ') || 'none'}`);
+      console.log(`API event-loop delay (1 ms timer): p50 ${d.p50.toFixed(2)} p90 ${d.p90.toFixed(2)} p99 ${d.p99.toFixed(2)} p99.9 ${d.p999.toFixed(2)} max ${d.max.toFixed(2)} ms`);
+      if (probed.heapProfile) allocationSites(JSON.parse(readFileSync(probed.heapProfile, 'utf8')), r.requests);
+    }
     if (process.env.BENCH_NO_PROFILE === '1') return;
     const exited = new Promise((resolve) => api.child.once('exit', resolve));
     const killed = performance.now();
@@ -125,6 +148,22 @@ async function main() {
     api.child.kill('SIGTERM');
     upstream.kill('SIGTERM');
   }
+}
+
+/** A sampling heap profile's bytes by allocating function (self), per request, largest first. */
+function allocationSites(profile, requests) {
+  const bySite = new Map();
+  let total = 0;
+  const walk = (node) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const site = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|dist)\//, '').replace(/^node:/, 'node:')}:${lineNumber + 1}`;
+    bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    for (const child of node.children) walk(child);
+  };
+  walk(profile.head);
+  console.log(`sampled allocation: ${(total / requests).toFixed(0)} bytes per request; by allocating function:`);
+  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${(bytes / requests).toFixed(0).padStart(7)} B/req  ${site}`);
 }
 
 const INCLUSIVE = [

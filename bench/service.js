@@ -3,7 +3,7 @@
 const { spawn, execFileSync } = require('node:child_process');
 const { createServer } = require('node:net');
 const { join } = require('node:path');
-const { readdirSync, readFileSync } = require('node:fs');
+const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { Client } = require('pg');
 
 const ROOT = join(__dirname, '..');
@@ -49,6 +49,8 @@ async function startGatehouse(env) {
   const port = await freePort();
   // BENCH_PROFILE_DIR=<dir>: the service writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  // BENCH_PROBE_FILE=<file>: bench/server-probe.js in the service (loop delay, collections, allocation; see probe()).
+  if (process.env.BENCH_PROBE_FILE) profile.push('--require', join(__dirname, 'server-probe.js'));
   const child = spawn(process.execPath, ['--no-node-snapshot', ...profile, join(ROOT, 'dist/apps/api/src/main.js'), '--api-only'], {
     cwd: ROOT,
     // No console listener: it would take port 3001 in every service a benchmark starts.
@@ -127,6 +129,22 @@ function startScript(source, env) {
   });
 }
 
+/**
+ * Starts a window of bench/server-probe.js in the service `pid` (started with BENCH_PROBE_FILE set); the function
+ * returned ends it and resolves to what the probe measured: see server-probe.js.
+ */
+function probe(pid) {
+  process.kill(pid, 'SIGUSR2');
+  return async () => {
+    const file = process.env.BENCH_PROBE_FILE;
+    const lines = () => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).length : 0);
+    const before = lines();
+    process.kill(pid, 'SIGUSR2');
+    for (let i = 0; i < 100 && lines() === before; i++) await new Promise((r) => setTimeout(r, 20));
+    return JSON.parse(readFileSync(file, 'utf8').trim().split('\n').pop());
+  };
+}
+
 const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 module.exports = {
@@ -143,4 +161,5 @@ module.exports = {
   childrenOf,
   ECHO_UPSTREAM_SOURCE,
   startScript,
+  probe,
 };

@@ -17,8 +17,8 @@ import { mountOpenApi } from './openapi';
 import { mountConsole } from './http/console';
 import { ProxyInvocation } from './proxy-invocation/proxy-invocation.handler';
 import { applyProxyResponseHeaderPolicy } from './proxy-invocation/response-header-policy';
-import { answeredConsolePreflight, notOnConsoleOrigin, Origins } from './http/console-origin';
-import type { NextFunction, Request, Response } from 'express';
+import { answeredConsolePreflight, notOnConsoleOrigin, onConsoleOrigin, Origins } from './http/console-origin';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 export interface CreateApiAppOptions {
   config: AppConfig;
@@ -48,16 +48,17 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   // No answer of this service is ever sniffed into another type (an error echoing a path stays problem+json).
   app.use(noSniff);
   const observers: Array<(finished: FinishedRequest) => void> = [];
-  if (options.accessLog) observers.push(accessLogWriter(options.accessLog));
+  // Below `info` no access line is written: no observer for it either (LOG_LEVEL is fixed at start).
+  if (options.accessLog?.isLevelEnabled('info')) observers.push(accessLogWriter(options.accessLog));
   if (options.metrics) observers.push(httpMetrics(options.metrics));
   if (observers.length > 0 || tracingEnabled()) app.use(requestObserver(observers));
+  const origins = options.origins ?? new Origins(options.config);
+  // The data plane as one layer, ahead of the 405 matcher and the JSON body parser (it needs neither: it answers its
+  // own 405 and streams its own bodies), so a /proxy request walks as few of express's layers as it can.
+  app.use('/proxy', dataPlane(origins, app.get(ProxyInvocation).handle));
   const express = app.getHttpAdapter().getInstance() as unknown as { router: ExpressRouter };
   app.use(methodNotAllowed(() => express.router));
   app.use(jsonBody(options.config.bodyLimitBytes, '/proxy'));
-  const origins = options.origins ?? new Origins(options.config);
-  // Tenants' bytes are never served on the console's origin; on the API's, every /proxy response (a destination's, a
-  // transform's, an error) is under one header policy.
-  app.use('/proxy', notOnConsoleOrigin('The data plane (/proxy)'), proxyResponses(origins), app.get(ProxyInvocation).handle);
   app.use(['/docs', '/openapi.json', '/openapi.yaml'], notOnConsoleOrigin('The API documentation'));
   mountOpenApi(app);
   mountConsole(app, origins);
@@ -66,13 +67,19 @@ export async function createApiApp(options: CreateApiAppOptions): Promise<NestEx
   return app;
 }
 
-/** The /proxy header policy, shared with the console's origin alone (CORS) for its "Try the proxy". */
-function proxyResponses(origins: Origins) {
+/**
+ * `/proxy`: tenants' bytes are never served on the console's origin; on the API's, every response (a destination's, a
+ * transform's, an error) is under one header policy, shared with the console's origin alone (CORS) for its "Try the
+ * proxy".
+ */
+function dataPlane(origins: Origins, handle: RequestHandler) {
+  const refuseOnConsole = notOnConsoleOrigin('The data plane (/proxy)');
   return (req: Request, res: Response, next: NextFunction): void => {
+    if (onConsoleOrigin(req)) return refuseOnConsole(req, res, next);
     const corsOrigin = origins.corsOriginFor(req);
     applyProxyResponseHeaderPolicy(res, corsOrigin);
     if (corsOrigin !== undefined && answeredConsolePreflight(req, res, corsOrigin)) return;
-    next();
+    handle(req, res, next);
   };
 }
 

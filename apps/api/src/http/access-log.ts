@@ -86,6 +86,8 @@ function routeTemplate(req: Request): string | undefined {
 /** One JSON line per request, at `info`, with `"msg":"request"`. */
 export function accessLogWriter(logger: Logger): (finished: FinishedRequest) => void {
   return ({ method, route, status, durationMs, aborted, record, req }) => {
+    // Below `info` (LOG_LEVEL=warn...) the line is not written: nor is it built.
+    if (!logger.isLevelEnabled('info')) return;
     logger.info(
       {
         kind: 'access',

@@ -1,5 +1,5 @@
 import { Readable, Transform, TransformCallback } from 'node:stream';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 
 /**
  * A body that has already arrived whole (the usual case for small bodies, which come with their headers) as one
@@ -12,18 +12,6 @@ export function arrivedBody(req: Request): Buffer | undefined {
   // Nothing is left to read; let the stream run to its end so the server sees the request consumed.
   req.resume();
   return body ?? undefined;
-}
-
-/**
- * Pipes the destination's body to the client. Plain pipe() rather than stream.pipeline, which costs an
- * AbortController per call; failures on either side are wired by hand.
- */
-export function streamResponse(body: Readable, res: Response): void {
-  body.once('error', () => res.destroy());
-  res.once('close', () => {
-    if (!res.writableFinished) body.destroy();
-  });
-  body.pipe(res);
 }
 
 /**

@@ -4,15 +4,16 @@ import type { NextFunction, Request, Response } from 'express';
 import { Dispatcher } from 'undici';
 import { Proxy, RateLimiter, requireContainedPath, ResolveProxyForInvocation } from '@gatehouse/domain';
 import { Reactor, TransformInput, TransformResult } from '@gatehouse/reactor';
-import { inSpan } from '@gatehouse/runtime/tracing';
+import { inSpan, tracingEnabled } from '@gatehouse/runtime/tracing';
 import { AccessRecord, accessRecord } from '../http/access-log';
 import { clientAddressOf } from '../http/client-address';
 import { hasBody } from '../http/json-body';
 import { problem, sendProblem } from '../http/problem-details';
 import { enforceRateLimits } from '../rate-limits/rate-limit-headers';
-import { arrivedBody, limitedStream, readBounded, streamResponse } from './body-streams';
+import { arrivedBody, limitedStream, readBounded } from './body-streams';
+import { DestinationHead, readWhole, streamToClient } from './destination-call';
 import { callerCasedHeaders, DESTINATION_STATUS_HEADER, forwardableHeaders, HeaderMap, outgoingHeaders } from './forwarded-headers';
-import { DestinationError, PayloadTooLargeError, ProxyFailures, ResponseTooLargeError } from './proxy-failures';
+import { PayloadTooLargeError, ProxyFailures, ResponseTooLargeError } from './proxy-failures';
 import { sendPayload, sendTransformError, setHeaders } from './proxy-responses';
 import { destinationOf, MOUNT, parseTarget, PROXY_KEY_PARAMETER, queryObject } from './proxy-target';
 import { ProxyDetokenization } from './proxy-detokenization';
@@ -130,7 +131,6 @@ export class ProxyInvocation implements OnApplicationShutdown {
       request.body = detokenized?.body ?? (hasBody(req) ? (arrivedBody(req) ?? limitedStream(req, this.settings.bodyLimitBytes, () => new PayloadTooLargeError())) : undefined);
     }
 
-    let upstream: Dispatcher.ResponseData;
     const outgoing = request.headers as HeaderMap;
     // The service's own correlation, whatever a transform did with the headers: the request id, and the caller's
     // trace (as it came, or through this service's destination span when tracing is on).
@@ -141,27 +141,26 @@ export class ProxyInvocation implements OnApplicationShutdown {
       if (typeof value === 'string') outgoing[name] = value;
     }
     const sent = performance.now();
-    try {
-      upstream = await inSpan('proxy destination', 'client', { 'gatehouse.proxy_id': proxy.id, 'server.address': destination.origin, 'http.request.method': req.method }, (trace) => {
-        if (trace) Object.assign(outgoing, trace);
-        return this.dispatcher.request(request);
-      });
-    } catch (error) {
-      throw new DestinationError(error);
-    } finally {
+    const headIn = (head: DestinationHead) => {
       record.destinationMs = performance.now() - sent;
-    }
-    record.destinationStatus = upstream.statusCode;
+      record.destinationStatus = head.statusCode;
+    };
 
     if (!proxy.responseTransform) {
-      res.statusCode = upstream.statusCode;
-      setHeaders(res, forwardableHeaders(upstream.headers as HeaderMap));
-      res.setHeader(DESTINATION_STATUS_HEADER, String(upstream.statusCode));
-      streamResponse(upstream.body, res);
-      return;
+      // Streamed: the head's status and headers are set as it arrives, the body written as it comes.
+      return this.exchange(req, proxy, destination.origin, outgoing, sent, () =>
+        streamToClient(this.dispatcher, request, res, (head) => {
+          headIn(head);
+          res.statusCode = head.statusCode;
+          setHeaders(res, forwardableHeaders(head.headers as HeaderMap));
+          res.setHeader(DESTINATION_STATUS_HEADER, String(head.statusCode));
+        }),
+      );
     }
 
-    const raw = await this.readDestinationBody(upstream);
+    const upstream = await this.exchange(req, proxy, destination.origin, outgoing, sent, () =>
+      readWhole(this.dispatcher, request, this.settings.bodyLimitBytes, () => new ResponseTooLargeError(), headIn),
+    );
     const result = await this.transform(record, proxy, 'response', {
       tenantId: proxy.tenantId,
       code: proxy.responseTransform.code,
@@ -170,7 +169,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
         headers: forwardableHeaders(upstream.headers as HeaderMap),
         status: upstream.statusCode,
       },
-      rawBody: rawBodyOf(raw, upstream.headers['content-type']),
+      rawBody: rawBodyOf(upstream.body, upstream.headers['content-type']),
       payloadResult: true,
       configuration: proxy.configuration ?? {},
       svc: this.svc.bridgeFor(proxy),
@@ -187,12 +186,20 @@ export class ProxyInvocation implements OnApplicationShutdown {
     return arrivedBody(req) ?? readBounded(req, this.settings.bodyLimitBytes, () => new PayloadTooLargeError());
   }
 
-  private async readDestinationBody(upstream: Dispatcher.ResponseData): Promise<Buffer> {
+  /**
+   * The exchange with the destination (`call`), in its span when tracing is on. A failure is the destination's
+   * (DestinationError: 502 or 504) or the response's size (ResponseTooLargeError); its time is recorded as well.
+   */
+  private async exchange<T>(req: Request, proxy: Proxy, origin: string, outgoing: HeaderMap, sent: number, call: () => Promise<T>): Promise<T> {
     try {
-      return await readBounded(upstream.body, this.settings.bodyLimitBytes, () => new ResponseTooLargeError());
+      if (!tracingEnabled()) return await call();
+      return await inSpan('proxy destination', 'client', { 'gatehouse.proxy_id': proxy.id, 'server.address': origin, 'http.request.method': req.method }, (trace) => {
+        if (trace) Object.assign(outgoing, trace);
+        return call();
+      });
     } catch (error) {
-      if (error instanceof ResponseTooLargeError) throw error;
-      throw new DestinationError(error);
+      accessRecord(req).destinationMs ??= performance.now() - sent;
+      throw error;
     }
   }
 

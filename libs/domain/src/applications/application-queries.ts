@@ -8,6 +8,7 @@ import { looksLikeApiKey, hashApiKey } from './api-key';
 import { Application } from './application';
 import { ApplicationFilter, ApplicationRepository } from './application.repository';
 import { Principal, principalOf } from './principal';
+import type { Proxy } from '../proxies/proxy';
 
 export class GetApplication {
   constructor(private readonly applications: ApplicationRepository) {}
@@ -88,9 +89,9 @@ export class AuthenticateApiKey {
     this.throttle?.check(client, () => proxyCredential(proxyKey));
   }
 
-  /** A proxy key named a proxy for `client`: served from there even while the address is blocked. */
-  acceptedProxyKey(client: ClientAddress, proxyKey: string): void {
-    if (this.throttle?.policy) this.throttle.succeeded(client, proxyCredential(proxyKey));
+  /** `proxy`'s key named it for `client`: served from there even while the address is blocked. */
+  acceptedProxyKey(client: ClientAddress, proxy: Proxy): void {
+    if (this.throttle?.policy) this.throttle.succeeded(client, proxyCredentialOf(proxy));
   }
 
   private async refuse(client: ClientAddress, message: string): Promise<never> {
@@ -141,4 +142,18 @@ export class AuthenticateApiKey {
 /** What the throttle remembers a proxy key by: a hash, apart from API keys' hashes. */
 function proxyCredential(proxyKey: string): string {
   return `proxy:${hashApiKey(proxyKey)}`;
+}
+
+/**
+ * A proxy's key's credential, hashed once per Proxy object: a caching repository hands every invocation of a proxy the
+ * same (frozen) object until the proxy changes, and a hash per request is what the throttle would cost otherwise.
+ */
+const credentials = new WeakMap<Proxy, string>();
+function proxyCredentialOf(proxy: Proxy): string {
+  let credential = credentials.get(proxy);
+  if (credential === undefined) {
+    credential = proxyCredential(proxy.key);
+    credentials.set(proxy, credential);
+  }
+  return credential;
 }

@@ -49,7 +49,7 @@ export class ResolveProxyForInvocation {
     this.authenticate.checkClient(client, proxyKey);
     const proxy = looksLikeProxyKey(proxyKey) ? await this.proxies.findByKey(proxyKey) : null;
     if (!proxy) return this.authenticate.refuseProxyKey(client, new NotFoundError('Proxy'));
-    this.authenticate.acceptedProxyKey(client, proxyKey);
+    this.authenticate.acceptedProxyKey(client, proxy);
     if (!proxy.requireAuth) return { proxy, limits: proxyLimits(proxy) };
     const { principal } = await this.authenticate.execute(apiKey, client);
     if (principal.tenantId !== proxy.tenantId) {
