@@ -12,7 +12,8 @@ import { as, auditEvents, Caller, createApplication, newTenant } from './applica
  * run it, against the API listening on a port over the real database. Every change is an ordinary API call, so each
  * leaves its audit record.
  */
-jest.setTimeout(120_000);
+// Each command is a process (1-3 s idle; several times that on a loaded machine), up to nine of them a test.
+jest.setTimeout(300_000);
 
 const REQUEST_CODE = "module.exports = async function (req) {\n  return { body: req.args.body, headers: { ...req.args.headers, 'x-api-key': req.configuration.API_KEY } };\n};\n";
 
@@ -278,6 +279,27 @@ proxies:
     expect((await gatehouse(admin, ['diff'])).code).toBe(1);
     expect((await gatehouse(admin, ['diff', '-f', file, '--bogus'])).code).toBe(1);
     expect(await changesBy(admin)).toEqual([]);
+  });
+
+  it('stops at a change the service refuses, saying what was made before it, and still shows the new keys', async () => {
+    const admin = await newTenant(t);
+    const file = workspace(
+      'refused',
+      `version: 1
+applications:
+  - { name: early, type: public, permissions: [token:create] }
+proxies:
+  - { name: internal, destination_url: "https://10.0.0.1/x" }
+`,
+    );
+    const result = await gatehouse(admin, ['apply', '-f', file]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/created application "early"\n[^]*\n {2}early: key_\w+\n$/);
+    expect(result.stderr).toBe(
+      'gatehouse: creating proxy "internal": 400 One or more validation errors occurred: destination_url must not be a private, loopback, link-local or otherwise non-public address (1 of 2 changes were made before it; gatehouse diff shows what is left)\n',
+    );
+    const diff = await gatehouse(admin, ['diff', '-f', file]);
+    expect(diff.stdout).toContain('  + proxy "internal" -> https://10.0.0.1/x\n\nPlan: 1 to create, 0 to update, 0 to delete, 1 unchanged.');
   });
 
   it('tells a management key what it lacks before changing anything', async () => {

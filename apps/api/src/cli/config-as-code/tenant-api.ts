@@ -80,7 +80,7 @@ export function describeFailure(api: TenantApi, what: string, error: unknown): E
         : status === 403
           ? ' (the management key may not do this: give its application the permission, or use another key)'
           : '';
-    return new ApiCallError(`${what}: ${status} ${problem.title}${detail ? `: ${detail}` : ''}${hint}`, status);
+    return new ApiCallError(`${what}: ${status} ${problem.title.replace(/\.$/, '')}${detail ? `: ${detail}` : ''}${hint}`, status);
   }
   if (error instanceof DOMException && error.name === 'TimeoutError') return new ApiCallError(`${what}: ${api.url} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
