@@ -1,14 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { createRequire } from 'node:module';
-import { Reactor } from './index';
-import { okBody } from '../test/support/reactor-results';
-import { ensureSandboxModules } from '../test/support/sandbox-modules';
+import { describeAgainstNode } from '../test/support/node-diff';
 
 /**
  * Differential tests of the built-in modules: each case runs in Node itself and in a real sandbox, on the same inputs,
  * and must give the same JSON. Cases are deterministic (random or padded-random outputs are checked by a round trip).
  */
-const nodeRequire = createRequire(__filename);
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256', publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
 const ed = generateKeyPairSync('ed25519', { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
@@ -98,32 +94,4 @@ const CASES: Record<string, Record<string, string>> = {
   },
 };
 
-function encode(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v)));
-}
-
-describe('Built-in modules: the same results as Node', () => {
-  let reactor: Reactor;
-  beforeAll(() => {
-    ensureSandboxModules();
-    reactor = new Reactor({ poolSize: 1, timeoutMs: 20000 });
-  });
-  afterAll(() => reactor.close());
-
-  for (const [module, cases] of Object.entries(CASES)) {
-    describe(module, () => {
-      for (const [name, code] of Object.entries(cases)) {
-        it(name, async () => {
-          const inNode = encode(await (new Function('require', 'cfg', `return (async () => { ${code} })();`) as (r: NodeJS.Require, c: unknown) => Promise<unknown>)(nodeRequire, KEYS));
-          const result = await reactor.run({
-            tenantId: 'tenant-diff',
-            code: `module.exports = async (req) => { const cfg = JSON.parse(req.configuration.KEYS); return { body: { value: await (async () => { ${code} })() } }; };`,
-            args: { body: null, headers: {} },
-            configuration: { KEYS: JSON.stringify(KEYS) },
-          });
-          expect(encode(okBody(result).value)).toEqual(inNode);
-        });
-      }
-    });
-  }
-});
+describeAgainstNode('Built-in modules: the same results as Node', CASES, () => KEYS);

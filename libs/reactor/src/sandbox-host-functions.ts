@@ -2,6 +2,7 @@ import { createHmac, getHashes, hash, randomBytes, randomUUID } from 'node:crypt
 import { types } from 'node:util';
 import type { Invocation } from './invocation';
 import { cryptoCall, newCryptoState, type CryptoState } from './sandbox-crypto';
+import { exchangeCall, newExchangeState, type ExchangeState } from './sandbox-crypto-exchange';
 import { subtleCall } from './sandbox-subtle';
 import { crc32, zlibCall, zlibConstants } from './sandbox-zlib';
 
@@ -15,6 +16,8 @@ export interface ContextBinding {
   loadModule?: (name: string) => string | null;
   /** The ciphers this context's transform has open (made on first use). */
   crypto?: CryptoState;
+  /** The Diffie-Hellman objects this context keeps (made on first use; kept across the runs of a warm context). */
+  exchange?: ExchangeState;
 }
 
 /** Every digest OpenSSL offers Node here; HMAC_BLOCKS those whose HMAC is computed over the one-shot hash. */
@@ -97,6 +100,7 @@ export function createHostFunction(binding: ContextBinding, limits: HostFunction
           return [true, undefined];
         default:
           if (typeof op === 'string' && op.startsWith('c.')) return cryptoCall((binding.crypto ??= newCryptoState()), op.slice(2), a, b, c, d);
+          if (typeof op === 'string' && op.startsWith('x.')) return exchangeCall((binding.exchange ??= newExchangeState()), op.slice(2), a, b, c);
           return [false, 'unsupported operation'];
       }
     } catch {

@@ -33,6 +33,7 @@ export const RUNTIME_FILES = [
   'fetch.js',
   'crypto.js',
   'crypto-native.js',
+  'crypto-exchange.js',
   'crypto-subtle.js',
   'process.js',
   'zlib.js',

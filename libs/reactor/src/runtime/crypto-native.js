@@ -2,7 +2,7 @@
 // sandbox process (sandbox-crypto.ts) on bytes copied out of the isolate.
 /* global ErrorCtor, JSONParse, PromiseCtor, PromiseThen, RangeErrorCtor, TypeErrorCtor, U8, WeakMapCtor,
    WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, define, encodeString, lazy, raiseFatal, toBuffer */
-/* exported addNativeCrypto, keyObjectState, keySpec, makeKeyObject */
+/* exported addNativeCrypto, cryptoBytes, keyObjectState, keySpec, makeKeyObject, out */
 const keyObjectState = new WeakMapCtor();
 const getCryptoLists = lazy(function () { return JSONParse(callHost('c.cryptoLists')); });
 

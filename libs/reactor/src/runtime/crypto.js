@@ -1,5 +1,5 @@
 // The sandbox runtime: require('crypto').
-/* global ErrorCtor, addNativeCrypto, getSubtle, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
+/* global ErrorCtor, addExchangeCrypto, addNativeCrypto, getSubtle, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
    TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, checkSize,
    encodeString, lazy, lazyGlobal, limits, normalizeEncoding, toBuffer, utf8Encode */
 /* exported getCrypto */
@@ -115,7 +115,7 @@ const getCrypto = lazy(function () {
     randomUUID: function randomUUID() { return callHost('randomUUID'); },
   };
   Object.defineProperty(webcrypto, 'subtle', { enumerable: true, get: getSubtle });
-  const cryptoModule = ObjectFreeze(addNativeCrypto({
+  const cryptoModule = ObjectFreeze(addExchangeCrypto(addNativeCrypto({
     webcrypto: webcrypto,
     subtle: webcrypto.subtle,
     getRandomValues: webcrypto.getRandomValues,
@@ -132,7 +132,7 @@ const getCrypto = lazy(function () {
       for (let i = 0; i < x.byteLength; i++) diff |= x[i] ^ y[i];
       return diff === 0;
     },
-  }));
+  })));
 
   return cryptoModule;
 });
