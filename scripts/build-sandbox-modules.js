@@ -8,8 +8,14 @@
 // `require('buffer')` reaches the sandbox's own registry (libs/reactor/src/runtime/modules.js), so every package
 // shares the runtime's Buffer, crypto and zlib, which run natively in the sandbox process.
 //
-// Run by `npm run build` (scripts/build.js); `--if-stale` rebuilds only when package-lock.json or this script is
-// newer than the manifest.
+// Then it makes their V8 code caches (libs/reactor/src/module-code-cache.ts), so that a sandbox process loads a bundle's
+// bytecode instead of compiling it on the first `require`.
+//
+// Run by `npm run build` (scripts/build.js); `--if-stale` rebuilds the bundles only when package-lock.json or this
+// script is newer than the manifest, and the code caches only when they are missing, older than the bundles, or made by
+// another V8. `--code-cache-only` makes the code caches alone (when stale): the image runs it with its own Node, which
+// may not be the one that built (see the Dockerfile).
+const { spawnSync } = require('node:child_process');
 const { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const { builtinModules } = require('node:module');
 const { dirname, join } = require('node:path');
@@ -17,6 +23,7 @@ const { dirname, join } = require('node:path');
 const root = join(__dirname, '..');
 const out = join(root, 'dist', 'sandbox-modules');
 const manifestPath = join(out, 'manifest.json');
+const codeCachePath = join(out, 'code-cache.json');
 
 const stdlib = () => require('node-stdlib-browser');
 // Built-in modules served from a polyfill, with the polyfill's packages (for the docs) (the rest of the built-ins the runtime answers itself: buffer, crypto,
@@ -120,8 +127,37 @@ async function bundle(esbuild, name, entry, kind) {
   return `__gatehouse_module(function (exports, require, module, __filename, __dirname) {\n${code}\n});\n`;
 }
 
+function codeCacheIsStale() {
+  if (!existsSync(codeCachePath)) return true;
+  if (statSync(manifestPath).mtimeMs > statSync(codeCachePath).mtimeMs) return true;
+  try {
+    return JSON.parse(readFileSync(codeCachePath, 'utf8')).v8 !== process.versions.v8;
+  } catch {
+    return true;
+  }
+}
+
+// The producer runs the bundles in a sandbox isolate, in a process started as the sandbox processes are (the same
+// arguments: V8 takes a cache only under the flags that made it): compiled, or from the sources when never built.
+function makeCodeCaches() {
+  const compiled = join(root, 'dist', 'libs', 'reactor', 'src', 'code-cache-child.js');
+  const args = existsSync(compiled)
+    ? [compiled]
+    : ['--require', join(root, 'libs', 'reactor', 'test', 'support', 'register-ts.js'), join(root, 'libs', 'reactor', 'src', 'code-cache-child.ts')];
+  const run = spawnSync(process.execPath, ['--no-node-snapshot', '--disable-warning=ExperimentalWarning', ...args], { stdio: 'inherit', cwd: root });
+  // Without caches every module still loads (compiled from its source): a failure here is reported, not fatal.
+  if (run.status !== 0) rmSync(codeCachePath, { force: true });
+}
+
 async function main() {
-  if (process.argv.includes('--if-stale') && !isStale()) return;
+  if (process.argv.includes('--code-cache-only')) {
+    if (existsSync(manifestPath) && codeCacheIsStale()) makeCodeCaches();
+    return;
+  }
+  if (process.argv.includes('--if-stale') && !isStale()) {
+    if (codeCacheIsStale()) makeCodeCaches();
+    return;
+  }
   const esbuild = require('esbuild');
   const started = Date.now();
   rmSync(out, { recursive: true, force: true });
@@ -159,6 +195,7 @@ async function main() {
       `${failures.length ? `; not bundled: ${failures.join('; ')}` : ''}\n`,
   );
   if (failures.length) process.exitCode = 1;
+  else makeCodeCaches();
 }
 
 if (!existsSync(dirname(out))) mkdirSync(dirname(out), { recursive: true });

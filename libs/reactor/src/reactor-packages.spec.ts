@@ -50,7 +50,11 @@ describe('Reactor: every allowlisted package loads and runs', () => {
       args: { body: null, headers: {} },
       configuration: {},
     });
+    const stats = reactor.stats();
     await reactor.close();
     expect(okBody(result)).toBe(EXPECTED[name]);
+    // Every bundle it loaded came from the build's code cache (made by the build's producer, accepted by this process).
+    expect(stats.modulesCompiled).toBeGreaterThan(0);
+    expect(stats).toMatchObject({ modulesFromCodeCache: stats.modulesCompiled, modulesCodeCacheRejected: 0 });
   });
 });

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { PoolUnavailableError, SandboxPool } from './sandbox-pool';
 import { SandboxProcess, type RunOutcome } from './sandbox-process';
-import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
+import { newCounters, type SandboxCounters, type SandboxProcessSettings } from './sandbox-protocol';
 import { proxyErrorResult } from './transform-errors';
 import { isTransformStatus, proxyErrorBody, transformHeaders } from './transform-contract';
 import { transformCodeHash } from './transform-source';
@@ -48,6 +48,41 @@ export function sandboxHeadroomMb(memoryLimitMb: number): number {
   return 2 * memoryLimitMb + PROCESS_OVERHEAD_MB;
 }
 
+/** What every sandbox process of a reactor starts with (also the code-cache producer's, with a larger heap). */
+export function sandboxSettings(options: ReactorOptions, memoryLimitMb: number, timeoutMs: number, maxResultLength: number): SandboxProcessSettings {
+  return {
+    memoryLimitMb,
+    timeoutMs,
+    maxSvcRequests: positive(options.maxSvcRequests, REACTOR_DEFAULTS.maxSvcRequests),
+    maxResultLength,
+    maxCachedScripts: positive(options.maxCachedScripts, REACTOR_DEFAULTS.maxCachedScripts),
+    // A quarter of the heap at most (characters of source; bytecode is a few times smaller).
+    maxCachedSourceLength: Math.floor((memoryLimitMb * 1024 * 1024) / 4),
+    maxLogLines: REACTOR_DEFAULTS.maxLogLines,
+    maxLogLineLength: REACTOR_DEFAULTS.maxLogLineLength,
+    maxTimers: REACTOR_DEFAULTS.maxTimers,
+    // A transform cannot hold more than its heap anyway; this only makes the failure a clear RangeError.
+    maxBufferLength: Math.min(REACTOR_DEFAULTS.maxBufferLength, memoryLimitMb * 1024 * 1024),
+    // One 8-byte slot per element: an array this long already fills the whole heap.
+    maxElements: Math.floor((memoryLimitMb * 1024 * 1024) / 8),
+    maxStringLength: memoryLimitMb * 1024 * 1024,
+    // Measured: a 64 MiB isolate survives Maps and Sets of this size (heap/128 entries) on a full heap.
+    maxCollectionEntries: Math.floor((memoryLimitMb * 1024 * 1024) / 128),
+    maxDigestInput: REACTOR_DEFAULTS.maxDigestInput,
+    maxRandomBytes: REACTOR_DEFAULTS.maxRandomBytes,
+    maxOutboundRequests: REACTOR_DEFAULTS.maxOutboundRequests,
+    maxOutboundConnections: REACTOR_DEFAULTS.maxOutboundConnections,
+    maxOutboundBodyBytes: Math.min(REACTOR_DEFAULTS.maxOutboundBodyBytes, Math.floor((memoryLimitMb * 1024 * 1024) / 8)),
+    outboundAllowHttp: options.outbound?.allowHttp === true,
+    outboundAllowedCidrs: [...(options.outbound?.allowedPrivateCidrs ?? [])],
+    ...(options.outbound?.hosts ? { outboundHosts: options.outbound.hosts } : {}),
+  };
+}
+
+/** Counters that add up over the sandbox processes a reactor ever had (the others describe the live ones). */
+const CUMULATIVE = ['contextsCreated', 'warmInvocations', 'modulesCompiled', 'modulesFromCodeCache', 'modulesCodeCacheRejected'] as const;
+type CumulativeCounter = (typeof CUMULATIVE)[number];
+
 /**
  * Runs tenant-written transforms in sandbox processes (SandboxProcess), shared fairly between
  * tenants (SandboxPool). `run` never rejects: every failure (the tenant's, a timeout, a full pool) is
@@ -64,7 +99,7 @@ export class Reactor {
   private timeouts = 0;
   private deaths = 0;
   /** Counters of sandbox processes that are gone, so the totals survive their replacement. */
-  private readonly retired: Pick<SandboxCounters, 'contextsCreated' | 'warmInvocations'> = { contextsCreated: 0, warmInvocations: 0 };
+  private readonly retired: Pick<SandboxCounters, CumulativeCounter> = { contextsCreated: 0, warmInvocations: 0, modulesCompiled: 0, modulesFromCodeCache: 0, modulesCodeCacheRejected: 0 };
   private readonly codeHashes = new CodeHashes();
   private queueWaitListener: ((seconds: number, outcome: QueueWaitOutcome) => void) | null = null;
   private outboundListener: ((seconds: number, outcome: string) => void) | null = null;
@@ -74,33 +109,7 @@ export class Reactor {
     this.maxCodeLength = positive(options.maxCodeLength, REACTOR_DEFAULTS.maxCodeLength);
     this.maxResultLength = positive(options.maxResultLength, REACTOR_DEFAULTS.maxResultLength);
     const memoryLimitMb = Math.max(8, positive(options.memoryLimitMb, REACTOR_DEFAULTS.memoryLimitMb));
-    const settings: SandboxProcessSettings = {
-      memoryLimitMb,
-      timeoutMs: this.timeoutMs,
-      maxSvcRequests: positive(options.maxSvcRequests, REACTOR_DEFAULTS.maxSvcRequests),
-      maxResultLength: this.maxResultLength,
-      maxCachedScripts: positive(options.maxCachedScripts, REACTOR_DEFAULTS.maxCachedScripts),
-      // A quarter of the heap at most (characters of source; bytecode is a few times smaller).
-      maxCachedSourceLength: Math.floor((memoryLimitMb * 1024 * 1024) / 4),
-      maxLogLines: REACTOR_DEFAULTS.maxLogLines,
-      maxLogLineLength: REACTOR_DEFAULTS.maxLogLineLength,
-      maxTimers: REACTOR_DEFAULTS.maxTimers,
-      // A transform cannot hold more than its heap anyway; this only makes the failure a clear RangeError.
-      maxBufferLength: Math.min(REACTOR_DEFAULTS.maxBufferLength, memoryLimitMb * 1024 * 1024),
-      // One 8-byte slot per element: an array this long already fills the whole heap.
-      maxElements: Math.floor((memoryLimitMb * 1024 * 1024) / 8),
-      maxStringLength: memoryLimitMb * 1024 * 1024,
-      // Measured: a 64 MiB isolate survives Maps and Sets of this size (heap/128 entries) on a full heap.
-      maxCollectionEntries: Math.floor((memoryLimitMb * 1024 * 1024) / 128),
-      maxDigestInput: REACTOR_DEFAULTS.maxDigestInput,
-      maxRandomBytes: REACTOR_DEFAULTS.maxRandomBytes,
-      maxOutboundRequests: REACTOR_DEFAULTS.maxOutboundRequests,
-      maxOutboundConnections: REACTOR_DEFAULTS.maxOutboundConnections,
-      maxOutboundBodyBytes: Math.min(REACTOR_DEFAULTS.maxOutboundBodyBytes, Math.floor((memoryLimitMb * 1024 * 1024) / 8)),
-      outboundAllowHttp: options.outbound?.allowHttp === true,
-      outboundAllowedCidrs: [...(options.outbound?.allowedPrivateCidrs ?? [])],
-      ...(options.outbound?.hosts ? { outboundHosts: options.outbound.hosts } : {}),
-    };
+    const settings = sandboxSettings(options, memoryLimitMb, this.timeoutMs, this.maxResultLength);
     const onCatastrophicError = (message: string) => {
       this.catastrophicErrors++;
       options.onCatastrophicError?.(message);
@@ -129,8 +138,7 @@ export class Reactor {
           onOutbound: (ms, outcome) => this.outboundListener?.(ms / 1000, outcome),
         });
         void sandbox.exitedOnce().then(() => {
-          this.retired.contextsCreated += sandbox.counters.contextsCreated;
-          this.retired.warmInvocations += sandbox.counters.warmInvocations;
+          for (const name of CUMULATIVE) this.retired[name] += sandbox.counters[name];
         });
         return sandbox;
       },
@@ -238,22 +246,17 @@ export class Reactor {
   }
 
   stats(): ReactorStats {
-    const live = { contextsCreated: 0, warmInvocations: 0, compiledScripts: 0, warmContexts: 0 };
+    const live = newCounters();
     const pids: number[] = [];
     for (const sandbox of this.pool.sandboxes()) {
-      live.contextsCreated += sandbox.counters.contextsCreated;
-      live.warmInvocations += sandbox.counters.warmInvocations;
-      live.compiledScripts += sandbox.counters.compiledScripts;
-      live.warmContexts += sandbox.counters.warmContexts;
+      for (const name of Object.keys(live) as (keyof SandboxCounters)[]) live[name] += sandbox.counters[name];
       if (sandbox.pid !== undefined) pids.push(sandbox.pid);
     }
+    for (const name of CUMULATIVE) live[name] += this.retired[name];
     return {
       ...this.pool.stats(),
       pids,
-      compiledScripts: live.compiledScripts,
-      warmContexts: live.warmContexts,
-      contextsCreated: this.retired.contextsCreated + live.contextsCreated,
-      warmInvocations: this.retired.warmInvocations + live.warmInvocations,
+      ...live,
       timeouts: this.timeouts,
       crashes: this.deaths,
       catastrophicErrors: this.catastrophicErrors,

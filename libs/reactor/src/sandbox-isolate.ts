@@ -1,7 +1,7 @@
 import ivm from 'isolated-vm';
 import type { Invocation } from './invocation';
 import { createHostFunction, HASHES, type ContextBinding } from './sandbox-host-functions';
-import type { SandboxCounters, SandboxProcessSettings } from './sandbox-protocol';
+import { newCounters, type SandboxCounters, type SandboxProcessSettings } from './sandbox-protocol';
 import { SANDBOX_RUNTIME_FILENAME, SANDBOX_RUNTIME_SOURCE } from './sandbox-runtime';
 import { bundledModules, ModuleScripts } from './sandbox-modules';
 import { ResidentPeak } from './resident-peak';
@@ -55,7 +55,7 @@ export class SandboxIsolate {
   /** Used heap after the last run, in bytes. */
   private usedHeap = 0;
   private readonly residentPeak = new ResidentPeak();
-  readonly counters: SandboxCounters = { contextsCreated: 0, warmInvocations: 0, compiledScripts: 0, warmContexts: 0 };
+  readonly counters: SandboxCounters = newCounters();
 
   constructor(
     private readonly settings: SandboxProcessSettings,
@@ -188,6 +188,11 @@ export class SandboxIsolate {
     }
   }
 
+  /** The code cache of a bundled module this isolate compiled and ran (the build's producer: ModuleScripts.produceCodeCache). */
+  moduleCodeCache(name: string): ArrayBuffer | null {
+    return this.modules.produceCodeCache(name);
+  }
+
   dispose(): void {
     if (!this.isolate.isDisposed) this.isolate.dispose();
     this.residentPeak.close();
@@ -268,6 +273,9 @@ export class SandboxIsolate {
   private updateCounters(): void {
     this.counters.compiledScripts = this.scripts.size;
     this.counters.warmContexts = this.warm.size;
+    this.counters.modulesCompiled = this.modules.counts.compiled;
+    this.counters.modulesFromCodeCache = this.modules.counts.fromCodeCache;
+    this.counters.modulesCodeCacheRejected = this.modules.counts.codeCacheRejected;
   }
 }
 

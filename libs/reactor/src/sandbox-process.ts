@@ -8,6 +8,7 @@ import {
   frameFields,
   FrameReader,
   FrameWriter,
+  newCounters,
   SANDBOX_SETTINGS_ENV,
   stringField,
   type FailureKind,
@@ -53,9 +54,15 @@ export type RunOutcome =
    */
   | { kind: 'requeue' };
 
+/**
+ * Node's arguments of every sandbox process. The build's code-cache producer (code-cache-child.ts) runs with the same,
+ * as V8 accepts a code cache only under the flags that made it.
+ */
+export const SANDBOX_EXEC_ARGV = ['--no-node-snapshot', '--disable-warning=ExperimentalWarning'] as const;
+
 /** The entry of a sandbox process, and how to run it: compiled, or from the TypeScript sources under Jest. */
 function childEntry(): { module: string; execArgv: string[] } {
-  const execArgv = ['--no-node-snapshot', '--disable-warning=ExperimentalWarning'];
+  const execArgv = [...SANDBOX_EXEC_ARGV];
   if (__filename.endsWith('.js')) return { module: join(__dirname, 'sandbox-child.js'), execArgv };
   return { module: join(__dirname, 'sandbox-child.ts'), execArgv: [...execArgv, '--require', join(__dirname, '..', 'test', 'support', 'register-ts.js')] };
 }
@@ -101,7 +108,7 @@ export class SandboxProcess {
   private readonly exitedPromise: Promise<void>;
   private readyFrame: ((vmSizeKb: number) => void) | null = null;
   readonly ready: Promise<void>;
-  readonly counters: SandboxCounters = { contextsCreated: 0, warmInvocations: 0, compiledScripts: 0, warmContexts: 0 };
+  readonly counters: SandboxCounters = newCounters();
 
   constructor(private readonly options: SandboxProcessOptions) {
     const entry = childEntry();

@@ -63,25 +63,27 @@ export const TO_HOST_FD = 4;
  */
 export type FailureKind = 'load' | 'timeout' | 'memory' | 'error';
 
-/** Counters of one sandbox process, reported with every answer. */
-export interface SandboxCounters {
-  contextsCreated: number;
-  warmInvocations: number;
-  compiledScripts: number;
-  warmContexts: number;
+/**
+ * Counters of one sandbox process, reported with every answer, in this order. `modules*`: bundled modules compiled in
+ * the process, those compiled from the build's code cache, and code caches V8 refused (see module-code-cache.ts).
+ */
+const COUNTERS = ['contextsCreated', 'warmInvocations', 'compiledScripts', 'warmContexts', 'modulesCompiled', 'modulesFromCodeCache', 'modulesCodeCacheRejected'] as const;
+export type SandboxCounters = Record<(typeof COUNTERS)[number], number>;
+
+export function newCounters(): SandboxCounters {
+  return Object.fromEntries(COUNTERS.map((name) => [name, 0])) as SandboxCounters;
 }
 
 export function encodeCounters(c: SandboxCounters): string {
-  return `${c.contextsCreated},${c.warmInvocations},${c.compiledScripts},${c.warmContexts}`;
+  return COUNTERS.map((name) => c[name]).join(',');
 }
 
 /** Reads counters into `into`; a field that is not a count leaves it as it was. */
 export function decodeCounters(text: string, into: SandboxCounters): void {
-  const [contextsCreated, warmInvocations, compiledScripts, warmContexts] = text.split(',', 4).map(Number);
-  if (Number.isSafeInteger(contextsCreated)) into.contextsCreated = contextsCreated;
-  if (Number.isSafeInteger(warmInvocations)) into.warmInvocations = warmInvocations;
-  if (Number.isSafeInteger(compiledScripts)) into.compiledScripts = compiledScripts;
-  if (Number.isSafeInteger(warmContexts)) into.warmContexts = warmContexts;
+  const values = text.split(',', COUNTERS.length).map(Number);
+  COUNTERS.forEach((name, i) => {
+    if (Number.isSafeInteger(values[i])) into[name] = values[i]!;
+  });
 }
 
 /**

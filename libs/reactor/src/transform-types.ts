@@ -152,4 +152,10 @@ export interface ReactorStats {
   crashes: number;
   /** Isolates V8 lost control of (out of memory inside one builtin call); each cost its sandbox process. */
   catastrophicErrors: number;
+  /** Bundled modules compiled by the sandbox processes (each on its first `require` in a process). */
+  modulesCompiled: number;
+  /** Of those, the ones compiled from the build's code cache (see module-code-cache.ts). */
+  modulesFromCodeCache: number;
+  /** Code caches V8 refused (made by another V8 or with other flags): those modules were compiled from their source. */
+  modulesCodeCacheRejected: number;
 }
