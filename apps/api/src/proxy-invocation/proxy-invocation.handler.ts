@@ -90,7 +90,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
     record.proxyId = proxy.id;
     record.tenantId = proxy.tenantId;
     if (proxy.applicationId) record.applicationId = proxy.applicationId;
-    await enforceRateLimits(this.rateLimiter, res, limits);
+    if (limits.length > 0) await enforceRateLimits(this.rateLimiter, res, limits);
     // A proxy with require_auth (a caller's key): its {{ <token id> }} expressions, with that key, before anything else.
     const detokenized = caller ? await this.detokenization.apply(req, caller, () => this.readBody(req)) : undefined;
 

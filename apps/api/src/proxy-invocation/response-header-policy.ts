@@ -34,6 +34,8 @@ export const DROPPED_RESPONSE_HEADERS: readonly string[] = [
   'set-login',
 ];
 
+const DROPPED = new Set(DROPPED_RESPONSE_HEADERS);
+
 /** Link relations a browser acts on by itself (fetches, connects, installs); `next`, `last`... (paging) stay. */
 const BROWSER_LINK_RELATIONS = new Set(['preload', 'modulepreload', 'prefetch', 'prerender', 'preconnect', 'dns-prefetch', 'serviceworker', 'stylesheet', 'icon', 'manifest']);
 
@@ -58,7 +60,8 @@ export function applyProxyResponseHeaderPolicy(res: ServerResponse, corsOrigin?:
 
 /** The policy on the headers `res` holds now. */
 export function enforce(res: ServerResponse, corsOrigin?: string): void {
-  for (const name of DROPPED_RESPONSE_HEADERS) res.removeHeader(name);
+  // The names set (a handful), not every dropped name: removeHeader validates and lower-cases each it is given.
+  for (const name of res.getHeaderNames()) if (DROPPED.has(name)) res.removeHeader(name);
   filterValues(res, 'set-cookie', (cookie) => !widelyScopedCookie(cookie));
   filterValues(res, 'link', (value) => splitLinks(value).filter((link) => !browserLink(link)).join(', '));
   res.setHeader('x-content-type-options', 'nosniff');

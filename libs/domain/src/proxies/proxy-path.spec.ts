@@ -60,6 +60,15 @@ describe('pathEscape', () => {
     },
   );
 
+  it('answers for plain paths (the fast lane: unreserved characters only) as the full checks do', () => {
+    const segments = ['', '.', '..', '...', 'a', 'a.', '.a', '..a', '~', '-_', 'A9', '.~'];
+    const paths = segments.flatMap((a) => segments.flatMap((b) => ['', ...segments].map((c) => `/${a}/${b}${c === '' ? '' : `/${c}`}`)));
+    for (const path of paths) {
+      const dotsOnly = path.slice(1).split('/').some((segment) => /^\.+$/.test(segment));
+      expect([path, pathEscape(path) !== undefined]).toEqual([path, dotsOnly]);
+    }
+  });
+
   it('is a 400-coded domain error whose message says why', () => {
     const error = new PathEscapeError('must not contain encoded slashes');
     expect(error.code).toBe('validation');

@@ -23,6 +23,9 @@ const PERCENT_U = /%u[0-9A-Fa-f]{4}/;
 // Where a decoded segment may end for a server that decodes before it parses: a `;` parameter, or the query or the
 // fragment an encoded `?` or `#` starts once decoded.
 const SEGMENT_END = /[;?#]/;
+// The usual path: segments of letters, digits and `-._~` (RFC 3986's unreserved characters), none empty or of dots
+// only. Nothing in it decodes, normalises or trims to anything else, so none of the checks below can refuse it.
+const PLAIN_PATH = /^(?:\/(?!\.*(?:\/|$))[A-Za-z0-9._~-]+)+$/;
 
 /**
  * Why `path` (the raw `<more path>`, '' or starting with '/') could reach outside the destination's path, or
@@ -34,7 +37,7 @@ const SEGMENT_END = /[;?#]/;
  * bytes that are not UTF-8 (overlong `%c0%ae` is a dot to some decoders), or anything not percent-encoded that should be.
  */
 export function pathEscape(path: string): string | undefined {
-  if (path === '') return undefined;
+  if (path === '' || PLAIN_PATH.test(path)) return undefined;
   if (!path.startsWith('/')) return 'must start with /';
   if (NOT_URI_CHARACTER.test(path)) return 'must be validly percent-encoded UTF-8';
   for (const segment of path.slice(1).split('/')) {

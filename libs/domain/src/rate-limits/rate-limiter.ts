@@ -43,7 +43,7 @@ export function applicationLimits(principal: Principal | undefined): readonly Ap
 }
 
 export function proxyLimits(proxy: Proxy): readonly AppliedLimit[] {
-  return proxy.rateLimit ? [{ entity: 'proxy', id: proxy.id, limit: proxy.rateLimit }] : [];
+  return proxy.rateLimit ? [{ entity: 'proxy', id: proxy.id, limit: proxy.rateLimit }] : NO_LIMITS;
 }
 
 /**
