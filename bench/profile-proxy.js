@@ -26,6 +26,7 @@ const {
   startScript,
 } = require('./service');
 const { summarise } = require('./profile-route');
+const { longTasks } = require('./long-tasks');
 const { PAYLOAD, REALISTIC_REQUEST, REALISTIC_RESPONSE, TRIVIAL } = require('./proxy-transforms');
 
 const DB = 'gatehouse_bench_proxy_profile';
@@ -142,7 +143,10 @@ async function main() {
     await exited;
     const stoppingMs = performance.now() - killed;
     const file = join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')));
-    summarise(JSON.parse(readFileSync(file, 'utf8')), r.requests, measuredMs, stoppingMs + (killed - started - measuredMs), INCLUSIVE);
+    const profile = JSON.parse(readFileSync(file, 'utf8'));
+    const afterMs = stoppingMs + (killed - started - measuredMs);
+    summarise(profile, r.requests, measuredMs, afterMs, INCLUSIVE);
+    longTasks(profile, profile.endTime - (afterMs + measuredMs) * 1000, profile.endTime - afterMs * 1000);
     console.log(`profile: ${file}`);
   } finally {
     api.child.kill('SIGTERM');
