@@ -134,13 +134,18 @@ describe('gatehouse (the CLI)', () => {
     expect(result).toEqual({ code: 0, stdout: 'no pending migrations\n', stderr: '' });
   });
 
-  it('fails with one line when the database cannot be reached or the configuration is wrong', async () => {
+  it('fails with one line when the database cannot be reached, one a refused variable when the configuration is wrong', async () => {
     const down = await runToCompletion(CLI_BIN, ['tenant', 'list'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/^gatehouse: cannot reach the database: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
     const wrong = await runToCompletion(CLI_BIN, ['tenant', 'list'], { DATABASE_URL: 'mysql://x' });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toBe("gatehouse: configuration error: DATABASE_URL must use postgres: or postgresql:, got 'mysql:'\n");
+    const twice = await runToCompletion(CLI_BIN, ['tenant', 'list'], { DATABASE_URL: 'mysql://x', DATABASE_POOL_SIZE: 'many' });
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toBe(
+      "gatehouse: configuration error: DATABASE_URL must use postgres: or postgresql:, got 'mysql:'\ngatehouse: configuration error: DATABASE_POOL_SIZE must be an integer from 1 to 200, got 'many'\n",
+    );
   });
 
   it('openapi prints the document without a database', async () => {

@@ -137,4 +137,17 @@ describe('operators: version, migrations and the first key', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('gatehouse: configuration error: BOOTSTRAP_MANAGEMENT_KEY(_FILE) must hold a key as Gatehouse generates them: key_ and 40 letters or digits\n');
   });
+
+  it('refuses three bad variables at once, one line each, without echoing the secret', async () => {
+    const result = await runToCompletion(API_MAIN, [], { DATABASE_URL: url(), PORT: 'http', VAULT_KEY: 'hunter2-is-no-key', LOG_LEVEL: 'chatty' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      [
+        "gatehouse: configuration error: PORT must be an integer from 0 to 65535, got 'http'",
+        'gatehouse: configuration error: VAULT_KEY must be a 32-byte key as base64 or hex (openssl rand -base64 32)',
+        "gatehouse: configuration error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got 'chatty'",
+        '',
+      ].join('\n'),
+    );
+  });
 });

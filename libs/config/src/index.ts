@@ -1,4 +1,6 @@
 export * from './config';
+export { GROUPS, VARIABLES } from './schema';
+export type { Reader, Variable } from './schema';
 export * from './log-signing-key';
 export * from './vault-key';
 export * from './private-directory';

@@ -4,13 +4,13 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { KeyWrapper } from '@gatehouse/domain';
 import { Database, DatabaseVaultCrypto, LocalKeyWrapper, migrationStatus, openDatabase, pendingMigrationsLine, runMigrations } from '@gatehouse/persistence';
 
-/** Reads the environment; a bad value ends the process with one line naming the variable. */
+/** Reads the environment; bad values end the process with one line for each, naming its variable. */
 export function loadConfigOrExit(): AppConfig {
   try {
     return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`gatehouse: configuration error: ${error.message}\n`);
+      process.stderr.write(error.problems.map((problem) => `gatehouse: configuration error: ${problem}\n`).join(''));
       process.exit(1);
     }
     throw error;

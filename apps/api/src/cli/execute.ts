@@ -93,14 +93,15 @@ function failure(code: number, line: string): CliResult {
   return { code, stdout: '', stderr: `${PROGRAM}: ${line}\n` };
 }
 
-/** One line, whatever failed: a field's problems, a configuration value, an unreachable database. */
+/** One line, whatever failed (a field's problems, an unreachable database), or one a refused configuration value. */
 export function errorLine(error: unknown): string {
   if (error instanceof DomainError && error.fieldErrors) {
     return Object.entries(error.fieldErrors)
       .map(([field, problems]) => `${field} ${problems.join(', ')}`)
       .join('; ');
   }
-  if (error instanceof ConfigError) return `configuration error: ${error.message}`;
+  // Every refused variable on a line of its own (`failure` prefixes the first with the program's name).
+  if (error instanceof ConfigError) return error.problems.map((problem) => `configuration error: ${problem}`).join(`\n${PROGRAM}: `);
   // Connecting to a host with several addresses fails with an AggregateError whose own message is empty.
   const cause = error instanceof AggregateError && !error.message && error.errors.length > 0 ? error.errors[0] : error;
   const code = (cause as NodeJS.ErrnoException).code;
