@@ -39,4 +39,18 @@ describe('the built reactor', () => {
     expect(out.result).toMatchObject({ ok: true, body: { n: 42 } });
     expect(out.runtime).toBe(join(dir, 'dist', 'libs', 'reactor', 'src', 'runtime'));
   });
+
+  it("compiles bundled modules from the build's code cache", () => {
+    // The built sandbox processes take the caches the build's producer made (the same Node, the same arguments).
+    const script = `
+      const { Reactor } = require('./dist/libs/reactor/src/index.js');
+      const reactor = new Reactor({ poolSize: 1 });
+      reactor.run({ tenantId: 't', code: "module.exports = async () => ({ body: require('uuid').v5('a', require('uuid').v5.URL) });", args: {}, configuration: {} })
+        .then(async (result) => { process.stdout.write(JSON.stringify({ result, stats: reactor.stats() })); await reactor.close(); });`;
+    const run = spawnSync(process.execPath, ['--no-node-snapshot', '-e', script], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    const out = JSON.parse(run.stdout) as { result: { ok: boolean }; stats: { modulesCompiled: number; modulesFromCodeCache: number; modulesCodeCacheRejected: number } };
+    expect(out.result.ok).toBe(true);
+    expect(out.stats.modulesCompiled).toBeGreaterThan(0);
+    expect(out.stats).toMatchObject({ modulesFromCodeCache: out.stats.modulesCompiled, modulesCodeCacheRejected: 0 });
+  });
 });
