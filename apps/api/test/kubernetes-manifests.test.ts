@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, resolveLogSigningKey, resolveVaultKeys } from '@gatehouse/config';
+import { documentedVariables, loadConfig, resolveLogSigningKey, resolveVaultKeys } from '@gatehouse/config';
 import { K8sObject, KUBERNETES_DIR, kustomize, schemaErrors, unknownMemberErrors } from '../../../test/support/kubernetes';
 import { REPO_ROOT } from '../../../test/support/service-process';
 
@@ -49,22 +49,11 @@ const gatehousePods = (objects: K8sObject[]) => workloads(objects).filter((o) =>
 const allContainers = (spec: PodSpec) => [...(spec.initContainers ?? []), ...spec.containers];
 
 /**
- * The variables Gatehouse knows: those .env.example and the README's configuration table document, and those the
- * configuration code reads (a name it quotes; NAME_FILE too where it reads `${name}_FILE`).
+ * The variables Gatehouse knows: those of its configuration schema (libs/config/src/schema.ts, from which `.env.example`
+ * and the README's configuration table are generated), NAME_FILE included where it may be read from a file.
  */
 function knownVariables(): Set<string> {
-  const known = new Set<string>();
-  for (const match of readFileSync(join(REPO_ROOT, '.env.example'), 'utf8').matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)) known.add(match[1]!);
-  for (const match of readFileSync(join(REPO_ROOT, 'README.md'), 'utf8').matchAll(/^\| `([A-Z][A-Z0-9_]+)`/gm)) known.add(match[1]!);
-  const configDir = join(REPO_ROOT, 'libs/config/src');
-  for (const file of readdirSync(configDir).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))) {
-    const source = readFileSync(join(configDir, file), 'utf8');
-    for (const match of source.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) {
-      known.add(match[1]!);
-      if (source.includes('`${name}_FILE`')) known.add(`${match[1]}_FILE`);
-    }
-  }
-  return known;
+  return new Set(documentedVariables().map((variable) => variable.name));
 }
 
 /** A container's environment as Kubernetes gives it: its ConfigMaps' data, then its own `env`. */

@@ -63,8 +63,8 @@ export interface Variable<K extends string = string, T = unknown> {
   readonly secret?: boolean;
   /** `<NAME>_FILE` may name a file holding the value instead (Docker and Kubernetes secrets). */
   readonly fromFile?: boolean;
-  /** What unset means, in words (Markdown), where it is not one constant of the kind. */
-  readonly unset?: string;
+  /** The docs' default (Markdown) where it is not one constant of the kind: computed, or what unset means. */
+  readonly shownDefault?: string;
   /** A value `.env.example` shows (commented out) where there is no constant default; never for a secret. */
   readonly example?: string;
 }
