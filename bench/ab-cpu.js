@@ -36,13 +36,17 @@ async function main() {
   // One vault key for both checkouts (each would generate its own into its DATA_DIR).
   const env = { DATABASE_URL: b.databaseUrl(DB), LOG_LEVEL: 'warn', REDIS_URL, VAULT_KEY: randomBytes(32).toString('hex'), PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8' };
   const upstreamPort = await b.freePort();
-  const upstream = ROUTES.includes('proxy') ? await b.startScript(b.ECHO_UPSTREAM_SOURCE, { PORT: String(upstreamPort) }) : null;
   const key = b.createTenant(env).application.key;
-  const builds = {
-    a: await a.startGatehouse({ ...env, QUEUE_PREFIX: `bench-${randomUUID()}` }),
-    b: await b.startGatehouse({ ...env, QUEUE_PREFIX: `bench-${randomUUID()}` }),
-  };
+  // Every process started is stopped at the end, whatever fails on the way.
+  const children = [];
+  let upstream = null;
+  const builds = {};
   try {
+    if (ROUTES.includes('proxy')) children.push((upstream = await b.startScript(b.ECHO_UPSTREAM_SOURCE, { PORT: String(upstreamPort) })));
+    for (const [name, service] of [['a', a], ['b', b]]) {
+      builds[name] = await service.startGatehouse({ ...env, QUEUE_PREFIX: `bench-${randomUUID()}` });
+      children.push(builds[name].child);
+    }
     const res = await fetch(`${builds.b.base}/applications`, {
       method: 'POST',
       headers: { 'svc-api-key': key, 'content-type': 'application/json' },
@@ -86,8 +90,7 @@ async function main() {
       console.log(`| ${name} | ${median(xs).toFixed(1)} | ${median(ys).toFixed(1)} | ${median(diffs).toFixed(1)} | ${diffs.map((d) => d.toFixed(0)).join(' ')} |`);
     }
   } finally {
-    for (const build of Object.values(builds)) build.child.kill('SIGTERM');
-    upstream?.kill('SIGTERM');
+    for (const child of children) child.kill('SIGTERM');
   }
 }
 

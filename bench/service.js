@@ -3,7 +3,7 @@
 const { spawn, execFileSync } = require('node:child_process');
 const { createServer } = require('node:net');
 const { join } = require('node:path');
-const { existsSync, readdirSync, readFileSync } = require('node:fs');
+const { existsSync, openSync, readdirSync, readFileSync } = require('node:fs');
 const { Client } = require('pg');
 
 const ROOT = join(__dirname, '..');
@@ -51,11 +51,14 @@ async function startGatehouse(env) {
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   // BENCH_PROBE_FILE=<file>: bench/server-probe.js in the service (loop delay, collections, allocation; see probe()).
   if (process.env.BENCH_PROBE_FILE) profile.push('--require', join(__dirname, 'server-probe.js'));
+  // BENCH_NODE_FLAGS="--single-threaded-gc ...": Node or V8 flags for the service (a runtime setting to try).
+  if (process.env.BENCH_NODE_FLAGS) profile.push(...process.env.BENCH_NODE_FLAGS.split(/\s+/).filter(Boolean));
   const child = spawn(process.execPath, ['--no-node-snapshot', ...profile, join(ROOT, 'dist/apps/api/src/main.js'), '--api-only'], {
     cwd: ROOT,
     // No console listener: it would take port 3001 in every service a benchmark starts.
     env: { CONSOLE_PORT: 'off', ...process.env, ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // BENCH_SERVICE_STDOUT=<file>: the service's stdout (its log lines, V8's --trace-* output) into that file.
+    stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? openSync(process.env.BENCH_SERVICE_STDOUT, 'w') : 'ignore', 'inherit'],
   });
   let exited = false;
   child.once('exit', () => (exited = true));
