@@ -15,7 +15,9 @@ const MAX_REMEMBERED = 4096;
  * IPv6 by its /64, the smallest allocation a subscriber gets: walking through one's own /64 must not reset the count.
  */
 export function clientAddressOf(req: Request): string | undefined {
-  const ip = req.ip ?? req.socket.remoteAddress;
+  // Without an X-Forwarded-For, `req.ip` is the socket's peer whatever TRUSTED_PROXIES says: read it directly rather
+  // than through express's proxy-addr, which splits the header and runs the trust function each time.
+  const ip = req.headers['x-forwarded-for'] === undefined ? req.socket.remoteAddress : (req.ip ?? req.socket.remoteAddress);
   if (!ip) return undefined;
   let address = addresses.get(ip);
   if (address === undefined) {

@@ -40,7 +40,8 @@ export function forwardableHeaders(headers: IncomingHttpHeaders | HeaderMap, dro
 }
 
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
-  if (value === undefined) return undefined;
+  // `keep-alive` (what most clients send) names only a header that is never forwarded anyway.
+  if (value === undefined || value === 'keep-alive' || value === 'Keep-Alive') return undefined;
   const text = Array.isArray(value) ? value.join(',') : value;
   return new Set(text.split(',').map((token) => token.trim().toLowerCase()).filter(Boolean));
 }
