@@ -17,7 +17,7 @@ COPY apps/console/package.json apps/console/
 COPY libs/domain/package.json libs/domain/index.js libs/domain/
 COPY libs/persistence/package.json libs/persistence/index.js libs/persistence/
 COPY libs/reactor/package.json libs/reactor/index.js libs/reactor/
-COPY libs/queue/package.json libs/queue/index.js libs/queue/
+COPY libs/jobs/package.json libs/jobs/index.js libs/jobs/
 COPY libs/config/package.json libs/config/index.js libs/config/
 COPY libs/runtime/package.json libs/runtime/index.js libs/runtime/tracing.js libs/runtime/
 # The client package: `gatehouse apply`, `diff` and `export` call the API through it.
@@ -57,7 +57,7 @@ COPY --from=build /app/apps/worker/package.json apps/worker/
 COPY --from=build /app/libs/domain/package.json /app/libs/domain/index.js libs/domain/
 COPY --from=build /app/libs/persistence/package.json /app/libs/persistence/index.js libs/persistence/
 COPY --from=build /app/libs/reactor/package.json /app/libs/reactor/index.js libs/reactor/
-COPY --from=build /app/libs/queue/package.json /app/libs/queue/index.js libs/queue/
+COPY --from=build /app/libs/jobs/package.json /app/libs/jobs/index.js libs/jobs/
 COPY --from=build /app/libs/config/package.json /app/libs/config/index.js libs/config/
 COPY --from=build /app/libs/runtime/package.json /app/libs/runtime/index.js /app/libs/runtime/tracing.js libs/runtime/
 COPY --from=build /app/libs/client/package.json /app/libs/client/index.js libs/client/

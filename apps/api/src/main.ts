@@ -6,7 +6,7 @@ import { JsonLogger, createRootLogger } from './http/json-logger';
 import { createApiApp } from './app';
 import { answerClientErrors } from './http/client-errors';
 import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
-import { BackgroundJobs } from '@gatehouse/queue';
+import { BackgroundJobs } from '@gatehouse/jobs';
 import { createMetricsRegistry, metricsPortOf, startMetricsServer, traceJobs, verifyVaultKeys } from '@gatehouse/runtime';
 import { stopTracing } from '@gatehouse/runtime/tracing';
 import { serveControlSocket } from './cli/control-socket';

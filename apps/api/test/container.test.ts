@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { REPO_ROOT, ServiceProcess, startCommand } from '../../../test/support/service-process';
 import { startTestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, TEST_VAULT_KEY } from '../../../test/support/test-env';
-import { deleteQueueKeys, uniquePrefix } from '../../../libs/queue/test/support/queue-test-support';
+import { deleteQueueKeys, uniquePrefix } from '../../../libs/jobs/test/support/queue-test-support';
 
 /**
  * `docker stop` sends SIGTERM to the container's PID 1 and SIGKILLs it after a grace period. This runs exactly the

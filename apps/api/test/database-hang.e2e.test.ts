@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { UnavailableError } from '../../../libs/domain/src';
 import { openDatabase, QUERY_TIMEOUT_GRACE_MS } from '../../../libs/persistence/src';
 import { translateDatabaseError } from '../../../libs/persistence/src/database-errors';
-import { TcpForwarder } from '../../../libs/queue/test/support/queue-test-support';
+import { TcpForwarder } from '../../../libs/jobs/test/support/queue-test-support';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { TEST_DATABASE_URL } from '../../../test/support/test-env';
 import { as, newTenant } from './application-fixtures';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RateLimiter } from '@gatehouse/domain';
-import { TcpForwarder } from '../../../libs/queue/test/support/queue-test-support';
+import { TcpForwarder } from '../../../libs/jobs/test/support/queue-test-support';
 import { captureLog } from '../../../test/support/log-capture';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
 import { TEST_REDIS_URL } from '../../../test/support/test-env';

@@ -2,7 +2,7 @@ import './tracing-preload';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { BackgroundJobs, RedisHealth } from '@gatehouse/queue';
+import { BackgroundJobs, RedisHealth } from '@gatehouse/jobs';
 import {
   createJsonRootLogger,
   createMetricsRegistry,

@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig, resolveLogSigningKey, resolveVaultKeys } from '@gatehouse/config';
 import { CheckpointSigner } from '@gatehouse/domain';
 import { Database, LocalKeyWrapper } from '@gatehouse/persistence';
-import { BackgroundJobsOptions } from '@gatehouse/queue';
+import { BackgroundJobsOptions } from '@gatehouse/jobs';
 import { persistenceAndJobsModules } from '@gatehouse/runtime';
 
 export interface WorkerModuleOptions {

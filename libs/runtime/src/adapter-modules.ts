@@ -1,6 +1,6 @@
 import { DynamicModule } from '@nestjs/common';
 import { Database, PersistenceModule, PersistenceOptions } from '@gatehouse/persistence';
-import { BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule } from '@gatehouse/queue';
+import { BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule } from '@gatehouse/jobs';
 
 /**
  * The persistence and queue adapters wired together, the same way for the api and the worker: the unit of work

@@ -1,4 +1,4 @@
-import type { JobHandlerRegistry } from '@gatehouse/queue';
+import type { JobHandlerRegistry } from '@gatehouse/jobs';
 import { inSpan, tracingEnabled } from './tracing';
 
 /**

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } f
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { gatehouseVersion } from '@gatehouse/config';
-import { RedisHealth } from '@gatehouse/queue';
+import { RedisHealth } from '@gatehouse/jobs';
 import { checkWithin } from '@gatehouse/runtime';
 import { PublicRoute } from '../auth/auth.decorators';
 import { Draining } from './draining';

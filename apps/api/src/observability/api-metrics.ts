@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { ApplicationRepository, ProxyRepository, TokenRepository } from '@gatehouse/domain';
 import { Reactor } from '@gatehouse/reactor';
-import { BackgroundJobs, RedisHealth } from '@gatehouse/queue';
+import { BackgroundJobs, RedisHealth } from '@gatehouse/jobs';
 import { registerBackgroundMetrics, registerCacheMetrics, registerDependencyMetrics, registerReactorMetrics, REQUEST_SECONDS_BUCKETS, secondsHistogram } from '@gatehouse/runtime';
 import type { FinishedRequest } from '../http/access-log';
 import { registerRateLimitMetrics } from '../rate-limits/rate-limit-metrics';

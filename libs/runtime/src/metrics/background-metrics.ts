@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { CachedApplicationRepository, CachedProxyRepository, CachedTokenRepository, readOperationalStats } from '@gatehouse/persistence';
-import { BackgroundJobs, QueueDepths } from '@gatehouse/queue';
+import { BackgroundJobs, QueueDepths } from '@gatehouse/jobs';
 import { JOB_SECONDS_BUCKETS, sampledGauge, secondsHistogram, sharedReading } from './metrics-registry';
 
 /** Hit and miss counts of the key caches and the token cache: `gatehouse_cache_lookups_total{cache, result}`. */

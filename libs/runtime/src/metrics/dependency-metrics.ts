@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import type { RedisHealth } from '@gatehouse/queue';
+import type { RedisHealth } from '@gatehouse/jobs';
 import { sampledGauge } from './metrics-registry';
 
 const CHECK_TIMEOUT_MS = 2000;

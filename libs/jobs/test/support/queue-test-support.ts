@@ -6,7 +6,7 @@ import IORedis from 'ioredis';
 import { parseSigningKey } from '@gatehouse/config';
 import { CheckpointSigner } from '@gatehouse/domain';
 import { Database, openDatabase, PersistenceModule } from '@gatehouse/persistence';
-import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule, QueueName, RedisHealth } from '@gatehouse/queue';
+import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule, QueueName, RedisHealth } from '@gatehouse/jobs';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '../../../../test/support/test-env';
 import { testKeyWrapper } from '../../../../test/support/test-vault';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UnitOfWork } from '@gatehouse/domain';
-import { InProcessJobQueue, JobName, JobQueue } from '@gatehouse/queue';
+import { InProcessJobQueue, JobName, JobQueue } from '@gatehouse/jobs';
 import { countLogs, JobsHost, startJobsHost, waitFor } from './support/queue-test-support';
 
 // The project-level testTimeout is not applied to multi-project runs; these tests wait on real queues.
