@@ -21,7 +21,7 @@ import { TypeormApplicationRepository } from './repositories/typeorm-application
 import { TypeormTenantRepository } from './repositories/typeorm-tenant.repository';
 import { TypeormProxyRepository } from './repositories/typeorm-proxy.repository';
 import { TypeormLogRepository } from './repositories/typeorm-log.repository';
-import { TypeormTokenRepository } from './repositories/typeorm-token.repository';
+import { TOKEN_BATCH_INSERT, TypeormTokenRepository } from './repositories/typeorm-token.repository';
 import { CachedTokenRepository } from './cache/cached-token.repository';
 import { RepositoryRegistry, TypeormUnitOfWork } from './typeorm-unit-of-work';
 import { DatabaseVaultCrypto } from './vault/database-vault-crypto';
@@ -68,7 +68,8 @@ export class PersistenceModule implements OnApplicationShutdown {
       .register(TenantRepository, (em) => new TypeormTenantRepository(em))
       .register(ProxyRepository, (em) => new TypeormProxyRepository(em, vault))
       .register(LogRepository, (em) => new TypeormLogRepository(em))
-      .register(TokenRepository, (em) => new TypeormTokenRepository(em));
+      .register(TokenRepository, (em) => new TypeormTokenRepository(em))
+      .registerBatchInsert(TokenRepository, TOKEN_BATCH_INSERT);
     return {
       module: PersistenceModule,
       imports: [options.publisher],

@@ -5,6 +5,8 @@ import {
   AuditEventPublisher,
   Clock,
   CommitObserver,
+  ConflictError,
+  Inserting,
   newId,
   NewAuditEvent,
   PortToken,
@@ -14,6 +16,8 @@ import {
 } from '@gatehouse/domain';
 import { translateDatabaseError, translatingDatabaseErrors } from './database-errors';
 import { GroupBatch } from './group-batch';
+import { BatchInsert, GroupedInsert } from './grouped-insert';
+import { insertOutboxRows } from './outbox-rows';
 
 /**
  * The transaction a call runs in, for adapters that are not handed one: the vault reads its keys through it, since an
@@ -27,10 +31,21 @@ type RepositoryFactory = (em: EntityManager) => unknown;
 /** Which adapter implements each repository port; features register theirs next to their adapter. */
 export class RepositoryRegistry {
   private readonly factories = new Map<PortToken<unknown>, RepositoryFactory>();
+  private readonly batchInserts = new Map<PortToken<unknown>, BatchInsert<unknown>>();
 
   register<T>(port: PortToken<T>, factory: (em: EntityManager) => T): this {
     this.factories.set(port, factory);
     return this;
+  }
+
+  /** How the port's rows go in many at once (UnitOfWork.insert); a port without one inserts in a transaction. */
+  registerBatchInsert<R>(port: PortToken<Inserting<R>>, insert: BatchInsert<R>): this {
+    this.batchInserts.set(port, insert as BatchInsert<unknown>);
+    return this;
+  }
+
+  batchInsert<R>(port: PortToken<Inserting<R>>): BatchInsert<R> | undefined {
+    return this.batchInserts.get(port) as BatchInsert<R> | undefined;
   }
 
   build<T>(port: PortToken<T>, em: EntityManager): T {
@@ -47,6 +62,8 @@ export class RepositoryRegistry {
 export class TypeormUnitOfWork extends UnitOfWork {
   /** Reads' audit events of concurrent requests, committed together (see record). */
   private readonly recorded = new GroupBatch<AuditEvent[], void>((batches) => this.insertRecorded(batches), 200);
+  /** Creates of concurrent requests, by port, committed together (see insert). */
+  private readonly inserts = new Map<PortToken<unknown>, GroupedInsert<unknown>>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -74,12 +91,27 @@ export class TypeormUnitOfWork extends UnitOfWork {
     } catch (error) {
       throw translateDatabaseError(error);
     }
-    // Committed: deliver now. A failure here loses nothing, the outbox row is relayed later.
-    if (events.length > 0) {
-      this.publisher.publish(events).catch(this.onPublishError);
-      await Promise.all(this.observers.map((observer) => observer.committed(events)));
-    }
+    if (events.length > 0) await this.committed(events);
     return result;
+  }
+
+  /** Committed: deliver now. A failure here loses nothing, the outbox row is relayed later. */
+  private async committed(events: AuditEvent[]): Promise<void> {
+    this.publisher.publish(events).catch(this.onPublishError);
+    await Promise.all(this.observers.map((observer) => observer.committed(events)));
+  }
+
+  /** One statement for the row and its events, shared with concurrent creates of the same port (GroupedInsert). */
+  override async insert<R>(port: PortToken<Inserting<R>>, row: R, recorded: NewAuditEvent[]): Promise<void> {
+    let grouped = this.inserts.get(port) as GroupedInsert<R> | undefined;
+    if (!grouped) {
+      const spec = this.registry.batchInsert(port);
+      if (!spec) return super.insert(port, row, recorded);
+      grouped = new GroupedInsert(this.dataSource, spec, (events) => this.committed(events));
+      this.inserts.set(port, grouped as GroupedInsert<unknown>);
+    }
+    const events = recorded.map((event) => toAuditEvent(event, newId(), this.clock.now()));
+    if (!(await grouped.insert(row, events))) throw new ConflictError('The resource conflicts with an existing one');
   }
 
   /**
@@ -99,32 +131,7 @@ export class TypeormUnitOfWork extends UnitOfWork {
     } catch (error) {
       throw translateDatabaseError(error);
     }
-    this.publisher.publish(events).catch(this.onPublishError);
-    await Promise.all(this.observers.map((observer) => observer.committed(events)));
+    await this.committed(events);
     return batches.map(() => undefined);
   }
 }
-
-/** The outbox's columns, their SQL array types and the event's fields, for one INSERT of any number of rows. */
-const OUTBOX_COLUMNS: ReadonlyArray<readonly [column: string, field: keyof AuditEvent, type: string]> = [
-  ['id', 'id', 'uuid'],
-  ['tenant_id', 'tenantId', 'uuid'],
-  ['actor_id', 'actorId', 'uuid'],
-  ['actor_type', 'actorType', 'varchar'],
-  ['entity_type', 'entityType', 'varchar'],
-  ['entity_id', 'entityId', 'varchar'],
-  ['operation', 'operation', 'varchar'],
-  ['message', 'message', 'text'],
-  ['created_at', 'createdAt', 'timestamptz'],
-  ['request_id', 'requestId', 'varchar'],
-  ['source_ip', 'sourceIp', 'varchar'],
-  ['user_agent', 'userAgent', 'varchar'],
-];
-
-/** The events' outbox rows, by one statement with one parameter per column (the same text whatever the number of rows). */
-async function insertOutboxRows(em: EntityManager, events: AuditEvent[]): Promise<void> {
-  await em.query(INSERT_OUTBOX_ROWS, OUTBOX_COLUMNS.map(([, field]) => events.map((event) => event[field] ?? null)));
-}
-
-const INSERT_OUTBOX_ROWS = `INSERT INTO audit_outbox (${OUTBOX_COLUMNS.map(([column]) => column).join(', ')})
-  SELECT * FROM unnest(${OUTBOX_COLUMNS.map(([, , type], i) => `$${i + 1}::${type}[]`).join(', ')})`;

@@ -10,6 +10,11 @@ export interface TransactionScope {
   record(event: NewAuditEvent): void;
 }
 
+/** A repository port that can insert a new row (see UnitOfWork.insert). */
+export interface Inserting<R> {
+  insert(row: R): Promise<void>;
+}
+
 export abstract class UnitOfWork {
   abstract run<T>(work: (tx: TransactionScope) => Promise<T>): Promise<T>;
 
@@ -19,5 +24,17 @@ export abstract class UnitOfWork {
    */
   record(events: NewAuditEvent[]): Promise<void> {
     return this.run(async (tx) => events.forEach((event) => tx.record(event)));
+  }
+
+  /**
+   * A new row and the audit events of its creation, atomically: what `run(tx => { insert; record })` does, which an
+   * adapter may do in one statement, grouped with the concurrent inserts of the same port (group commit). A row whose
+   * key exists rejects with a ConflictError and writes nothing.
+   */
+  insert<R>(port: PortToken<Inserting<R>>, row: R, events: NewAuditEvent[]): Promise<void> {
+    return this.run(async (tx) => {
+      await tx.get(port).insert(row);
+      events.forEach((event) => tx.record(event));
+    });
   }
 }

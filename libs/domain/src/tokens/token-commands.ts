@@ -7,7 +7,7 @@ import { TransactionScope, UnitOfWork } from '../shared/unit-of-work';
 import { isExpired, mergePatch, Token, TokenInput, TokenPatch, TokenSecrets, validateContainers, validateDataSize, validateExpiry, validateMask, validateMetadata } from './token';
 import { decideAccess, requireAccess, requireTokenPermission } from './token-access';
 import { TOKEN_TYPE_DEFINITIONS } from './token-types';
-import { PreparedToken, recordTokenEvent, TokenVault, TokenView } from './token-vault';
+import { PreparedToken, recordTokenEvent, tokenEvent, TokenVault, TokenView } from './token-vault';
 import { TokenRepository } from './token.repository';
 
 /**
@@ -27,14 +27,19 @@ export async function storeToken(tx: TransactionScope, vault: TokenVault, princi
       return vault.present(existing, decideAccess(principal, 'token:read', existing), { deduplicated: true });
     }
   }
+  await asDuplicateId(repo.insert(token));
+  recordTokenEvent(tx, actorOf(principal), token, 'create');
+  return vault.view(token, transform, prepared.secrets, { deduplicated: false });
+}
+
+/** A token id taken already: a 409 that says so. */
+async function asDuplicateId(insert: Promise<void>): Promise<void> {
   try {
-    await repo.insert(token);
+    await insert;
   } catch (error) {
     if (error instanceof ConflictError) throw new ConflictError('A token with this id already exists');
     throw error;
   }
-  recordTokenEvent(tx, actorOf(principal), token, 'create');
-  return vault.view(token, transform, prepared.secrets, { deduplicated: false });
 }
 
 /** POST /tokens. */
@@ -47,7 +52,12 @@ export class CreateToken {
   async execute(principal: Principal, input: TokenInput): Promise<TokenView> {
     requireTokenPermission(principal, 'token:create');
     const prepared = await this.vault.prepare(principal, input);
-    return this.uow.run((tx) => storeToken(tx, this.vault, principal, prepared, input.deduplicateToken === true));
+    const { token } = prepared;
+    if (input.deduplicateToken === true && token.fingerprint !== null) return this.uow.run((tx) => storeToken(tx, this.vault, principal, prepared, true));
+    // Nothing to look up first: the row and its audit event in one step, grouped with concurrent creates.
+    const transform = requireAccess(principal, 'token:create', token);
+    await asDuplicateId(this.uow.insert(TokenRepository, token, [tokenEvent(actorOf(principal), token, 'create')]));
+    return this.vault.view(token, transform, prepared.secrets, { deduplicated: false });
   }
 }
 

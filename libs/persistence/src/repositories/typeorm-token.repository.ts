@@ -12,6 +12,7 @@ import {
   TokenVisibility,
 } from '@gatehouse/domain';
 import { translateDatabaseError } from '../database-errors';
+import { BatchInsert } from '../grouped-insert';
 import { TokenEntity } from '../entities/token.entity';
 import { GroupBatch } from '../group-batch';
 
@@ -74,6 +75,42 @@ const COLUMNS = `t.tenant_id, t.id, t.type, t.sealed, t.mask, t.containers, t.me
 const INSERT_TOKEN = `INSERT INTO tokens (tenant_id, id, type, sealed, mask, containers, container_prefixes, metadata, fingerprint,
   fingerprint_expression, expires_at, created_by, created_at, modified_by, modified_at)
   VALUES ($1, $2, $3, $4, $5::json, $6::text[], $7::text[], $8::jsonb, $9, $10, $11, $12, $13, $14, $15)`;
+
+/**
+ * Tokens inserted many at once (UnitOfWork.insert): one parameter per column, each an array; the containers, arrays
+ * themselves, travel as JSON (a PostgreSQL array parameter cannot hold arrays of different lengths).
+ */
+export const TOKEN_BATCH_INSERT: BatchInsert<Token> = {
+  sql: `INSERT INTO tokens (tenant_id, id, type, sealed, mask, containers, container_prefixes, metadata, fingerprint,
+    fingerprint_expression, expires_at, created_by, created_at, modified_by, modified_at)
+    SELECT r.tenant_id, r.id, r.type, r.sealed, r.mask::json, ARRAY(SELECT jsonb_array_elements_text(r.containers)),
+      ARRAY(SELECT jsonb_array_elements_text(r.prefixes)), r.metadata::jsonb, r.fingerprint, r.fingerprint_expression, r.expires_at,
+      r.created_by, r.created_at, r.modified_by, r.modified_at
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::jsonb[], $7::jsonb[], $8::text[], $9::text[],
+      $10::text[], $11::timestamptz[], $12::uuid[], $13::timestamptz[], $14::uuid[], $15::timestamptz[])
+      AS r(tenant_id, id, type, sealed, mask, containers, prefixes, metadata, fingerprint, fingerprint_expression, expires_at,
+        created_by, created_at, modified_by, modified_at)
+    ON CONFLICT DO NOTHING
+    RETURNING tenant_id::text || '/' || id AS key`,
+  parameters: (tokens) => [
+    tokens.map((t) => t.tenantId),
+    tokens.map((t) => t.id),
+    tokens.map((t) => t.type),
+    tokens.map((t) => t.sealed),
+    tokens.map((t) => (t.mask === null ? null : JSON.stringify(t.mask))),
+    tokens.map((t) => JSON.stringify(t.containers)),
+    tokens.map((t) => JSON.stringify(containerPrefixes(t.containers))),
+    tokens.map((t) => JSON.stringify(t.metadata)),
+    tokens.map((t) => t.fingerprint),
+    tokens.map((t) => t.fingerprintExpression),
+    tokens.map((t) => t.expiresAt),
+    tokens.map((t) => t.createdBy),
+    tokens.map((t) => t.createdAt),
+    tokens.map((t) => t.modifiedBy),
+    tokens.map((t) => t.modifiedAt),
+  ],
+  key: (token) => `${token.tenantId.toLowerCase()}/${token.id}`,
+};
 
 interface RawTokenRow {
   tenant_id: string;
