@@ -69,5 +69,5 @@ EXPOSE 3000 3001
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# node itself, not npm: SIGTERM reaches it and it drains (apps/api/test/container.test.ts runs exactly this).
+# node itself, not npm: SIGTERM reaches it and it drains (apps/api/test/platform/container.test.ts runs exactly this).
 CMD ["node", "--no-node-snapshot", "--enable-source-maps", "dist/apps/api/src/main.js", "--api-only"]

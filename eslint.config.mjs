@@ -1,4 +1,6 @@
 import nx from '@nx/eslint-plugin';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 // Frameworks and drivers that only adapters may know: the domain stays plain TypeScript.
@@ -14,6 +16,14 @@ export default [
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
+  },
+  {
+    // No relative import leaves its package (apps/*, libs/*, the root's test/): another package is imported by its name,
+    // @gatehouse/... (the shared test support as @gatehouse/test-support/<file>). Import cycles: `npm run lint:cycles`.
+    files: ['**/*.ts', '**/*.tsx'],
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: ['tsconfig.json', 'apps/console/tsconfig.json'], noWarnOnMultipleProjects: true })] },
+    rules: { 'import-x/no-relative-packages': 'error' },
   },
   {
     // Tests read response bodies loosely; production code stays strict.

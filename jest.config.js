@@ -9,7 +9,11 @@ const shared = {
   moduleNameMapper: {
     // The domain's in-memory fakes: tests only, so no runtime entry (tsconfig.build.json leaves them out of dist).
     '^@gatehouse/domain/testing$': '<rootDir>/libs/domain/src/testing/index.ts',
-    '^@gatehouse/(domain|persistence|reactor|queue|config|runtime|client)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@gatehouse/(domain|persistence|reactor|jobs|config|runtime|client)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@gatehouse/api$': '<rootDir>/apps/api/src/index.ts',
+    // Test support shared by the packages' tests (test/support), and the jobs library's own (its queue helpers).
+    '^@gatehouse/jobs/testing$': '<rootDir>/libs/jobs/test/support/queue-test-support.ts',
+    '^@gatehouse/test-support/(.*)$': '<rootDir>/test/support/$1',
     '^@gatehouse/runtime/tracing$': '<rootDir>/libs/runtime/src/tracing.ts',
   },
 };

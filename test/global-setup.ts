@@ -1,5 +1,5 @@
-import { Client } from 'pg';
 import { openDatabase, runMigrations } from '@gatehouse/persistence';
+import { withAdmin } from './support/admin-database';
 import { ADMIN_DATABASE_URL } from './support/test-env';
 
 /**
@@ -20,15 +20,5 @@ export default async function globalSetup(): Promise<void> {
     await runMigrations(database);
   } finally {
     await database.close();
-  }
-}
-
-export async function withAdmin(work: (admin: Client) => Promise<void>): Promise<void> {
-  const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
-  await admin.connect();
-  try {
-    await work(admin);
-  } finally {
-    await admin.end();
   }
 }

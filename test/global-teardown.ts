@@ -1,4 +1,4 @@
-import { withAdmin } from './global-setup';
+import { withAdmin } from './support/admin-database';
 
 export default async function globalTeardown(): Promise<void> {
   const name = process.env.TEST_DATABASE_NAME;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { createRootLogger, JsonLogger } from '../../apps/api/src/http/json-logger';
+import { createRootLogger } from '@gatehouse/api';
+import { JsonLogger } from '@gatehouse/runtime';
 
 /** The service's JSON logger writing into memory, as `main` builds it (same fields, same Nest adapter). */
 export interface CapturedLog {

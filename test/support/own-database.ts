@@ -1,5 +1,5 @@
 import { Database, openDatabase, runMigrations } from '@gatehouse/persistence';
-import { withAdmin } from '../global-setup';
+import { withAdmin } from './admin-database';
 import { ADMIN_DATABASE_URL, testDatabaseName } from './test-env';
 
 export interface OwnDatabase {

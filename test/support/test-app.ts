@@ -5,7 +5,7 @@ import request from 'supertest';
 import { AppConfig, loadConfig } from '@gatehouse/config';
 import { CreatedTenant, CreateTenant } from '@gatehouse/domain';
 import { Database, openDatabase } from '@gatehouse/persistence';
-import { createApiApp } from '../../apps/api/src/app';
+import { createApiApp } from '@gatehouse/api';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_VAULT_KEY } from './test-env';
 
 export interface TestApp {

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import { REPO_ROOT, ServiceProcess, startServiceProcess } from '../../../test/support/service-process';
-import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '../../../test/support/test-env';
+import { REPO_ROOT, ServiceProcess, startServiceProcess } from '@gatehouse/test-support/service-process';
+import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.
 declare const window: any;

@@ -2,8 +2,8 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Page } from 'playwright-core';
 import { CreatedTenant } from '@gatehouse/domain';
-import { postAs, ServiceProcess } from '../../../test/support/service-process';
-import { startTestApp } from '../../../test/support/test-app';
+import { postAs, ServiceProcess } from '@gatehouse/test-support/service-process';
+import { startTestApp } from '@gatehouse/test-support/test-app';
 import { ConsoleBrowser, signIn, startConsoleService } from './browser';
 
 // Functions passed to page.evaluate run in the browser; this program has no DOM types.

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Page } from 'playwright-core';
 import { CreatedTenant, Log, LogRepository } from '@gatehouse/domain';
-import { ServiceProcess } from '../../../test/support/service-process';
-import { startTestApp } from '../../../test/support/test-app';
+import { ServiceProcess } from '@gatehouse/test-support/service-process';
+import { startTestApp } from '@gatehouse/test-support/test-app';
 import { ConsoleBrowser, startConsoleService, screenshot, seriousViolations, signIn, TIME_ZONE, WAIT } from './browser';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.

@@ -4,9 +4,10 @@ import { loadConfig } from '@gatehouse/config';
 import { CreatedTenant } from '@gatehouse/domain';
 import { Database, openDatabase } from '@gatehouse/persistence';
 import { BackgroundJobsOptions, JobName } from '@gatehouse/jobs';
-import { countLogs, deleteQueueKeys, rawQueue, TcpForwarder, uniquePrefix, waitFor } from '../../../libs/jobs/test/support/queue-test-support';
-import { startTestApp, TestApp } from '../../../test/support/test-app';
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../../test/support/test-env';
+import { countLogs, deleteQueueKeys, rawQueue, uniquePrefix, waitFor } from '@gatehouse/jobs/testing';
+import { TcpForwarder } from '@gatehouse/test-support/tcp-forwarder';
+import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
 import { WorkerModule } from '../src/worker.module';
 
 // The project-level testTimeout is not applied to multi-project runs; these tests wait on real queues.

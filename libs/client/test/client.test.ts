@@ -4,8 +4,8 @@ import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../../test/support/service-process';
-import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { REPO_ROOT } from '@gatehouse/test-support/service-process';
+import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { createGatehouseClient, GatehouseError, type ListItem, type ProblemDetails } from '../src';
 
 jest.setTimeout(60_000);

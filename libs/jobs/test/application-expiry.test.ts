@@ -1,6 +1,6 @@
 import { ApplicationExpiryScheduler, ApplicationRepository, deleteApplication, UnitOfWork } from '@gatehouse/domain';
 import { expiryJobId, QueueName } from '@gatehouse/jobs';
-import { TEST_REDIS_URL } from '../../../test/support/test-env';
+import { TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
 import { applicationExists, insertExpiringApplication, logsOf } from './support/applications';
 import { deleteQueueKeys, JobsHost, rawQueue, startJobsHost, uniquePrefix, waitFor } from './support/queue-test-support';
 

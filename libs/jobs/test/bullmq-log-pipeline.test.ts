@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Job } from 'bullmq';
 import { TenantRepository, UnitOfWork } from '@gatehouse/domain';
 import { BullmqJobConsumer, JobHandler, JobHandlerRegistry, JobName, QueueName } from '@gatehouse/jobs';
-import { TEST_REDIS_URL } from '../../../test/support/test-env';
+import { TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
 import { countLogs, deleteQueueKeys, JobsHost, rawQueue, startJobsHost, uniquePrefix, waitFor } from './support/queue-test-support';
 
 // The project-level testTimeout is not applied to multi-project runs; these tests wait on real queues.

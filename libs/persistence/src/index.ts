@@ -1,4 +1,5 @@
 export * from './database';
+export { translateDatabaseError } from './database-errors';
 export * from './schema';
 export * from './typeorm-unit-of-work';
 export * from './repositories/typeorm-application.repository';

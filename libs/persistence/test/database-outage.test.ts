@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationRepository, TenantRepository, UnavailableError } from '../../domain/src';
-import { FixedClock, RecordingAuditEventPublisher } from '../../domain/src/testing/in-memory-ports';
+import { ApplicationRepository, TenantRepository, UnavailableError } from '@gatehouse/domain';
+import { FixedClock, RecordingAuditEventPublisher } from '@gatehouse/domain/testing';
 import { Database, openDatabase, runMigrations } from '../src/database';
 import { translateDatabaseError } from '../src/database-errors';
 import { TypeormApplicationRepository } from '../src/repositories/typeorm-application.repository';
 import { TypeormTenantRepository } from '../src/repositories/typeorm-tenant.repository';
 import { RepositoryRegistry, TypeormUnitOfWork } from '../src/typeorm-unit-of-work';
-import { PrivatePostgres, startPrivatePostgres } from '../../../test/support/private-postgres';
+import { PrivatePostgres, startPrivatePostgres } from '@gatehouse/test-support/private-postgres';
 import { aPrivateApplication } from './persistence-backends';
 
 // initdb, starts and stops of a real cluster, and a pool timeout of 5 s.

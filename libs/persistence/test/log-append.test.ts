@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Log, LogIdConflictError } from '@gatehouse/domain';
 import { Database, openDatabase, TypeormLogRepository } from '@gatehouse/persistence';
-import { TEST_DATABASE_URL } from '../../../test/support/test-env';
+import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
 
 // The write paths of TypeormLogRepository.append against real PostgreSQL, with the interleavings a worker's lanes
 // (two flushes in flight) can produce held in place. Chain validity is checked with the database's own hash

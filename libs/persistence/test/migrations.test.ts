@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { openDatabase, Database, MIGRATIONS } from '@gatehouse/persistence';
-import { TEST_DATABASE_URL } from '../../../test/support/test-env';
+import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
 
 /** CI fails on a pending migration: the entities must describe exactly the schema the migrations build. */
 const UniqueTenantNames1764000400000 = MIGRATIONS.find((m) => m.name === 'UniqueTenantNames1764000400000')!;

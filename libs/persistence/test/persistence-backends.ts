@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Application, ApplicationRepository, generateApiKey, hashApiKey, newApplicationRecord, TenantRepository } from '@gatehouse/domain';
 import { Database, openDatabase, runMigrations, TypeormApplicationRepository, TypeormTenantRepository } from '@gatehouse/persistence';
-import { TEST_DATABASE_URL } from '../../../test/support/test-env';
+import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
 
 /** One database the persistence suites run against: the real PostgreSQL of the test tier, or an embedded PGlite. */
 export interface OpenedBackend {

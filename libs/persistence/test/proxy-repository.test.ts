@@ -3,8 +3,8 @@ import { generateProxyKey, ProxyRepository, TenantRepository } from '@gatehouse/
 import { InMemoryProxyRepository, InMemoryTenantRepository } from '@gatehouse/domain/testing';
 import { DataSource } from 'typeorm';
 import { CachedProxyRepository, DatabaseVaultCrypto, InMemoryVersionStore, TypeormProxyRepository, VaultKeyStore } from '@gatehouse/persistence';
-import { testKeyWrapper } from '../../../test/support/test-vault';
-import { aProxyRecord, PROXY_RECORD_T0 } from '../../../test/support/proxy-record';
+import { testKeyWrapper } from '@gatehouse/test-support/test-vault';
+import { aProxyRecord, PROXY_RECORD_T0 } from '@gatehouse/test-support/proxy-record';
 import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
 interface Repositories {

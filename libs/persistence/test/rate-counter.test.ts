@@ -4,7 +4,7 @@ import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { InMemoryRateCounter, RateCounter, SystemClock } from '@gatehouse/domain';
 import { RedisRateCounter } from '@gatehouse/persistence';
-import { TEST_REDIS_URL } from '../../../test/support/test-env';
+import { TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
 
 const hour = (limit: number) => ({ limit, windowSeconds: 3600 });
 

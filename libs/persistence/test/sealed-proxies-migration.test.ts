@@ -9,8 +9,8 @@ import {
   VaultKeyStore,
   withMigrationVaultOptions,
 } from '@gatehouse/persistence';
-import { TEST_DATABASE_URL } from '../../../test/support/test-env';
-import { testKeyWrapper } from '../../../test/support/test-vault';
+import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
+import { testKeyWrapper } from '@gatehouse/test-support/test-vault';
 
 const SealedProxies = MIGRATIONS.find((m) => m.name === 'SealedProxies1764100100000')!;
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { VaultKeyError } from '@gatehouse/domain';
 import { ambientTransaction, Database, DatabaseVaultCrypto, openDatabase, VaultKeyStore } from '@gatehouse/persistence';
-import { TEST_DATABASE_URL } from '../../../test/support/test-env';
-import { testKeyWrapper } from '../../../test/support/test-vault';
+import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
+import { testKeyWrapper } from '@gatehouse/test-support/test-vault';
 import { PGLITE, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
 const OTHER_KEK = 'a'.repeat(64);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Proxy, tokenAad, VaultKeyError } from '@gatehouse/domain';
 import { Database, DatabaseVaultCrypto, envelopeKeyId, kekIdOf, TypeormProxyRepository, VaultKeyStore, VaultRotation } from '@gatehouse/persistence';
-import { OwnDatabase, ownDatabase } from '../../../test/support/own-database';
-import { testKeyWrapper } from '../../../test/support/test-vault';
-import { aProxyRecord as aProxy } from '../../../test/support/proxy-record';
+import { OwnDatabase, ownDatabase } from '@gatehouse/test-support/own-database';
+import { testKeyWrapper } from '@gatehouse/test-support/test-vault';
+import { aProxyRecord as aProxy } from '@gatehouse/test-support/proxy-record';
 
 const OLD = '1'.repeat(64);
 const NEW = '2'.repeat(64);

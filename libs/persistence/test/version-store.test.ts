@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { RedisVersionStore } from '@gatehouse/persistence';
-import { TEST_REDIS_URL } from '../../../test/support/test-env';
+import { TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
 
 /** Until the store knows its Redis (run_id) and the version has an epoch: reads answer null before. */
 async function readable(store: RedisVersionStore, name: string): Promise<string> {

@@ -152,7 +152,7 @@ export const MAX_JSON_DEPTH = 32;
 // refused, never ignored. That is every name of Object.prototype, not only `__proto__` and `constructor`:
 // class-transformer skips a member whose name is a function on the new DTO instance (`toString`, `valueOf`,
 // `hasOwnProperty`...), so the whitelist never saw it and `{"name":"x","toString":"y"}` was acknowledged as if the
-// member had not been sent (found by the fuzz tier, fuzz-operations.e2e.test.ts).
+// member had not been sent (found by the fuzz tier, fuzz-operations.test.ts).
 const FORBIDDEN_KEYS = new Set(['prototype', ...Object.getOwnPropertyNames(Object.prototype)]);
 // Top-level members whose keys are the caller's data (a proxy's `configuration`): any key is allowed there, as data.
 export const FREE_FORM_MAPS = new Set(['configuration']);

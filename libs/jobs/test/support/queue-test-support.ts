@@ -1,4 +1,3 @@
-import { createServer, Server, Socket } from 'node:net';
 import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Queue } from 'bullmq';
@@ -7,8 +6,8 @@ import { parseSigningKey } from '@gatehouse/config';
 import { CheckpointSigner } from '@gatehouse/domain';
 import { Database, openDatabase, PersistenceModule } from '@gatehouse/persistence';
 import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule, QueueName, RedisHealth } from '@gatehouse/jobs';
-import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '../../../../test/support/test-env';
-import { testKeyWrapper } from '../../../../test/support/test-vault';
+import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
+import { testKeyWrapper } from '@gatehouse/test-support/test-vault';
 
 /** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
 export function uniquePrefix(name: string): string {
@@ -93,58 +92,4 @@ export async function startJobsHost(options: Omit<BackgroundJobsOptions, 'checkp
       await database.close();
     },
   };
-}
-
-/**
- * A TCP forwarder on 127.0.0.1 in front of Redis: stopping it makes Redis unreachable for whoever connects
- * through it (connections are cut, new ones refused) until it starts again on the same port.
- */
-export class TcpForwarder {
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
-  private frozen = false;
-  port = 0;
-
-  constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
-  ) {}
-
-  async start(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = new Socket();
-      upstream.connect(this.targetPort, this.targetHost);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      if (this.frozen) for (const socket of [client, upstream]) socket.pause();
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    const address = server.address();
-    this.port = typeof address === 'object' && address ? address.port : 0;
-    this.server = server;
-  }
-
-  /** Holds every byte in both directions with the connections left open: a server (or a network) that hangs. */
-  freeze(): void {
-    this.frozen = true;
-    for (const socket of this.sockets) socket.pause();
-  }
-
-  thaw(): void {
-    this.frozen = false;
-    for (const socket of this.sockets) socket.resume();
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
 }
