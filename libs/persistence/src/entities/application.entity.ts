@@ -1,9 +1,10 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { AccessRule, ApplicationType, RateLimit } from '@gatehouse/domain';
+import { AuthoredColumns } from './authored-columns';
 
 @Entity({ name: 'applications' })
 @Index('applications_tenant_created_idx', ['tenantId', 'createdAt', 'id'])
-export class ApplicationEntity {
+export class ApplicationEntity extends AuthoredColumns {
   @PrimaryColumn('uuid')
   id: string;
 
@@ -25,18 +26,6 @@ export class ApplicationEntity {
   @Index('applications_key_hash_key', { unique: true })
   @Column({ name: 'key_hash', type: 'char', length: 64 })
   keyHash: string;
-
-  @Column({ name: 'created_by', type: 'uuid', nullable: true })
-  createdBy: string | null;
-
-  @Column({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @Column({ name: 'modified_by', type: 'uuid', nullable: true })
-  modifiedBy: string | null;
-
-  @Column({ name: 'modified_at', type: 'timestamptz', nullable: true })
-  modifiedAt: Date | null;
 
   @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
   expiresAt: Date | null;

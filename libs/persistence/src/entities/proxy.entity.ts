@@ -1,9 +1,10 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { RateLimit } from '@gatehouse/domain';
+import { AuthoredColumns } from './authored-columns';
 
 @Entity({ name: 'proxies' })
 @Index('proxies_tenant_created_idx', ['tenantId', 'createdAt', 'id'])
-export class ProxyEntity {
+export class ProxyEntity extends AuthoredColumns {
   @PrimaryColumn('uuid')
   id: string;
 
@@ -40,18 +41,6 @@ export class ProxyEntity {
 
   @Column({ name: 'require_auth', type: 'boolean' })
   requireAuth: boolean;
-
-  @Column({ name: 'created_by', type: 'uuid', nullable: true })
-  createdBy: string | null;
-
-  @Column({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @Column({ name: 'modified_by', type: 'uuid', nullable: true })
-  modifiedBy: string | null;
-
-  @Column({ name: 'modified_at', type: 'timestamptz', nullable: true })
-  modifiedAt: Date | null;
 
   @Column({ name: 'rate_limit', type: 'jsonb', nullable: true })
   rateLimit: RateLimit | null;

@@ -1,11 +1,12 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { TokenType } from '@gatehouse/domain';
+import { AuthoredColumns } from './authored-columns';
 
 /** A vault token: its data only in `sealed` (see the Tokens1764100200000 migration). */
 @Entity({ name: 'tokens' })
 @Index('tokens_tenant_created_idx', ['tenantId', 'createdAt', 'id'])
 @Index('tokens_fingerprint_idx', ['tenantId', 'fingerprint'])
-export class TokenEntity {
+export class TokenEntity extends AuthoredColumns {
   @PrimaryColumn({ name: 'tenant_id', type: 'uuid' })
   tenantId: string;
 
@@ -41,16 +42,4 @@ export class TokenEntity {
   @Index('tokens_expires_at_idx')
   @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
   expiresAt: Date | null;
-
-  @Column({ name: 'created_by', type: 'uuid', nullable: true })
-  createdBy: string | null;
-
-  @Column({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @Column({ name: 'modified_by', type: 'uuid', nullable: true })
-  modifiedBy: string | null;
-
-  @Column({ name: 'modified_at', type: 'timestamptz', nullable: true })
-  modifiedAt: Date | null;
 }
