@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Page } from 'playwright-core';
-import { CreatedTenant, Log, LogRepository } from '@gatehouse/domain';
+import { AuditEvent, CreatedTenant, LogChainWriter } from '@gatehouse/domain';
 import { ServiceProcess } from '@gatehouse/test-support/service-process';
 import { startTestApp } from '@gatehouse/test-support/test-app';
 import { ConsoleBrowser, startConsoleService, screenshot, seriousViolations, signIn, TIME_ZONE, WAIT } from './browser';
@@ -16,7 +16,7 @@ const SEEDED = 130;
 const BASE = Date.UTC(2026, 2, 1);
 
 /** Seeded logs, one a minute: cards and tokens alternating, entity ids e0..e4. */
-function seedLogs(tenantId: string): Log[] {
+function seedLogs(tenantId: string): AuditEvent[] {
   return Array.from({ length: SEEDED }, (_, i) => ({
     id: randomUUID(),
     tenantId,
@@ -35,14 +35,14 @@ describe('console (in chromium)', () => {
   let service: ServiceProcess;
   let browser: ConsoleBrowser;
   let tenant: CreatedTenant;
-  let logs: Log[];
+  let logs: AuditEvent[];
 
   beforeAll(async () => {
     const admin = await startTestApp();
     try {
       tenant = await admin.tenant();
       logs = seedLogs(tenant.tenant.id);
-      await admin.app.get(LogRepository).append(logs);
+      await admin.app.get(LogChainWriter).append(logs);
     } finally {
       await admin.close();
     }

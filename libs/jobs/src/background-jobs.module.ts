@@ -8,7 +8,8 @@ import {
   ExpireApplications,
   ExpireTokens,
   IngestLogs,
-  LogRepository,
+  LogChainWriter,
+  LogCheckpointRepository,
   NoopApplicationExpiryScheduler,
   RelayAuditOutbox,
   SignLogCheckpoints,
@@ -87,13 +88,14 @@ export class BackgroundJobsModule {
       },
       {
         provide: BackgroundJobs,
-        inject: [QueueDrivers, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogRepository, Clock, UnitOfWork],
+        inject: [QueueDrivers, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogChainWriter, LogCheckpointRepository, Clock, UnitOfWork],
         useFactory: (
           { bullmq, inProcess }: QueueDrivers,
           publisher: AuditEventPublisher,
           scheduler: ApplicationExpiryScheduler,
           expire: ExpireApplications,
-          logs: LogRepository,
+          logs: LogChainWriter,
+          checkpoints: LogCheckpointRepository,
           clock: Clock,
           uow: UnitOfWork,
         ) => {
@@ -113,7 +115,7 @@ export class BackgroundJobsModule {
           ]);
           const relay = new RelayAuditOutbox(logs, clock);
           const expireTokens = new ExpireTokens(uow, clock);
-          const signCheckpoints = new SignLogCheckpoints(logs, options.checkpointSigner, clock);
+          const signCheckpoints = new SignLogCheckpoints(checkpoints, options.checkpointSigner, clock);
           const minAgeMs = options.outboxRelayMinAgeMs ?? 5000;
           return new BackgroundJobs({
             ...parts,

@@ -1,10 +1,10 @@
-import { IngestLogs, Log, LogRepository, UUID_PATTERN } from '@gatehouse/domain';
+import { AuditEvent, IngestLogs, LogChainWriter, UUID_PATTERN } from '@gatehouse/domain';
 import { InvalidJobError, JobHandler, JobHandlerRegistry } from './job-handler';
 import { JobName, QueueName } from './jobs';
 import { LogBatchWriter } from './log-batch-writer';
 import { derivedLogId } from './log-ids';
 
-function log(id: string): Log {
+function log(id: string): AuditEvent {
   return {
     id,
     tenantId: '6f1c1e0e-3b7a-4a43-9f55-0a4b7e1d2c10',
@@ -22,9 +22,9 @@ function log(id: string): Log {
 class FakeIngest extends IngestLogs {
   batches: string[][] = [];
   constructor() {
-    super(undefined as unknown as LogRepository);
+    super(undefined as unknown as LogChainWriter);
   }
-  override async execute(logs: Log[]): Promise<number> {
+  override async execute(logs: AuditEvent[]): Promise<number> {
     this.batches.push(logs.map((l) => l.id));
     if (logs.some((l) => l.message.startsWith('poison'))) throw new Error('poisoned batch');
     return logs.length;
@@ -52,7 +52,7 @@ describe('LogBatchWriter', () => {
     const ingest = new FakeIngest();
     const writer = new LogBatchWriter(ingest, { maxRows: 100, maxWaitMs: 5, maxParallelFlushes: 2 });
     // Tenants whose first 8 hex digits are even and odd: lanes 0 and 1.
-    const inLane = (lane: number, id: string): Log => ({ ...log(id), tenantId: `0000000${lane}-3b7a-4a43-9f55-0a4b7e1d2c10` });
+    const inLane = (lane: number, id: string): AuditEvent => ({ ...log(id), tenantId: `0000000${lane}-3b7a-4a43-9f55-0a4b7e1d2c10` });
     await Promise.all([writer.write([inLane(0, 'a'), inLane(1, 'b')]), writer.write([inLane(1, 'c')]), writer.write([inLane(0, 'd')])]);
     expect(ingest.batches.map((b) => b.join('')).sort()).toEqual(['ad', 'bc']);
   });
@@ -61,7 +61,7 @@ describe('LogBatchWriter', () => {
     const started: string[][] = [];
     const finish: (() => void)[] = [];
     const ingest = new (class extends FakeIngest {
-      override execute(logs: Log[]): Promise<number> {
+      override execute(logs: AuditEvent[]): Promise<number> {
         started.push(logs.map((l) => l.id));
         return new Promise((resolve) => finish.push(() => resolve(logs.length)));
       }

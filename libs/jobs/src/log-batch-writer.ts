@@ -1,4 +1,4 @@
-import { IngestLogs, Log, LogIdConflictError } from '@gatehouse/domain';
+import { AuditEvent, IngestLogs, LogIdConflictError } from '@gatehouse/domain';
 
 export interface LogBatchOptions {
   /** A flush starts as soon as this many rows wait. */
@@ -22,7 +22,7 @@ export interface LogBatchOptions {
 export const DEFAULT_LOG_BATCH: LogBatchOptions = { maxRows: 2000, maxWaitMs: 50, maxParallelFlushes: 2, flushesPerLane: 2 };
 
 interface Waiting {
-  logs: Log[];
+  logs: AuditEvent[];
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -43,9 +43,9 @@ export class LogBatchWriter {
     this.lanes = Array.from({ length: lanes }, () => new LogLane(ingest, { ...options, maxParallelFlushes: perLane }));
   }
 
-  write(logs: Log[]): Promise<void> {
+  write(logs: AuditEvent[]): Promise<void> {
     if (this.lanes.length === 1) return this.lanes[0]!.write(logs);
-    const byLane = new Map<number, Log[]>();
+    const byLane = new Map<number, AuditEvent[]>();
     for (const log of logs) {
       const lane = parseInt(log.tenantId.slice(0, 8), 16) % this.lanes.length;
       const list = byLane.get(lane);
@@ -75,7 +75,7 @@ class LogLane {
     private readonly options: LogBatchOptions = DEFAULT_LOG_BATCH,
   ) {}
 
-  write(logs: Log[]): Promise<void> {
+  write(logs: AuditEvent[]): Promise<void> {
     if (logs.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ logs, resolve, reject });

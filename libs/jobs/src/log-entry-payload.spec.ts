@@ -1,5 +1,5 @@
-import { Log, MAX_ENTITY_ID_LENGTH, ValidationError } from '@gatehouse/domain';
-import { parseLogEntry, toLogEntryPayload } from './log-entry-payload';
+import { AuditEvent, MAX_ENTITY_ID_LENGTH, toLogJson, ValidationError } from '@gatehouse/domain';
+import { parseLogEntry } from './log-entry-payload';
 
 const TENANT = '6f1c1e0e-3b7a-4a43-9f55-0a4b7e1d2c10';
 const ACTOR = '0b9f6a4e-6a53-4d43-9d0e-3f1a3c9b7e21';
@@ -91,7 +91,7 @@ describe('parseLogEntry', () => {
   it('takes the optional request fields, and refuses a source_ip that is not an address', () => {
     const log = parseLogEntry(valid({ request_id: 'req-1', source_ip: '2001:db8::7', user_agent: 'svc/1.0' }), defaults);
     expect(log).toMatchObject({ requestId: 'req-1', sourceIp: '2001:db8::7', userAgent: 'svc/1.0' });
-    expect(parseLogEntry(toLogEntryPayload(log), { id: 'unused', createdAt: new Date(0) })).toEqual(log);
+    expect(parseLogEntry(toLogJson(log), { id: 'unused', createdAt: new Date(0) })).toEqual(log);
     expect(parseLogEntry(valid({ request_id: null }), defaults)).not.toHaveProperty('requestId');
     const errors = fieldErrorsOf(() => parseLogEntry(valid({ source_ip: 'localhost', user_agent: '', request_id: 'r'.repeat(129) }), defaults));
     expect(Object.keys(errors).sort()).toEqual(['request_id', 'source_ip', 'user_agent']);
@@ -102,7 +102,7 @@ describe('parseLogEntry', () => {
   });
 
   it('round-trips through the wire shape the api publishes', () => {
-    const log: Log = parseLogEntry(valid({ actor_id: ACTOR, actor_type: 'application', created_at: '2026-11-21T10:00:00.123Z' }), defaults);
-    expect(parseLogEntry(toLogEntryPayload(log), { id: 'unused', createdAt: new Date(0) })).toEqual(log);
+    const log: AuditEvent = parseLogEntry(valid({ actor_id: ACTOR, actor_type: 'application', created_at: '2026-11-21T10:00:00.123Z' }), defaults);
+    expect(parseLogEntry(toLogJson(log), { id: 'unused', createdAt: new Date(0) })).toEqual(log);
   });
 });

@@ -6,7 +6,7 @@ import {
   ENTITY_TYPE_VALUES,
   FieldErrorCollector,
   isStorableText,
-  Log,
+  AuditEvent,
   LOG_JSON_FIELDS,
   LOG_OPERATIONS,
   MAX_ENTITY_ID_LENGTH,
@@ -14,14 +14,14 @@ import {
   MAX_REQUEST_ID_LENGTH,
   MAX_SOURCE_IP_LENGTH,
   MAX_USER_AGENT_LENGTH,
-  toLogJson,
   UUID_PATTERN,
 } from '@gatehouse/domain';
 
 /**
  * A log as another service (or the api's outbox publisher) puts it on the queue: the wire shape of
  * spec 2.2 plus an optional `id` for idempotency. docs/audit-trail.md documents it as a JSON schema. This is the
- * queue adapter's wire format; the HTTP log response is the api's, and the domain knows only `Log`.
+ * queue adapter's wire format (what it accepts: the api's publisher sends each event's `toLogJson`); the HTTP log
+ * response is the api's, and the domain knows only `AuditEvent` and `Log`.
  */
 export interface LogEntryPayload {
   id?: string;
@@ -50,12 +50,12 @@ export interface LogEntryDefaults {
 }
 
 /**
- * Validates one queued payload into a Log. Every problem is reported at once, as a ValidationError whose
+ * Validates one queued payload into an AuditEvent. Every problem is reported at once, as a ValidationError whose
  * field map names the fields (`prefix` places them inside a batch: `logs[3].tenant_id`).
  * The worker runs this for every log it ingests: the checks are plain functions over the payload, with nothing
  * allocated per field unless a field is wrong.
  */
-export function parseLogEntry(raw: unknown, defaults: LogEntryDefaults, prefix = ''): Log {
+export function parseLogEntry(raw: unknown, defaults: LogEntryDefaults, prefix = ''): AuditEvent {
   const problems = new Problems(prefix);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     problems.add('', 'must be a JSON object');
@@ -78,7 +78,7 @@ export function parseLogEntry(raw: unknown, defaults: LogEntryDefaults, prefix =
   if (sourceIp !== undefined && isIP(sourceIp) === 0) problems.add('source_ip', 'must be an IPv4 or IPv6 address');
   const userAgent = optionalText(entry, 'user_agent', MAX_USER_AGENT_LENGTH, problems);
   problems.throwIfAny();
-  const log: Log = {
+  const log: AuditEvent = {
     id,
     tenantId: tenantId!,
     actorId,
@@ -169,9 +169,4 @@ function instant(value: unknown, field: string, problems: Problems): Date | unde
     return undefined;
   }
   return date;
-}
-
-/** Converts a Log back to the queue's wire shape (the api's publisher sends its outbox events this way). */
-export function toLogEntryPayload(log: Log): LogEntryPayload {
-  return toLogJson(log);
 }

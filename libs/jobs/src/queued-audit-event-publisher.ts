@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { AuditEvent, AuditEventPublisher } from '@gatehouse/domain';
-import { toLogEntryPayload } from './log-entry-payload';
+import { AuditEvent, AuditEventPublisher, toLogJson } from '@gatehouse/domain';
 import { JobQueue } from './job-queue';
 import { captureTraceContext, JobTraceContext, mergeTraceContexts } from './job-trace-context';
 import { JobName } from './jobs';
@@ -75,7 +74,7 @@ export class QueuedAuditEventPublisher extends AuditEventPublisher {
       // Explicit, even when none: the timer that flushes runs in the context of whichever request set it.
       const trace = mergeTraceContexts(this.traces.splice(0, chunk.length)) ?? null;
       const sent: Promise<void> = this.queue
-        .add(JobName.AuditLogBatch, { logs: chunk.map((event) => toLogEntryPayload(event)) }, { trace })
+        .add(JobName.AuditLogBatch, { logs: chunk.map((event) => toLogJson(event)) }, { trace })
         .catch((error: unknown) => this.leftToRelay(chunk.length, error instanceof Error ? error.message : String(error)))
         .finally(() => {
           this.inFlight.delete(sent);

@@ -5,6 +5,8 @@ import {
   AuditEventPublisher,
   Clock,
   KeyWrapper,
+  LogChainWriter,
+  LogCheckpointRepository,
   LogRepository,
   ProxyRepository,
   SystemClock,
@@ -20,6 +22,8 @@ import { Database } from './database';
 import { TypeormApplicationRepository } from './repositories/typeorm-application.repository';
 import { TypeormTenantRepository } from './repositories/typeorm-tenant.repository';
 import { TypeormProxyRepository } from './repositories/typeorm-proxy.repository';
+import { TypeormLogCheckpointRepository } from './repositories/typeorm-log-checkpoint.repository';
+import { TypeormLogChainWriter } from './repositories/typeorm-log-chain-writer';
 import { TypeormLogRepository } from './repositories/typeorm-log.repository';
 import { TOKEN_BATCH_INSERT, TypeormTokenRepository } from './repositories/typeorm-token.repository';
 import { CachedTokenRepository } from './cache/cached-token.repository';
@@ -68,6 +72,8 @@ export class PersistenceModule implements OnApplicationShutdown {
       .register(TenantRepository, (em) => new TypeormTenantRepository(em))
       .register(ProxyRepository, (em) => new TypeormProxyRepository(em, vault))
       .register(LogRepository, (em) => new TypeormLogRepository(em))
+      .register(LogChainWriter, (em) => new TypeormLogChainWriter(em))
+      .register(LogCheckpointRepository, (em) => new TypeormLogCheckpointRepository(em))
       .register(TokenRepository, (em) => new TypeormTokenRepository(em))
       .registerBatchInsert(TokenRepository, TOKEN_BATCH_INSERT);
     return {
@@ -89,6 +95,9 @@ export class PersistenceModule implements OnApplicationShutdown {
         { provide: TenantRepository, useValue: registry.build(TenantRepository, database.dataSource.manager) },
         { provide: ProxyRepository, useValue: new CachedProxyRepository(registry.build(ProxyRepository, database.dataSource.manager), versions) },
         { provide: LogRepository, useValue: registry.build(LogRepository, database.dataSource.manager) },
+        // One writer per process: its known heads let a tenant's next batch take the one-statement path.
+        { provide: LogChainWriter, useValue: registry.build(LogChainWriter, database.dataSource.manager) },
+        { provide: LogCheckpointRepository, useValue: registry.build(LogCheckpointRepository, database.dataSource.manager) },
         { provide: TokenRepository, useValue: new CachedTokenRepository(registry.build(TokenRepository, database.dataSource.manager), versions) },
         {
           provide: UnitOfWork,
@@ -106,7 +115,7 @@ export class PersistenceModule implements OnApplicationShutdown {
           },
         },
       ],
-      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, TokenRepository],
+      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, LogChainWriter, LogCheckpointRepository, TokenRepository],
     };
   }
 }

@@ -1,5 +1,4 @@
 import { ApplicationEntity } from './entities/application.entity';
-import { AuditOutboxEntity } from './entities/audit-outbox.entity';
 import { TenantEntity } from './entities/tenant.entity';
 import { LogEntity } from './entities/log.entity';
 import { AuditLogs1763700000300 } from './migrations/1763700000300-audit-logs';
@@ -19,7 +18,7 @@ import { Tokens1764100200000 } from './migrations/1764100200000-tokens';
 import { TokenMaskJson1764100300000 } from './migrations/1764100300000-token-mask-json';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
-export const ENTITIES = [TenantEntity, ApplicationEntity, AuditOutboxEntity, ProxyEntity, LogEntity, TokenEntity];
+export const ENTITIES = [TenantEntity, ApplicationEntity, ProxyEntity, LogEntity, TokenEntity];
 
 export const MIGRATIONS = [
   InitialSchema1763700000000,

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Log, LogIdConflictError } from '@gatehouse/domain';
-import { Database, openDatabase, TypeormLogRepository } from '@gatehouse/persistence';
+import { AuditEvent, LogIdConflictError } from '@gatehouse/domain';
+import { Database, openDatabase, TypeormLogChainWriter } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
 
-// The write paths of TypeormLogRepository.append against real PostgreSQL, with the interleavings a worker's lanes
+// The write paths of TypeormLogChainWriter.append against real PostgreSQL, with the interleavings a worker's lanes
 // (two flushes in flight) can produce held in place. Chain validity is checked with the database's own hash
 // function, as `gatehouse logs verify` recomputes it.
 
-function aLog(tenantId: string, i: number, over: Partial<Log> = {}): Log {
+function aLog(tenantId: string, i: number, over: Partial<AuditEvent> = {}): AuditEvent {
   return {
     id: randomUUID(),
     tenantId,
@@ -22,7 +22,7 @@ function aLog(tenantId: string, i: number, over: Partial<Log> = {}): Log {
   };
 }
 
-describe('TypeormLogRepository.append on PostgreSQL', () => {
+describe('TypeormLogChainWriter.append on PostgreSQL', () => {
   let database: Database;
 
   beforeAll(async () => (database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 })));
@@ -45,9 +45,9 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
   it("chains a batch whose other tenant's head it was reading while a write of its own was refused", async () => {
     const [x, y] = [randomUUID(), randomUUID()];
     const manager = database.dataSource.manager;
-    const writer = new TypeormLogRepository(manager);
+    const writer = new TypeormLogChainWriter(manager);
     await writer.append([aLog(x, 0)]); // x's head: created, and known to the writer
-    await new TypeormLogRepository(manager).append([aLog(y, 0)]); // y's head: there, but not known to the writer yet
+    await new TypeormLogChainWriter(manager).append([aLog(y, 0)]); // y's head: there, but not known to the writer yet
     // The writer reads y's head (a batch of x and y) while its write of x fails, which makes it forget x's head:
     // the read is held until that failure, as a slow read on a loaded database lets it happen.
     const query = manager.query.bind(manager);
@@ -77,7 +77,7 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
         tenant_id: string;
         message: string;
       }[];
-    async function outbox(log: Log, age = 60_000): Promise<void> {
+    async function outbox(log: AuditEvent, age = 60_000): Promise<void> {
       await database.dataSource.query(
         `INSERT INTO audit_outbox (id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at)
          VALUES ($1, $2, 'system', 'token', $3, 'read', $4, now() - make_interval(secs => $5))`,
@@ -87,7 +87,7 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
 
     it('is a conflict: the others are written, the stored log is untouched, and the error names the id only', async () => {
       const [a, b] = [randomUUID(), randomUUID()];
-      const writer = new TypeormLogRepository(database.dataSource.manager);
+      const writer = new TypeormLogChainWriter(database.dataSource.manager);
       const taken = aLog(a, 0, { message: 'a' });
       await writer.append([taken, aLog(a, 1)]);
       const error = await writer.append([aLog(b, 0, { id: taken.id, message: 'b' }), aLog(b, 1)]).catch((e: unknown) => e);
@@ -117,12 +117,12 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
       const insertedA = new Promise<void>((resolve) => (inserted = resolve));
       // a's write of the id, inserted and held open before its commit.
       const aWrite = manager.transaction(async (em) => {
-        await new TypeormLogRepository(em).append([aLog(a, 0, { id, message: 'a' })]);
+        await new TypeormLogChainWriter(em).append([aLog(a, 0, { id, message: 'a' })]);
         inserted();
         await held;
       });
       await insertedA;
-      const bWrite = new TypeormLogRepository(manager).append([aLog(b, 0, { id, message: 'b' }), aLog(b, 1)]).catch((e: unknown) => e);
+      const bWrite = new TypeormLogChainWriter(manager).append([aLog(b, 0, { id, message: 'b' }), aLog(b, 1)]).catch((e: unknown) => e);
       await new Promise((resolve) => setTimeout(resolve, 300)); // b's insert waits on a's row
       commit();
       await aWrite;
@@ -136,7 +136,7 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
 
     it('leaves the event in the outbox, reports it, and relays the events behind it', async () => {
       const [a, b] = [randomUUID(), randomUUID()];
-      const writer = new TypeormLogRepository(database.dataSource.manager);
+      const writer = new TypeormLogChainWriter(database.dataSource.manager);
       const taken = aLog(a, 0, { message: 'a' });
       await writer.append([taken]);
       const event = aLog(b, 0, { id: taken.id, message: 'b' });
@@ -181,7 +181,7 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
     ])("never deletes another tenant's pending outbox event of its id, in the one-statement path either (%s)", async (_name, call) => {
       const [a, b] = [randomUUID(), randomUUID()];
       const manager = database.dataSource.manager;
-      const writer = new TypeormLogRepository(manager);
+      const writer = new TypeormLogChainWriter(manager);
       await writer.append([aLog(b, 0)]); // b's head known to the writer: its next batch is one statement
       // a's event, committed by the API, its job not run yet; recorded just now, so no relay takes it meanwhile.
       const pending = aLog(a, 0, { message: 'a' });
@@ -223,14 +223,14 @@ describe('TypeormLogRepository.append on PostgreSQL', () => {
     process.on('unhandledRejection', onUnhandled);
     const pools = await Promise.all([0, 1, 2].map(() => openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 3 })));
     const written = new Set<string>(); // logs whose append resolved, and events put in the outbox
-    const sent: Log[] = [];
+    const sent: AuditEvent[] = [];
     const refusedGood: string[] = [];
     const relayErrors: string[] = [];
     const everyWrite: Promise<unknown>[] = [];
     let n = 0;
     try {
-      const writers = pools.map((p) => new TypeormLogRepository(p.dataSource.manager));
-      const lane = async (writer: TypeormLogRepository, which: number) => {
+      const writers = pools.map((p) => new TypeormLogChainWriter(p.dataSource.manager));
+      const lane = async (writer: TypeormLogChainWriter, which: number) => {
         for (let round = 0; round < 30; round++) {
           const inFlight: Promise<unknown>[] = [];
           for (let flush = 0; flush < 2; flush++) {

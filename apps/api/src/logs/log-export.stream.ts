@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
-import { ChainedLog, LOG_JSON_FIELDS, LogExport, LogExportFormat } from '@gatehouse/domain';
+import { Log, LOG_JSON_FIELDS, LogExport, LogExportFormat } from '@gatehouse/domain';
 import { csvCell } from './csv-cell';
 import { LogResponse, toLogResponse } from './logs.dto';
 
@@ -41,13 +41,13 @@ export async function streamLogExport(res: Response, exported: LogExport, format
   }
 }
 
-function ndjsonLines(logs: ChainedLog[]): string {
+function ndjsonLines(logs: Log[]): string {
   let out = '';
   for (const log of logs) out += `${JSON.stringify(toLogResponse(log))}\n`;
   return out;
 }
 
-function csvLines(logs: ChainedLog[]): string {
+function csvLines(logs: Log[]): string {
   let out = '';
   for (const log of logs) {
     const row = toLogResponse(log);

@@ -1,4 +1,4 @@
-import type { ChainedLog, LogCheckpoint } from '@gatehouse/domain';
+import type { Log, LogCheckpoint } from '@gatehouse/domain';
 
 // The offline verifier's readers of exported logs and saved checkpoints. Kept apart from logs.dto.ts, whose
 // @nestjs/swagger decorators cost the CLI about 0.7 s of CPU to load: `gatehouse logs verify --file` needs none of it.
@@ -7,7 +7,7 @@ import type { ChainedLog, LogCheckpoint } from '@gatehouse/domain';
  * A log as `GET /logs` and the exports write it, read back (the offline verifier): the inverse of toLogResponse.
  * Throws a message naming the first field that is missing or malformed.
  */
-export function fromLogJson(json: unknown): ChainedLog {
+export function fromLogJson(json: unknown): Log {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('not a JSON object');
   const o = json as Record<string, unknown>;
   const text = (name: string): string => {
@@ -25,10 +25,10 @@ export function fromLogJson(json: unknown): ChainedLog {
     id: text('id'),
     tenantId: text('tenant_id'),
     actorId: optional('actor_id') ?? null,
-    actorType: (optional('actor_type') ?? null) as ChainedLog['actorType'],
+    actorType: (optional('actor_type') ?? null) as Log['actorType'],
     entityType: text('entity_type'),
     entityId: text('entity_id'),
-    operation: text('operation') as ChainedLog['operation'],
+    operation: text('operation') as Log['operation'],
     message: text('message'),
     createdAt,
     ...(requestId === undefined ? {} : { requestId }),

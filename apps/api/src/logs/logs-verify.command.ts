@@ -2,7 +2,7 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createPublicKey, KeyObject } from 'node:crypto';
 import { resolveLogSigningKey } from '@gatehouse/config';
-import { ChainVerification, ChainVerifier, LogCheckpoint, LogRepository, parsePublicKey, VerifyLogChain } from '@gatehouse/domain';
+import { ChainVerification, ChainVerifier, LogCheckpoint, LogCheckpointRepository, LogRepository, parsePublicKey, VerifyLogChain } from '@gatehouse/domain';
 import { CliCommand, CliUsageError, CommandContext } from '../cli/command';
 import { fromCheckpointJson, fromLogJson } from './log-json';
 
@@ -42,7 +42,7 @@ async function verifyDatabase(tenantId: string, publicKeyOption: string | undefi
   const publicKey = publicKeyOption
     ? readPublicKey(publicKeyOption)
     : createPublicKey(resolveLogSigningKey(config, { generate: false }).key);
-  return new VerifyLogChain(app.get(LogRepository)).execute(tenantId, publicKey, progress.update);
+  return new VerifyLogChain(app.get(LogRepository), app.get(LogCheckpointRepository)).execute(tenantId, publicKey, progress.update);
 }
 
 /** Streams the export line by line: memory stays flat whatever its size. */

@@ -2,9 +2,9 @@ import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swag
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
 import {
   ACTOR_TYPES,
-  ChainedLog,
   ENTITY_TYPE_VALUES,
   EntityType,
+  Log,
   LOG_OPERATIONS,
   LogCheckpoint,
   LogExportFormat,
@@ -135,7 +135,7 @@ export class EntityTypeResponse {
 }
 
 /** Field order of spec 2.2 on the wire, then the request fields (absent when unknown), then the chain's. */
-export function toLogResponse(log: ChainedLog): LogResponse {
+export function toLogResponse(log: Log): LogResponse {
   return { ...toLogJson(log), position: log.position, hash: log.hash };
 }
 

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSigningKey } from '@gatehouse/config';
-import { CheckpointSigner, CreatedTenant, Log, LogRepository, SignLogCheckpoints, SystemClock } from '@gatehouse/domain';
+import { AuditEvent, CheckpointSigner, CreatedTenant, LogChainWriter, LogCheckpointRepository, LogRepository, SignLogCheckpoints, SystemClock } from '@gatehouse/domain';
 import { CLI_MAIN, runToCompletion } from '@gatehouse/test-support/service-process';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
@@ -15,7 +15,7 @@ jest.setTimeout(180_000);
 const signer = new CheckpointSigner(() => parseSigningKey(TEST_LOG_SIGNING_KEY));
 const tmp = () => mkdtempSync(join(tmpdir(), 'gh-export-'));
 
-function seedLogs(tenantId: string, count: number, from = 0): Log[] {
+function seedLogs(tenantId: string, count: number, from = 0): AuditEvent[] {
   return Array.from({ length: count }, (_, i) => ({
     id: randomUUID(),
     tenantId,
@@ -31,7 +31,7 @@ function seedLogs(tenantId: string, count: number, from = 0): Log[] {
 
 /** Every log a relay moves from the outbox (no worker runs in these tests): the api's own logs, chained. */
 async function relayAll(t: TestApp): Promise<void> {
-  await t.app.get(LogRepository).relayOutbox(new Date(Date.now() + 60_000), 10_000);
+  await t.app.get(LogChainWriter).relayOutbox(new Date(Date.now() + 60_000), 10_000);
 }
 
 describe('GET /logs/export', () => {
@@ -42,9 +42,9 @@ describe('GET /logs/export', () => {
   beforeAll(async () => {
     t = await startTestApp();
     tenant = await t.tenant();
-    const repo = t.app.get(LogRepository);
-    for (let i = 0; i < COUNT; i += 500) await repo.append(seedLogs(tenant.tenant.id, 500, i));
-    await new SignLogCheckpoints(repo, signer, new SystemClock()).execute();
+    const writer = t.app.get(LogChainWriter);
+    for (let i = 0; i < COUNT; i += 500) await writer.append(seedLogs(tenant.tenant.id, 500, i));
+    await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute();
   });
   afterAll(() => t.close());
 
@@ -147,7 +147,7 @@ describe('GET /logs/export', () => {
   it('stops reading the database when the client goes away', async () => {
     const repo = t.app.get(LogRepository);
     const big = await t.tenant();
-    for (let i = 0; i < 30_000; i += 2000) await repo.append(seedLogs(big.tenant.id, 2000, i));
+    for (let i = 0; i < 30_000; i += 2000) await t.app.get(LogChainWriter).append(seedLogs(big.tenant.id, 2000, i));
     let slices = 0;
     const original = repo.chainSlice.bind(repo);
     repo.chainSlice = (...args) => {

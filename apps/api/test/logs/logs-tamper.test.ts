@@ -7,13 +7,15 @@ import {
   ChainVerification,
   CheckpointSigner,
   checkpointMessage,
-  Log,
+  AuditEvent,
+  LogChainWriter,
+  LogCheckpointRepository,
   LogRepository,
   SignLogCheckpoints,
   SystemClock,
   VerifyLogChain,
 } from '@gatehouse/domain';
-import { openDatabase, TypeormLogRepository } from '@gatehouse/persistence';
+import { openDatabase, TypeormLogChainWriter } from '@gatehouse/persistence';
 import { CLI_MAIN, runToCompletion } from '@gatehouse/test-support/service-process';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
@@ -30,10 +32,14 @@ const signer = new CheckpointSigner(() => parseSigningKey(TEST_LOG_SIGNING_KEY))
 describe('tamper evidence of the audit trail', () => {
   let t: TestApp;
   let logs: LogRepository;
+  let writer: LogChainWriter;
+  let checkpoints: LogCheckpointRepository;
 
   beforeAll(async () => {
     t = await startTestApp();
     logs = t.app.get(LogRepository);
+    writer = t.app.get(LogChainWriter);
+    checkpoints = t.app.get(LogCheckpointRepository);
   });
   afterAll(() => t.close());
 
@@ -44,11 +50,11 @@ describe('tamper evidence of the audit trail', () => {
       await statements((text, params = []) => em.query(text, params));
     });
   };
-  const verify = (tenantId: string): Promise<ChainVerification> => new VerifyLogChain(logs).execute(tenantId, signer.publicKey, undefined, 7);
+  const verify = (tenantId: string): Promise<ChainVerification> => new VerifyLogChain(logs, checkpoints).execute(tenantId, signer.publicKey, undefined, 7);
   const idAt = async (tenantId: string, position: number): Promise<string> =>
     (await sql('SELECT id FROM logs WHERE tenant_id = $1 AND seq = $2', [tenantId, position]))[0].id;
 
-  function newLogs(tenantId: string, count: number, from: number): Log[] {
+  function newLogs(tenantId: string, count: number, from: number): AuditEvent[] {
     return Array.from({ length: count }, (_, i) => ({
       id: randomUUID(),
       tenantId,
@@ -66,12 +72,12 @@ describe('tamper evidence of the audit trail', () => {
   /** 25 logs; checkpoints at 10 and 20. */
   async function signedTenant(): Promise<string> {
     const tenantId = randomUUID();
-    const sign = new SignLogCheckpoints(logs, signer, new SystemClock());
-    await logs.append(newLogs(tenantId, 10, 1));
+    const sign = new SignLogCheckpoints(checkpoints, signer, new SystemClock());
+    await writer.append(newLogs(tenantId, 10, 1));
     await sign.execute();
-    await logs.append(newLogs(tenantId, 10, 11));
+    await writer.append(newLogs(tenantId, 10, 11));
     await sign.execute();
-    await logs.append(newLogs(tenantId, 5, 21));
+    await writer.append(newLogs(tenantId, 5, 21));
     return tenantId;
   }
 
@@ -234,9 +240,9 @@ describe('tamper evidence of the audit trail', () => {
       const batches = Array.from({ length: 24 }, (_, i) => newLogs(tenantId, 50, i * 50));
       // Every batch is also delivered a second time by another writer (a retried job).
       await Promise.all(
-        [...batches, ...batches].map((batch, i) => new TypeormLogRepository(databases[i % 4]!.dataSource.manager).append(batch)),
+        [...batches, ...batches].map((batch, i) => new TypeormLogChainWriter(databases[i % 4]!.dataSource.manager).append(batch)),
       );
-      await new SignLogCheckpoints(logs, signer, new SystemClock()).execute();
+      await new SignLogCheckpoints(checkpoints, signer, new SystemClock()).execute();
       const result = await verify(tenantId);
       expect(result).toMatchObject({ valid: true, logs: 1200, head: { position: 1200 }, unsignedLogs: 0 });
       const [{ n }] = await sql('SELECT count(*)::int AS n FROM logs WHERE tenant_id = $1', [tenantId]);
@@ -251,7 +257,7 @@ describe('tamper evidence of the audit trail', () => {
     const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 2 });
     try {
       const manager = database.dataSource.manager;
-      const writer = new TypeormLogRepository(manager);
+      const writer = new TypeormLogChainWriter(manager);
       const statements = jest.spyOn(manager, 'query');
       const transactions = jest.spyOn(manager, 'transaction');
       // Two flushes in flight at once, as a lane of the worker sends them: the first creates the head, under lock;
@@ -275,8 +281,8 @@ describe('tamper evidence of the audit trail', () => {
     const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 2 });
     try {
       const manager = database.dataSource.manager;
-      const first = new TypeormLogRepository(manager);
-      const second = new TypeormLogRepository(t.database.dataSource.manager);
+      const first = new TypeormLogChainWriter(manager);
+      const second = new TypeormLogChainWriter(t.database.dataSource.manager);
       await first.append(newLogs(tenantId, 5, 0)); // the tenant's first logs: its head is created, under lock
       const statements = jest.spyOn(manager, 'query');
       const transactions = jest.spyOn(manager, 'transaction');

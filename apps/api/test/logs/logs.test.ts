@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CreatedTenant, Log, LogRepository } from '@gatehouse/domain';
+import { AuditEvent, CreatedTenant, LogChainWriter } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 
 jest.setTimeout(60_000);
@@ -7,8 +7,8 @@ jest.setTimeout(60_000);
 const BASE = Date.parse('2026-03-01T00:00:00.000Z');
 
 /** Logs written straight through the repository (as the worker does), one a minute from BASE. */
-async function seed(t: TestApp, tenantId: string, count: number, shape: (i: number) => Partial<Log> = () => ({})): Promise<Log[]> {
-  const logs: Log[] = Array.from({ length: count }, (_, i) => ({
+async function seed(t: TestApp, tenantId: string, count: number, shape: (i: number) => Partial<AuditEvent> = () => ({})): Promise<AuditEvent[]> {
+  const logs: AuditEvent[] = Array.from({ length: count }, (_, i) => ({
     id: randomUUID(),
     tenantId,
     actorId: i % 2 === 0 ? randomUUID() : null,
@@ -20,14 +20,14 @@ async function seed(t: TestApp, tenantId: string, count: number, shape: (i: numb
     createdAt: new Date(BASE + i * 60_000),
     ...shape(i),
   }));
-  await t.app.get(LogRepository).append(logs);
+  await t.app.get(LogChainWriter).append(logs);
   return logs;
 }
 
 describe('GET /logs', () => {
   let t: TestApp;
   let tenant: CreatedTenant;
-  let logs: Log[];
+  let logs: AuditEvent[];
 
   beforeAll(async () => {
     t = await startTestApp();

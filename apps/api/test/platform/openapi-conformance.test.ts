@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LogRepository } from '@gatehouse/domain';
+import { LogChainWriter } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { startUpstream, Upstream } from '@gatehouse/test-support/upstream';
 import { as, Caller, managementWith, newTenant } from '../support/application-fixtures';
@@ -111,7 +111,7 @@ describe('the OpenAPI document against the real API', () => {
   });
 
   it('logs, permissions and health answer as documented', async () => {
-    await t.app.get(LogRepository).append([
+    await t.app.get(LogChainWriter).append([
       { id: randomUUID(), tenantId: admin.tenantId, actorId: admin.applicationId, actorType: 'application', entityType: 'proxy', entityId: randomUUID(), operation: 'create', message: "Proxy 'p' created", createdAt: new Date() },
       { id: randomUUID(), tenantId: admin.tenantId, actorId: null, actorType: 'system', entityType: 'application', entityId: randomUUID(), operation: 'delete', message: 'Application expired', createdAt: new Date() },
     ]);

@@ -1,5 +1,4 @@
-export type ActorType = 'application' | 'user' | 'system';
-export type AuditOperation = 'create' | 'update' | 'delete' | 'read';
+import { ActorType, AuditEvent } from '../logs/log';
 
 /** Where a request to this API came from: recorded with the logs it causes. */
 export interface RequestOrigin {
@@ -17,32 +16,13 @@ export interface Actor {
 
 export const SYSTEM_ACTOR: Actor = { id: null, type: 'system' };
 
-/** What a use case records; the unit of work gives it an id (which becomes the log id) and a time. */
-export interface NewAuditEvent {
-  tenantId: string;
-  actor: Actor;
-  entityType: string;
-  entityId: string;
-  operation: AuditOperation;
-  message: string;
-}
+/**
+ * What a use case records: an AuditEvent without the id and time the unit of work gives it (the id becomes the log
+ * id), and with the actor whole (its id, type and request origin become the event's fields).
+ */
+export type NewAuditEvent = Pick<AuditEvent, 'tenantId' | 'entityType' | 'entityId' | 'operation' | 'message'> & { actor: Actor };
 
-export interface AuditEvent {
-  id: string;
-  tenantId: string;
-  actorId: string | null;
-  actorType: ActorType;
-  entityType: string;
-  entityId: string;
-  operation: AuditOperation;
-  message: string;
-  createdAt: Date;
-  requestId?: string;
-  sourceIp?: string;
-  userAgent?: string;
-}
-
-/** The recorded event as it is stored and delivered: its id becomes the log id. */
+/** The recorded event as the outbox stores it and the queue delivers it. */
 export function toAuditEvent(event: NewAuditEvent, id: string, createdAt: Date): AuditEvent {
   return {
     id,

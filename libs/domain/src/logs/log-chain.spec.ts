@@ -1,13 +1,16 @@
 import { createHash, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { FixedClock, InMemoryLogRepository } from '../testing/in-memory-ports';
-import { ChainVerifier, chainHash, CheckpointSigner, GENESIS_HASH, keyIdOf, parsePublicKey, rawPublicKey } from './log-chain';
-import { Log } from './log';
+import { ChainVerifier } from './chain-verifier';
+import { chainHash, GENESIS_HASH } from './log-hash';
+import { CheckpointSigner } from './log-signing';
+import { keyIdOf, parsePublicKey, rawPublicKey } from './public-keys';
+import { AuditEvent } from './log';
 import { SignLogCheckpoints } from './log-commands';
 import { VerifyLogChain } from './log-queries';
 
 const TENANT = '6f1c1e0e-3b7a-4a43-9f55-0a4b7e1d2c10';
 
-function logs(count: number, from = 0): Log[] {
+function logs(count: number, from = 0): AuditEvent[] {
   return Array.from({ length: count }, (_, i) => ({
     id: `00000000-0000-4000-8000-${String(from + i).padStart(12, '0')}`,
     tenantId: TENANT,
@@ -50,7 +53,7 @@ describe('the log chain', () => {
 
   it('is the documented scheme, byte for byte: ASCII, non-ASCII, long, empty and absent fields', () => {
     // The definition in docs/audit-trail.md, written the plain way: one update per field.
-    const reference = (previous: string, log: Log, position: number): string => {
+    const reference = (previous: string, log: AuditEvent, position: number): string => {
       const h = createHash('sha256').update(Buffer.from(previous, 'hex'));
       const fields = [
         'gatehouse.log.v1', log.tenantId, String(position), log.id, log.createdAt.toISOString(), log.actorType, log.actorId,
@@ -66,7 +69,7 @@ describe('the log chain', () => {
       return h.digest('hex');
     };
     const [base] = logs(1);
-    const variants: Log[] = [
+    const variants: AuditEvent[] = [
       base!,
       { ...base!, message: 'read ü 🔑 '.repeat(40), userAgent: 'curl/8.5 ünïcode' },
       { ...base!, message: '', entityId: 'x'.repeat(200), requestId: 'req-1', sourceIp: '203.0.113.7', userAgent: 'svc/1.0' },
@@ -81,14 +84,15 @@ describe('the log chain', () => {
   });
 
   it('verifies a clean chain, and counts the logs after the newest checkpoint as unsigned', async () => {
-    const result = await new VerifyLogChain(await signedChain()).execute(TENANT, signer.publicKey);
+    const repo = await signedChain();
+    const result = await new VerifyLogChain(repo, repo).execute(TENANT, signer.publicKey);
     expect(result).toMatchObject({ valid: true, logs: 10, unsignedLogs: 5, lastVerifiedCheckpoint: { position: 5 } });
   });
 
   it('names the first log whose content no longer matches its hash', async () => {
     const repo = await signedChain();
     repo.logs[6]!.message = 'changed';
-    const result = await new VerifyLogChain(repo).execute(TENANT, signer.publicKey);
+    const result = await new VerifyLogChain(repo, repo).execute(TENANT, signer.publicKey);
     expect(result.firstInvalidLog).toMatchObject({ position: 7, id: repo.logs[6]!.id });
   });
 
@@ -103,7 +107,7 @@ describe('the log chain', () => {
     const rewritten = new InMemoryLogRepository();
     await rewritten.append(repo.logs.map((l, i) => ({ ...l, message: i === 2 ? 'rewritten' : l.message })));
     rewritten.checkpoints.push(...repo.checkpoints);
-    const result = await new VerifyLogChain(rewritten).execute(TENANT, signer.publicKey);
+    const result = await new VerifyLogChain(rewritten, rewritten).execute(TENANT, signer.publicKey);
     expect(result.firstInvalidLog).toMatchObject({ position: 1, id: repo.logs[0]!.id });
     expect(result.firstInvalidLog!.reason).toMatch(/from position 1 to 5 do not match/);
   });

@@ -2,8 +2,10 @@ import { actorOf } from '../applications/application-commands';
 import { Principal } from '../applications/principal';
 import { Clock } from '../shared/clock';
 import { UnitOfWork } from '../shared/unit-of-work';
-import { ChainedLog, Log } from './log';
-import { CheckpointSigner, checkpointMessage, LogCheckpoint } from './log-chain';
+import { AuditEvent, Log } from './log';
+import { LogChainWriter } from './log-chain-writer';
+import { LogCheckpointRepository } from './log-checkpoint.repository';
+import { CheckpointSigner, checkpointMessage, LogCheckpoint } from './log-signing';
 import { LogFilter, LogRepository } from './log.repository';
 import { validateLogFilter } from './log-queries';
 
@@ -13,7 +15,7 @@ import { validateLogFilter } from './log-queries';
  */
 export class RelayAuditOutbox {
   constructor(
-    private readonly logs: LogRepository,
+    private readonly writer: LogChainWriter,
     private readonly clock: Clock,
   ) {}
 
@@ -22,19 +24,19 @@ export class RelayAuditOutbox {
     let moved = 0;
     for (;;) {
       const recordedBefore = new Date(this.clock.now().getTime() - minAgeMs);
-      const n = await this.logs.relayOutbox(recordedBefore, batchSize);
+      const n = await this.writer.relayOutbox(recordedBefore, batchSize);
       moved += n;
       if (n < batchSize) return moved;
     }
   }
 }
 
-/** Writes validated logs; idempotent by log id (see LogRepository.append). */
+/** Writes validated logs; idempotent by log id (see LogChainWriter.append). */
 export class IngestLogs {
-  constructor(private readonly logs: LogRepository) {}
+  constructor(private readonly writer: LogChainWriter) {}
 
-  execute(logs: Log[]): Promise<number> {
-    return logs.length === 0 ? Promise.resolve(0) : this.logs.append(logs);
+  execute(logs: AuditEvent[]): Promise<number> {
+    return logs.length === 0 ? Promise.resolve(0) : this.writer.append(logs);
   }
 }
 
@@ -44,7 +46,7 @@ export class IngestLogs {
  */
 export class SignLogCheckpoints {
   constructor(
-    private readonly logs: LogRepository,
+    private readonly checkpoints: LogCheckpointRepository,
     private readonly signer: CheckpointSigner,
     private readonly clock: Clock,
   ) {}
@@ -52,14 +54,14 @@ export class SignLogCheckpoints {
   async execute(batchSize = 500): Promise<number> {
     let signed = 0;
     for (;;) {
-      const heads = await this.logs.headsToCheckpoint(batchSize);
+      const heads = await this.checkpoints.headsToCheckpoint(batchSize);
       if (heads.length === 0) return signed;
       const signedAt = this.clock.now();
       const checkpoints: LogCheckpoint[] = heads.map((head) => {
         const unsigned = { tenantId: head.tenantId, position: head.position, hash: head.hash, signedAt };
         return { ...unsigned, keyId: this.signer.keyId, signature: this.signer.sign(checkpointMessage(unsigned)) };
       });
-      signed += await this.logs.saveCheckpoints(checkpoints);
+      signed += await this.checkpoints.saveCheckpoints(checkpoints);
       if (heads.length < batchSize) return signed;
     }
   }
@@ -71,7 +73,7 @@ export interface LogExport {
   /** The chain head when the export began: the export holds the matching logs up to it, and no further. */
   upToPosition: number;
   /** The matching logs in position order, a slice at a time; stop iterating to stop reading the database. */
-  slices: AsyncIterable<ChainedLog[]>;
+  slices: AsyncIterable<Log[]>;
 }
 
 /**
@@ -100,7 +102,7 @@ export class ExportLogs {
     );
     const upToPosition = (await this.logs.chainHead(tenantId)).position;
     const logs = this.logs;
-    async function* slices(): AsyncGenerator<ChainedLog[]> {
+    async function* slices(): AsyncGenerator<Log[]> {
       let after = 0;
       while (after < upToPosition) {
         const slice = await logs.chainSlice(tenantId, filter, after, upToPosition, sliceSize);

@@ -2,7 +2,7 @@ import { principalOf } from '../applications/principal';
 import { Application } from '../applications/application';
 import { ValidationError } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
-import { ChainedLog } from './log';
+import { Log } from './log';
 import { LogFilter } from './log.repository';
 import { ListLogs } from './log-queries';
 import { RelayAuditOutbox } from './log-commands';
@@ -21,7 +21,7 @@ class SpyLogs extends InMemoryLogRepository {
     this.backlog -= n;
     return n;
   }
-  override async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
+  override async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
     this.listed.push({ tenantId, filter, page });
     return { items: [], size: page.size, page: page.page, totalItems: 0 };
   }

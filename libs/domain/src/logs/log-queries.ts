@@ -1,16 +1,18 @@
 import { Principal } from '../applications/principal';
 import { FieldErrorCollector } from '../shared/domain-error';
 import { Page, PageQuery } from '../shared/page';
-import { ChainedLog, isEntityType, MAX_ENTITY_ID_LENGTH } from './log';
-import { LogFilter, LogRepository } from './log.repository';
 import { KeyObject } from 'node:crypto';
-import { ChainVerification, ChainVerifier, LogCheckpoint } from './log-chain';
+import { ChainVerification, ChainVerifier } from './chain-verifier';
+import { isEntityType, Log, MAX_ENTITY_ID_LENGTH } from './log';
+import { LogCheckpointRepository } from './log-checkpoint.repository';
+import { LogCheckpoint } from './log-signing';
+import { LogFilter, LogRepository } from './log.repository';
 
 /** `GET /logs`: the caller's tenant only, newest first, filtered (spec 4.1, CONTRACT.md sections 1 and 8). */
 export class ListLogs {
   constructor(private readonly logs: LogRepository) {}
 
-  async execute(principal: Principal, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
+  async execute(principal: Principal, filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
     validateLogFilter(filter);
     return this.logs.list(principal.tenantId, filter, page);
   }
@@ -36,10 +38,10 @@ export function validateLogFilter(filter: LogFilter): void {
 
 /** `GET /logs/checkpoints`: the caller's tenant's checkpoints, newest first. */
 export class ListLogCheckpoints {
-  constructor(private readonly logs: LogRepository) {}
+  constructor(private readonly checkpoints: LogCheckpointRepository) {}
 
   execute(principal: Principal, page: PageQuery): Promise<Page<LogCheckpoint>> {
-    return this.logs.listCheckpoints(principal.tenantId, page);
+    return this.checkpoints.listCheckpoints(principal.tenantId, page);
   }
 }
 
@@ -48,7 +50,10 @@ export class ListLogCheckpoints {
  * each slice's checkpoints handed to the verifier before its logs, so memory stays constant at any size.
  */
 export class VerifyLogChain {
-  constructor(private readonly logs: LogRepository) {}
+  constructor(
+    private readonly logs: LogRepository,
+    private readonly checkpoints: LogCheckpointRepository,
+  ) {}
 
   async execute(tenantId: string, publicKey: KeyObject, onProgress?: (verified: number, total: number) => void, sliceSize = 5000): Promise<ChainVerification> {
     const verifier = new ChainVerifier(tenantId, publicKey);
@@ -57,14 +62,14 @@ export class VerifyLogChain {
     // the newest checkpoint (only ever signed over committed logs); what is appended meanwhile is for next time.
     const highest = await this.logs.highestPosition(tenantId);
     const head = await this.logs.chainHead(tenantId);
-    const [newest] = (await this.logs.listCheckpoints(tenantId, { page: 1, size: 1 })).items;
+    const [newest] = (await this.checkpoints.listCheckpoints(tenantId, { page: 1, size: 1 })).items;
     const end = Math.max(head.position, highest, newest?.position ?? 0);
     let after = 0;
     for (;;) {
       const slice = await this.logs.chainSlice(tenantId, {}, after, end, sliceSize);
       const upTo = slice.length < sliceSize ? end : slice[slice.length - 1]!.position;
       for (let from = after; ; ) {
-        const checkpoints = await this.logs.checkpointSlice(tenantId, from, upTo, sliceSize);
+        const checkpoints = await this.checkpoints.checkpointSlice(tenantId, from, upTo, sliceSize);
         verifier.addCheckpoints(checkpoints);
         if (checkpoints.length < sliceSize) break;
         from = checkpoints[checkpoints.length - 1]!.position;

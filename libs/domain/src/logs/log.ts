@@ -1,6 +1,10 @@
-import { ActorType, AuditOperation } from '../audit/audit-event';
+export type ActorType = 'application' | 'user' | 'system';
+export type AuditOperation = 'create' | 'update' | 'delete' | 'read';
 
-/** One audit record (spec 2.2); append-only once written. `id` is the id of the audit event it records. */
+/**
+ * One audit record (spec 2.2) as stored: append-only once written, in its tenant's hash chain. `id` is the id of the
+ * audit event it records.
+ */
 export interface Log {
   id: string;
   tenantId: string;
@@ -16,17 +20,21 @@ export interface Log {
   requestId?: string;
   sourceIp?: string;
   userAgent?: string;
-  /** Set once written: the log's place in its tenant's hash chain (1, 2, ...) and its chain hash (hex). */
-  position?: number;
-  hash?: string;
+  /** The log's place in its tenant's hash chain (1, 2, ...) and its chain hash (hex). */
+  position: number;
+  hash: string;
 }
 
-/** A log as stored: always in its tenant's chain. */
-export type ChainedLog = Log & { position: number; hash: string };
+/**
+ * A log before it has its place in the chain: what a use case records (given an id and a time by the unit of work),
+ * the outbox holds, the queue carries and the chain writer appends. The one shape of an audit record on its way.
+ */
+export type AuditEvent = Omit<Log, 'position' | 'hash'>;
 
 /**
  * A log's public fields as JSON (spec 2.2's names and order): the queue's payload, each item of `GET /logs` and each
- * line of an export are this (the latter two with the chain's `position` and `hash`). `actor_id`, `actor_type` and
+ * line of an export are this (the latter two with the chain's `position` and `hash`), and so is each row the chain
+ * writer inserts (with its `seq` and `hash` columns). `actor_id`, `actor_type` and
  * the request fields are absent when unknown.
  */
 export interface LogJson {
@@ -60,21 +68,25 @@ export const LOG_JSON_FIELDS: readonly (keyof LogJson)[] = [
   'user_agent',
 ];
 
-/** The one serializer of a Log's public fields (see LogJson). */
-export function toLogJson(log: Log): LogJson {
+/**
+ * The one serializer of a log's public fields (see LogJson); `createdAt` as `toISOString()` gives it, for a caller that
+ * has it already (the chain writer). An absent field is left undefined, which JSON leaves out. The writer serializes
+ * every ingested log with it (the rows it inserts are this plus the chain's columns): one object literal, no spreads.
+ */
+export function toLogJson(log: AuditEvent, createdAt = log.createdAt.toISOString()): LogJson {
   return {
     id: log.id,
     tenant_id: log.tenantId,
-    ...(log.actorId === null ? {} : { actor_id: log.actorId }),
-    ...(log.actorType === null ? {} : { actor_type: log.actorType }),
+    actor_id: log.actorId ?? undefined,
+    actor_type: log.actorType ?? undefined,
     entity_type: log.entityType,
     entity_id: log.entityId,
     operation: log.operation,
     message: log.message,
-    created_at: log.createdAt.toISOString(),
-    ...(log.requestId === undefined ? {} : { request_id: log.requestId }),
-    ...(log.sourceIp === undefined ? {} : { source_ip: log.sourceIp }),
-    ...(log.userAgent === undefined ? {} : { user_agent: log.userAgent }),
+    created_at: createdAt,
+    request_id: log.requestId,
+    source_ip: log.sourceIp,
+    user_agent: log.userAgent,
   };
 }
 

@@ -1,4 +1,4 @@
-import { AuditEvent } from '../audit/audit-event';
+import { AuditEvent } from '../logs/log';
 
 /**
  * Told which entities a transaction changed, after it committed and before the writer answers: caches invalidate

@@ -1,7 +1,7 @@
 import { Application } from '../applications/application';
 import { ApplicationExpiryScheduler } from '../applications/application-expiry';
 import { ApplicationFilter, ApplicationRepository } from '../applications/application.repository';
-import { AuditEvent, AuditEventPublisher, toAuditEvent } from '../audit/audit-event';
+import { AuditEventPublisher, toAuditEvent } from '../audit/audit-event';
 import { Clock } from '../shared/clock';
 import { ConflictError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
@@ -10,9 +10,13 @@ import { PortToken, TransactionScope, UnitOfWork } from '../shared/unit-of-work'
 import type { RateLimit } from '../rate-limits/rate-counter';
 import { Tenant } from '../tenants/tenant';
 import { TenantRepository } from '../tenants/tenant.repository';
-import { ChainedLog, Log } from '../logs/log';
-import { ChainHead, extendChain, GENESIS_HASH, LogCheckpoint } from '../logs/log-chain';
-import { LogFilter, LogIdConflictError, LogRepository } from '../logs/log.repository';
+import { AuditEvent, Log } from '../logs/log';
+import { ChainHead, chainedLog, chainLogs } from '../logs/log-chain';
+import { LogChainWriter, LogIdConflictError } from '../logs/log-chain-writer';
+import { LogCheckpointRepository } from '../logs/log-checkpoint.repository';
+import { GENESIS_HASH } from '../logs/log-hash';
+import { LogCheckpoint } from '../logs/log-signing';
+import { LogFilter, LogRepository } from '../logs/log.repository';
 
 /**
  * In-memory fakes of the domain's ports, for unit tests of use cases. They keep the adapters' observable
@@ -103,28 +107,30 @@ export function pageInMemory<T extends { createdAt: Date; id: string }>(rows: T[
   return pageFromRows(ordered.slice(offset, offset + query.size + 1), query, ordered.length);
 }
 
-/** The logs and their chains in memory, as TypeormLogRepository keeps them (no outbox: relayOutbox moves nothing). */
-export class InMemoryLogRepository extends LogRepository {
-  readonly logs: ChainedLog[] = [];
+/**
+ * The logs, their chains and checkpoints in memory, as the TypeORM log adapters keep them (no outbox: relayOutbox moves
+ * nothing); one object for the three log ports.
+ */
+export class InMemoryLogRepository implements LogRepository, LogChainWriter, LogCheckpointRepository {
+  readonly logs: Log[] = [];
   readonly heads = new Map<string, ChainHead>();
   readonly checkpoints: LogCheckpoint[] = [];
 
-  async append(logs: Log[]): Promise<number> {
+  async append(logs: AuditEvent[]): Promise<number> {
     const tenantOf = new Map(this.logs.map((l) => [l.id, l.tenantId]));
-    const fresh: Log[] = [];
+    const fresh: AuditEvent[] = [];
     const conflicts: { id: string; tenantId: string }[] = [];
     for (const log of logs) {
       const tenant = tenantOf.get(log.id);
       if (tenant === undefined) {
         tenantOf.set(log.id, log.tenantId);
-        fresh.push({ ...log });
+        fresh.push(log);
       } else if (tenant !== log.tenantId) conflicts.push({ id: log.id, tenantId: log.tenantId });
     }
-    for (const tenantId of new Set(fresh.map((l) => l.tenantId))) {
-      const chained = fresh.filter((l) => l.tenantId === tenantId);
-      this.heads.set(tenantId, extendChain(await this.chainHead(tenantId), chained));
-      this.logs.push(...(chained as ChainedLog[]));
-    }
+    const tenants = [...new Set(fresh.map((l) => l.tenantId))];
+    const chained = chainLogs(await Promise.all(tenants.map((t) => this.chainHead(t))), fresh, chainedLog);
+    for (const head of chained.heads) this.heads.set(head.tenantId, head);
+    this.logs.push(...chained.chained);
     if (conflicts.length > 0) throw new LogIdConflictError(conflicts);
     return fresh.length;
   }
@@ -133,11 +139,11 @@ export class InMemoryLogRepository extends LogRepository {
     return 0;
   }
 
-  async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<ChainedLog>> {
+  async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
     return pageInMemory(this.matching(tenantId, filter), page);
   }
 
-  async chainSlice(tenantId: string, filter: LogFilter, afterPosition: number, upTo: number, limit: number): Promise<ChainedLog[]> {
+  async chainSlice(tenantId: string, filter: LogFilter, afterPosition: number, upTo: number, limit: number): Promise<Log[]> {
     return this.matching(tenantId, filter)
       .filter((l) => l.position > afterPosition && l.position <= upTo)
       .sort((a, b) => a.position - b.position)
@@ -176,7 +182,7 @@ export class InMemoryLogRepository extends LogRepository {
     return { items: mine.slice(offset, offset + page.size), size: page.size, page: page.page, totalItems: mine.length };
   }
 
-  private matching(tenantId: string, filter: LogFilter): ChainedLog[] {
+  private matching(tenantId: string, filter: LogFilter): Log[] {
     return this.logs.filter(
       (l) =>
         l.tenantId === tenantId &&

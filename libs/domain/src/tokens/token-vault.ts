@@ -1,6 +1,7 @@
 import { RuleTransform } from '../applications/application';
 import { Principal } from '../applications/principal';
-import { Actor, AuditOperation, NewAuditEvent } from '../audit/audit-event';
+import { Actor, NewAuditEvent } from '../audit/audit-event';
+import { AuditOperation } from '../logs/log';
 import { Clock } from '../shared/clock';
 import { FieldErrorCollector, ValidationError } from '../shared/domain-error';
 import { newId } from '../shared/ids';

@@ -1,4 +1,4 @@
-import { DomainError, FieldErrors, Log, LogIdConflictError } from '@gatehouse/domain';
+import { AuditEvent, DomainError, FieldErrors, LogIdConflictError } from '@gatehouse/domain';
 import { LogEntryDefaults, parseLogEntry } from '../log-entry-payload';
 import { InvalidJobError, JobContext, JobHandler } from '../job-handler';
 import { JobData, JobName, MAX_LOGS_PER_BATCH_JOB } from '../jobs';
@@ -33,7 +33,7 @@ export class AuditLogBatchHandler extends JobHandler<JobName.AuditLogBatch> {
   }
 }
 
-function parseBatch(data: unknown, context: JobContext): Log[] {
+function parseBatch(data: unknown, context: JobContext): AuditEvent[] {
   const entries = (data as { logs?: unknown } | null)?.logs;
   const extra = typeof data === 'object' && data !== null ? Object.keys(data).filter((k) => k !== 'logs') : [];
   if (!Array.isArray(entries) || entries.length === 0 || entries.length > MAX_LOGS_PER_BATCH_JOB || extra.length > 0) {
@@ -42,7 +42,7 @@ function parseBatch(data: unknown, context: JobContext): Log[] {
     );
   }
   const errors: FieldErrors = {};
-  const logs: Log[] = [];
+  const logs: AuditEvent[] = [];
   entries.forEach((entry, i) => {
     try {
       logs.push(parseLogEntry(entry, defaultsFor(context, i), `logs[${i}]`));
