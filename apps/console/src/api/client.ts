@@ -7,7 +7,6 @@ export type AccessRule = components['schemas']['AccessRuleDto'];
 export type CreateApplication = components['schemas']['CreateApplicationDto'];
 export type UpdateApplication = components['schemas']['UpdateApplicationDto'];
 export type Permission = components['schemas']['PermissionResponse'];
-export type PermissionName = NonNullable<CreateApplication['permissions']>[number];
 export type Log = components['schemas']['LogResponse'];
 export type EntityType = components['schemas']['EntityTypeResponse'];
 export type LogQuery = NonNullable<paths['/logs']['get']['parameters']['query']>;

@@ -1,35 +1,25 @@
-import { FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { Api, Application, problemText } from '../api/client';
-import { ListStatus, Paging } from '../components/ListStatus';
-import { Page } from '../components/Page';
-import { TableHead } from '../components/TableHead';
-import { Link, navigate, useRoute } from '../components/router';
-import { formatTime, TIME_ZONE } from '../format';
+import { FormEvent, useMemo, useState } from 'react';
+import { usePagedList } from '../../../api/paging';
+import { Link, navigate, useRoute } from '../../../app/router';
+import { useSession } from '../../../app/SessionContext';
+import { ListStatus } from '../../../components/ListStatus';
+import { Page } from '../../../components/Page';
+import { TableHead } from '../../../components/TableHead';
+import { formatTime, TIME_ZONE } from '../../../format';
+import { filtersFromSearch, filtersToSearch, holdsTokenPermission, metadataText, NO_FILTERS, TokenFilters, TOKEN_TYPES, typeLabel, useTokenSearch } from '../api/tokens';
 import { TokenDetail } from './TokenDetail';
 import { TokenForm } from './TokenForm';
-import { filtersFromSearch, filtersToSearch, holdsTokenPermission, listQuery, metadataText, NO_FILTERS, Token, TokenFilters, TOKEN_TYPES, typeLabel } from './TokensApi';
-
-const PAGE_SIZE = 20;
-
-export interface TokensPageProps {
-  api: Api;
-  application: Application;
-  /**
-   * The key may not read its own application, so which token permissions it holds beyond token:read is unknown
-   * (creating or deleting cannot be probed without doing it): the actions are offered and the API decides.
-   */
-  probed: boolean;
-  /** The path after /console/tokens: '' (the search), '/new', or '/<id>'. */
-  path: string;
-}
 
 /** /console/tokens (search), /console/tokens/new (create) and /console/tokens/<id> (a token as this key may see it). */
-export function TokensPage({ api, application, probed, path }: TokensPageProps) {
+export function TokensPage({ path }: { path: string }) {
+  const { application, probed } = useSession();
   const rest = pathSegment(path.replace(/^\/+|\/+$/g, ''));
+  // A key that may not read its own application: which token permissions it holds beyond token:read is unknown
+  // (creating or deleting cannot be probed without doing it), so the actions are offered and the API decides.
   const may = (permission: string) => probed || holdsTokenPermission(application, permission);
-  if (rest === '') return <TokenSearch api={api} canCreate={may('token:create')} />;
-  if (rest === 'new') return <TokenForm api={api} />;
-  return <TokenDetail key={rest} api={api} id={rest} canDelete={may('token:delete')} />;
+  if (rest === '') return <TokenSearch canCreate={may('token:create')} />;
+  if (rest === 'new') return <TokenForm />;
+  return <TokenDetail key={rest} id={rest} canDelete={may('token:delete')} />;
 }
 
 /** A token id from the address (ids may hold only A-Z a-z 0-9 _ -, but an address may hold anything). */
@@ -41,41 +31,12 @@ function pathSegment(raw: string): string {
   }
 }
 
-interface Listing extends Paging {
-  tokens: Token[];
-}
-
-function TokenSearch({ api, canCreate }: { api: Api; canCreate: boolean }) {
+/** The search form, and the tokens it finds, *Load more* following the cursor. */
+function TokenSearch({ canCreate }: { canCreate: boolean }) {
   const { search } = useRoute();
   // The address is the search (a deep link, Back and Forward): the filters are read from it, never kept apart.
   const filters = useMemo(() => filtersFromSearch(search), [search]);
-  const [listing, setListing] = useState<Listing>({ tokens: [], loading: true });
-  // Answers to an older search arrive late sometimes: only the current generation may write the listing.
-  const generation = useRef(0);
-
-  const load = useCallback(
-    async (current: TokenFilters, start: string | undefined, gen: number) => {
-      setListing((l) => ({ ...l, loading: true, error: undefined }));
-      try {
-        const { data, error, response } = await api.GET('/v2/tokens', { params: { query: listQuery(current, PAGE_SIZE, start) } });
-        if (gen !== generation.current) return;
-        if (!data) {
-          setListing((l) => ({ ...l, loading: false, next: undefined, error: problemText(error, response) }));
-          return;
-        }
-        setListing((l) => ({ tokens: start ? [...l.tokens, ...data.data] : data.data, next: data.pagination.next, loading: false }));
-      } catch {
-        if (gen === generation.current) setListing((l) => ({ ...l, loading: false, error: 'The service could not be reached.' }));
-      }
-    },
-    [api],
-  );
-
-  useEffect(() => {
-    const gen = ++generation.current;
-    setListing({ tokens: [], loading: true });
-    void load(filters, undefined, gen);
-  }, [filters, load]);
+  const { items: tokens, paging, loadMore } = usePagedList(useTokenSearch(filters));
 
   function apply(next: TokenFilters) {
     navigate(`tokens${filtersToSearch(next)}`);
@@ -99,7 +60,7 @@ function TokenSearch({ api, canCreate }: { api: Api; canCreate: boolean }) {
           <caption className="visually-hidden">Tokens, newest first</caption>
           <TableHead columns={['Id', 'Type', 'Containers', 'Metadata', `Created (${TIME_ZONE})`, 'Expires']} />
           <tbody>
-            {listing.tokens.map((token) => (
+            {tokens.map((token) => (
               <tr key={token.id} data-token-id={token.id}>
                 <td className="mono">
                   <Link to={`tokens/${encodeURIComponent(token.id)}`}>{token.id}</Link>
@@ -114,12 +75,12 @@ function TokenSearch({ api, canCreate }: { api: Api; canCreate: boolean }) {
           </tbody>
         </table>
         <ListStatus
-          paging={listing}
-          count={listing.tokens.length}
+          paging={paging}
+          count={tokens.length}
           testId="tokens-status"
           empty="No token this key may read matches this search."
           shown={(n, more) => (more ? `${n} tokens shown; more exist.` : `${n} tokens shown: the end of the list.`)}
-          onMore={() => listing.next && void load(filters, listing.next, generation.current)}
+          onMore={loadMore}
           moreClassName="secondary"
         />
       </section>

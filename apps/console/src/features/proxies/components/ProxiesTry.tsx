@@ -1,32 +1,25 @@
 import { FormEvent, useState } from 'react';
-import type { Api } from '../api/client';
-import { Method, METHODS, Proxy, tryProxy, TryResult } from './ProxiesApi';
-import { ErrorAlert } from '../components/ErrorAlert';
+import { ErrorAlert } from '../../../components/ErrorAlert';
+import { useTryProxy } from '../api/proxies';
+import type { Proxy } from '../api/proxy-form';
+import { Method, METHODS } from '../api/try-proxy';
 
 /** "Try the proxy": one request through /proxy/... with this proxy's key, and the response as it came back. */
-export function ProxiesTry({ api, proxy }: { api: Api; proxy: Proxy }) {
+export function ProxiesTry({ proxy }: { proxy: Proxy }) {
   const [method, setMethod] = useState<Method>('GET');
   const [path, setPath] = useState('');
   const [query, setQuery] = useState('');
   const [contentType, setContentType] = useState('application/json');
   const [body, setBody] = useState('');
   const [sendApiKey, setSendApiKey] = useState(proxy.require_auth);
-  const [busy, setBusy] = useState(false);
-  const [result, setResult] = useState<TryResult | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const send = useTryProxy();
+  const busy = send.isPending;
+  const result = send.data;
+  const error = send.isError ? 'The request could not be sent.' : undefined;
 
-  async function send(event: FormEvent) {
+  function submit(event: FormEvent) {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      setResult(await tryProxy(api, { proxyKey: proxy.key ?? '', method, path, query, contentType, body, sendApiKey }));
-    } catch {
-      setResult(undefined);
-      setError('The request could not be sent.');
-    } finally {
-      setBusy(false);
-    }
+    send.mutate({ proxyKey: proxy.key ?? '', method, path, query, contentType, body, sendApiKey });
   }
 
   const target = `/proxy${path ? `/${path.replace(/^\/+/, '')}` : ''}${query ? `?${query.replace(/^\?/, '')}` : ''}`;
@@ -37,7 +30,7 @@ export function ProxiesTry({ api, proxy }: { api: Api; proxy: Proxy }) {
         Sends a request to <span className="mono">{target}</span> with this proxy&apos;s key, through its transforms to {proxy.destination_url} (the saved
         proxy, not unsaved edits).
       </p>
-      <form className="try-form" onSubmit={send}>
+      <form className="try-form" onSubmit={submit}>
         <div className="field">
           <label htmlFor="try-method">Method</label>
           <select id="try-method" value={method} onChange={(e) => setMethod(e.target.value as Method)}>

@@ -1,5 +1,9 @@
-import type { Api, Application } from '../api/client';
-import type { components, paths } from '../api/schema.gen';
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { answer } from '../../../api/answer';
+import type { Application } from '../../../api/client';
+import { useApi } from '../../../api/context';
+import { cursorPaging } from '../../../api/paging';
+import type { components, paths } from '../../../api/schema.gen';
 
 export type Token = components['schemas']['TokenResponse'];
 export type TokenType = Token['type'];
@@ -76,12 +80,56 @@ export function listQuery(filters: TokenFilters, size: number, start?: string): 
   return query as TokenQuery;
 }
 
-export async function deleteToken(api: Api, id: string) {
-  return api.DELETE('/tokens/{id}', { params: { path: { id } } });
-}
-
 export function metadataText(metadata: Record<string, string> | undefined): string {
   return Object.entries(metadata ?? {})
     .map(([k, v]) => `${k}=${v}`)
     .join(', ');
+}
+
+const PAGE_SIZE = 20;
+
+/**
+ * The cache keys of tokens. A token's data is held while its page shows it, never longer (the query client's
+ * `gcTime: 0`): not in storage, an address or a log line.
+ */
+export const tokenKeys = {
+  searches: ['tokens', 'search'] as const,
+  search: (filters: TokenFilters) => [...tokenKeys.searches, filters] as const,
+  one: (id: string) => ['tokens', 'one', id] as const,
+};
+
+/** The tokens this key may read matching `filters`, newest first, 20 at a time over the keyset cursor. */
+export function useTokenSearch(filters: TokenFilters) {
+  const api = useApi();
+  return useInfiniteQuery({
+    queryKey: tokenKeys.search(filters),
+    queryFn: ({ pageParam }) => answer(api.GET('/v2/tokens', { params: { query: listQuery(filters, PAGE_SIZE, pageParam) } })),
+    ...cursorPaging,
+  });
+}
+
+/** One token as the signed-in key may see it (its data revealed, masked, or absent: redacted). */
+export function useToken(id: string) {
+  const api = useApi();
+  return useQuery({ queryKey: tokenKeys.one(id), queryFn: () => answer(api.GET('/tokens/{id}', { params: { path: { id } } })) });
+}
+
+/** Creates a token; its answer names the new id. */
+export function useCreateToken() {
+  const api = useApi();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: (body: CreateToken) => answer(api.POST('/tokens', { body })),
+    onSuccess: () => void queries.invalidateQueries({ queryKey: tokenKeys.searches }),
+  });
+}
+
+/** Deletes a token and its data for good. */
+export function useDeleteToken(id: string) {
+  const api = useApi();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: () => answer(api.DELETE('/tokens/{id}', { params: { path: { id } } })),
+    onSuccess: () => void queries.invalidateQueries({ queryKey: tokenKeys.searches }),
+  });
 }

@@ -1,47 +1,26 @@
-import { FormEvent, useEffect, useState } from 'react';
-import { Api, problemText } from '../api/client';
-import type { Proxy } from './ProxiesApi';
-import { Link } from '../components/router';
-import { Page } from '../components/Page';
-import { ErrorAlert } from '../components/ErrorAlert';
-
-const PAGE_SIZE = 20;
-
-interface Listing {
-  proxies: Proxy[];
-  page: number;
-  totalPages: number;
-  totalItems: number;
-}
+import { FormEvent, useState } from 'react';
+import { Link } from '../../../app/router';
+import { useMay } from '../../../app/SessionContext';
+import { ErrorAlert } from '../../../components/ErrorAlert';
+import { Page } from '../../../components/Page';
+import { useProxyList } from '../api/proxies';
 
 /** The tenant's proxies, newest first, a page at a time (page and size, CONTRACT section 1), with a name filter. */
-export function ProxiesList({ api, permissions }: { api: Api; permissions: readonly string[] }) {
+export function ProxiesList() {
+  const may = useMay();
   const [page, setPage] = useState(1);
   const [name, setName] = useState('');
   const [filter, setFilter] = useState('');
-  const [listing, setListing] = useState<Listing | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const canRead = permissions.includes('proxy:read');
-  const canCreate = permissions.includes('proxy:create');
-
-  useEffect(() => {
-    if (!canRead) return;
-    let live = true;
-    setError(undefined);
-    const query = { page, size: PAGE_SIZE, ...(filter ? { name: filter } : {}) };
-    api
-      .GET('/proxies', { params: { query } })
-      .then(({ data, error: problem, response }) => {
-        if (!live) return;
-        if (data) {
-          setListing({ proxies: data.data, page: data.pagination.page_number ?? page, totalPages: data.pagination.total_pages ?? 1, totalItems: data.pagination.total_items ?? data.data.length });
-        } else setError(problemText(problem, response));
-      })
-      .catch(() => live && setError('The service could not be reached.'));
-    return () => {
-      live = false;
-    };
-  }, [api, page, filter, canRead]);
+  const canRead = may('proxy:read');
+  const canCreate = may('proxy:create');
+  const query = useProxyList(page, filter, canRead);
+  const listing = query.data && {
+    proxies: query.data.data,
+    page: query.data.pagination.page_number ?? page,
+    totalPages: query.data.pagination.total_pages ?? 1,
+    totalItems: query.data.pagination.total_items ?? query.data.data.length,
+  };
+  const error = query.error?.message;
 
   function search(event: FormEvent) {
     event.preventDefault();

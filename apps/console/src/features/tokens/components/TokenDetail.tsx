@@ -1,53 +1,35 @@
-import { useEffect, useState } from 'react';
-import { Api, problemText } from '../api/client';
-import { ConfirmDialog } from '../components/Dialog';
-import { ErrorAlert } from '../components/ErrorAlert';
-import { Page } from '../components/Page';
-import { Link, navigate } from '../components/router';
-import { useAction } from '../components/useAction';
-import { formatTime, TIME_ZONE } from '../format';
-import { deleteToken, metadataText, Token, typeLabel } from './TokensApi';
+import { useState } from 'react';
+import { messageOf } from '../../../api/answer';
+import { Link, navigate } from '../../../app/router';
+import { ConfirmDialog } from '../../../components/Dialog';
+import { ErrorAlert } from '../../../components/ErrorAlert';
+import { Page } from '../../../components/Page';
+import { formatTime, TIME_ZONE } from '../../../format';
+import { metadataText, typeLabel, useDeleteToken, useToken } from '../api/tokens';
 
 /**
  * One token as the signed-in key may see it: its data exactly as the API returned it (revealed, masked, or no `data`
- * member at all: redacted). Held in this component's state only, never in storage, a URL or a log line; leaving the
- * page forgets it.
+ * member at all: redacted). Held in the query cache while this page shows it only (`gcTime: 0`), never in storage, a
+ * URL or a log line; leaving the page forgets it.
  */
-export function TokenDetail({ api, id, canDelete }: { api: Api; id: string; canDelete: boolean }) {
-  const [token, setToken] = useState<Token>();
-  const [error, setError] = useState<string>();
+export function TokenDetail({ id, canDelete }: { id: string; canDelete: boolean }) {
+  const { data: token, error } = useToken(id);
   const [confirming, setConfirming] = useState(false);
-  const remove = useAction();
-
-  useEffect(() => {
-    let live = true;
-    api
-      .GET('/tokens/{id}', { params: { path: { id } } })
-      .then(({ data, error: problem, response }) => {
-        if (!live) return;
-        if (data) setToken(data);
-        else setError(problemText(problem, response));
-      })
-      .catch(() => live && setError('The service could not be reached.'));
-    return () => {
-      live = false;
-    };
-  }, [api, id]);
+  const remove = useDeleteToken(id);
 
   function confirmDelete() {
-    void remove.run(async () => {
-      const { response, error: problem } = await deleteToken(api, id);
-      if (response.status === 204) {
+    remove.mutate(undefined, {
+      onSuccess: () => {
         setConfirming(false);
         navigate('tokens');
-      } else remove.setError(problemText(problem, response));
+      },
     });
   }
 
   if (!token) {
     return (
       <Page title="Token">
-        {error ? <ErrorAlert message={error} /> : <p aria-busy="true">Loading…</p>}
+        {error ? <ErrorAlert message={error.message} /> : <p aria-busy="true">Loading…</p>}
         <p>
           <Link to="tokens">Back to the tokens</Link>
         </p>
@@ -115,12 +97,12 @@ export function TokenDetail({ api, id, canDelete }: { api: Api; id: string; canD
         title="Delete this token?"
         confirmLabel="Delete token"
         danger
-        busy={remove.busy}
-        error={remove.error}
+        busy={remove.isPending}
+        error={messageOf(remove.error)}
         onConfirm={confirmDelete}
         onCancel={() => {
           setConfirming(false);
-          remove.setError(undefined);
+          remove.reset();
         }}
       >
         <p>

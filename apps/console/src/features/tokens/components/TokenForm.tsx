@@ -1,12 +1,11 @@
 import { FormEvent, useState } from 'react';
-import { Api, fieldErrors, problemText } from '../api/client';
-import { ErrorAlert } from '../components/ErrorAlert';
-import { Field, FieldError } from '../components/Field';
-import { Page } from '../components/Page';
-import { Link, navigate } from '../components/router';
-import { useAction } from '../components/useAction';
-import { localInputToIso, TIME_ZONE } from '../format';
-import { CreateToken, TOKEN_TYPES, TokenType } from './TokensApi';
+import { fieldsOf } from '../../../api/answer';
+import { Link, navigate } from '../../../app/router';
+import { ErrorAlert } from '../../../components/ErrorAlert';
+import { Field, FieldError } from '../../../components/Field';
+import { Page } from '../../../components/Page';
+import { localInputToIso, TIME_ZONE } from '../../../format';
+import { CreateToken, TOKEN_TYPES, TokenType, useCreateToken } from '../api/tokens';
 
 /** The type-aware data inputs: the name each has in the API's `data` (its error path is `data.<name>`). */
 const DATA_FIELDS: Record<'card' | 'bank', Array<{ name: string; label: string; numeric?: boolean }>> = {
@@ -34,7 +33,7 @@ const SHOWN_BESIDE = ['type', 'data', 'containers', 'metadata', 'expires_at', ..
  * Create a token with fields that fit its type. The values typed here stay in this component's state: the form is
  * never submitted by the browser (no URL carries them), nothing is stored, and leaving the page forgets them.
  */
-export function TokenForm({ api }: { api: Api }) {
+export function TokenForm() {
   const [type, setType] = useState<TokenType>('card');
   const [fields, setFields] = useState<Record<string, string>>({});
   const [text, setText] = useState('');
@@ -42,7 +41,9 @@ export function TokenForm({ api }: { api: Api }) {
   const [metadata, setMetadata] = useState<MetadataRow[]>([]);
   const [expires, setExpires] = useState('');
   const [errors, setErrors] = useState<Record<string, string[]>>({});
-  const create = useAction();
+  // The line above the buttons: the API's refusal, or the form's own check.
+  const [problem, setProblem] = useState<string>();
+  const create = useCreateToken();
 
   function dataOf(): { data: unknown } | { problem: string } {
     if (type === 'card' || type === 'bank') {
@@ -67,7 +68,7 @@ export function TokenForm({ api }: { api: Api }) {
     const parsed = dataOf();
     if ('problem' in parsed) {
       setErrors({ data: [parsed.problem] });
-      create.setError('The token was not created: correct the fields marked below.');
+      setProblem('The token was not created: correct the fields marked below.');
       return;
     }
     const body: CreateToken = { type, data: parsed.data as CreateToken['data'] };
@@ -79,18 +80,17 @@ export function TokenForm({ api }: { api: Api }) {
     const rows = metadata.filter((r) => r.key.trim());
     if (rows.length) body.metadata = Object.fromEntries(rows.map((r) => [r.key.trim(), r.value]));
     if (expires) body.expires_at = localInputToIso(expires);
-    void create.run(async () => {
-      setErrors({});
-      const { data, error, response } = await api.POST('/tokens', { body });
-      if (data) {
-        navigate(`tokens/${encodeURIComponent(data.id)}`);
-        return;
-      }
-      const named = fieldErrors(error);
-      setErrors(named);
-      // The fields the API names (paths such as data.number: never a value), each also marked beside its input.
-      const paths = Object.keys(named);
-      create.setError(`${problemText(error, response)}${paths.length ? ` Fields: ${paths.join(', ')}.` : ''}`);
+    setErrors({});
+    setProblem(undefined);
+    create.mutate(body, {
+      onSuccess: (token) => navigate(`tokens/${encodeURIComponent(token.id)}`),
+      onError: (error) => {
+        const named = fieldsOf(error);
+        setErrors(named);
+        // The fields the API names (paths such as data.number: never a value), each also marked beside its input.
+        const paths = Object.keys(named);
+        setProblem(`${error.message}${paths.length ? ` Fields: ${paths.join(', ')}.` : ''}`);
+      },
     });
   }
 
@@ -180,10 +180,10 @@ export function TokenForm({ api }: { api: Api }) {
             ))}
           </ul>
         )}
-        <ErrorAlert message={create.error} />
+        <ErrorAlert message={problem} />
         <div className="actions">
-          <button type="submit" disabled={create.busy}>
-            {create.busy ? 'Creating…' : 'Create token'}
+          <button type="submit" disabled={create.isPending}>
+            {create.isPending ? 'Creating…' : 'Create token'}
           </button>
           <Link className="button secondary" to="tokens">
             Cancel
