@@ -19,17 +19,18 @@ export function LogsPage() {
   // The address is the filter (a deep link, Back and Forward): read from it, never kept apart.
   const filters = useMemo(() => filtersFromSearch(search), [search]);
   const entityTypes = useEntityTypes();
-  const key = filtersToSearch(filters);
+  // The form and the table start afresh for other filters (keyed by them; siblings, so each key of its own).
+  const current = filtersToSearch(filters);
 
   return (
     <Page title="Audit logs" className="logs">
-      <FilterForm key={key} initial={filters} entityTypes={entityTypes} onApply={(next: Filters) => navigate(`logs${filtersToSearch(next)}`)} />
+      <FilterForm key={`form${current}`} initial={filters} entityTypes={entityTypes} onApply={(next: Filters) => navigate(`logs${filtersToSearch(next)}`)} />
       <div className="toolbar">
         <ExportButtons filters={filters} />
         <Integrity />
       </div>
       {/* Other filters, another listing: its own pages and no log selected. */}
-      <LogsTable key={key} filters={filters} />
+      <LogsTable key={`table${current}`} filters={filters} />
     </Page>
   );
 }
