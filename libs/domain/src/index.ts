@@ -45,3 +45,7 @@ export * from './logs/chain-verifier';
 export * from './vault/vault-crypto';
 export * from './vault/key-wrapper';
 export * from './tokens';
+export * from './logs/streams/log-stream';
+export * from './logs/streams/log-stream.repository';
+export * from './logs/streams/log-stream-commands';
+export * from './logs/streams/deliver-log-streams';

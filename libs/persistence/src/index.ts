@@ -31,3 +31,4 @@ export * from './repositories/typeorm-token.repository';
 export * from './entities/token.entity';
 export * from './migration-status';
 export * from './vault/vault-rotation';
+export * from './repositories/typeorm-log-stream.repository';

@@ -8,6 +8,7 @@ import {
   LogChainWriter,
   LogCheckpointRepository,
   LogRepository,
+  LogStreamRepository,
   ProxyRepository,
   SystemClock,
   TenantRepository,
@@ -25,6 +26,7 @@ import { TypeormProxyRepository } from './repositories/typeorm-proxy.repository'
 import { TypeormLogCheckpointRepository } from './repositories/typeorm-log-checkpoint.repository';
 import { TypeormLogChainWriter } from './repositories/typeorm-log-chain-writer';
 import { TypeormLogRepository } from './repositories/typeorm-log.repository';
+import { TypeormLogStreamRepository } from './repositories/typeorm-log-stream.repository';
 import { TOKEN_BATCH_INSERT, TypeormTokenRepository } from './repositories/typeorm-token.repository';
 import { CachedTokenRepository } from './cache/cached-token.repository';
 import { RepositoryRegistry, TypeormUnitOfWork } from './typeorm-unit-of-work';
@@ -75,7 +77,8 @@ export class PersistenceModule implements OnApplicationShutdown {
       .register(LogChainWriter, (em) => new TypeormLogChainWriter(em))
       .register(LogCheckpointRepository, (em) => new TypeormLogCheckpointRepository(em))
       .register(TokenRepository, (em) => new TypeormTokenRepository(em))
-      .registerBatchInsert(TokenRepository, TOKEN_BATCH_INSERT);
+      .registerBatchInsert(TokenRepository, TOKEN_BATCH_INSERT)
+      .register(LogStreamRepository, (em) => new TypeormLogStreamRepository(em, vault));
     return {
       module: PersistenceModule,
       imports: [options.publisher],
@@ -99,6 +102,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         { provide: LogChainWriter, useValue: registry.build(LogChainWriter, database.dataSource.manager) },
         { provide: LogCheckpointRepository, useValue: registry.build(LogCheckpointRepository, database.dataSource.manager) },
         { provide: TokenRepository, useValue: new CachedTokenRepository(registry.build(TokenRepository, database.dataSource.manager), versions) },
+        { provide: LogStreamRepository, useValue: registry.build(LogStreamRepository, database.dataSource.manager) },
         {
           provide: UnitOfWork,
           inject: [AuditEventPublisher, Clock],
@@ -115,7 +119,7 @@ export class PersistenceModule implements OnApplicationShutdown {
           },
         },
       ],
-      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, LogChainWriter, LogCheckpointRepository, TokenRepository],
+      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, LogChainWriter, LogCheckpointRepository, TokenRepository, LogStreamRepository],
     };
   }
 }

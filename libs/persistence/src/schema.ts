@@ -16,6 +16,7 @@ import { SealedProxies1764100100000 } from './migrations/1764100100000-sealed-pr
 import { TokenEntity } from './entities/token.entity';
 import { Tokens1764100200000 } from './migrations/1764100200000-tokens';
 import { TokenMaskJson1764100300000 } from './migrations/1764100300000-token-mask-json';
+import { LogStreams1764300000000 } from './migrations/1764300000000-log-streams';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
 export const ENTITIES = [TenantEntity, ApplicationEntity, ProxyEntity, LogEntity, TokenEntity];
@@ -34,4 +35,5 @@ export const MIGRATIONS = [
   SealedProxies1764100100000,
   Tokens1764100200000,
   TokenMaskJson1764100300000,
+  LogStreams1764300000000,
 ];

@@ -20,6 +20,7 @@ const CONTRACT: Record<string, string[]> = {
   'proxy:update': ['management'],
   'proxy:delete': ['management'],
   'log:read': ['management'],
+  'log:stream': ['management'],
 };
 
 describe('permission catalogue', () => {

@@ -30,6 +30,7 @@ export const PERMISSIONS: readonly PermissionDefinition[] = [
   { type: 'proxy:update', description: 'Update proxies', applicationTypes: MANAGEMENT },
   { type: 'proxy:delete', description: 'Delete proxies', applicationTypes: MANAGEMENT },
   { type: 'log:read', description: 'Read audit logs', applicationTypes: MANAGEMENT },
+  { type: 'log:stream', description: "Configure log streams (/logs/streams): the audit trail delivered to the tenant's SIEM", applicationTypes: MANAGEMENT },
 ];
 
 const BY_NAME = new Map(PERMISSIONS.map((p) => [p.type, p]));

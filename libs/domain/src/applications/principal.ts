@@ -68,6 +68,8 @@ export const LASTING_PERMISSIONS: ReadonlySet<string> = new Set([
   'proxy:create',
   'proxy:update',
   'tenant:update',
+  // A log stream keeps sending the tenant's audit trail wherever it points, long after the key is gone.
+  'log:stream',
 ]);
 
 /**

@@ -71,7 +71,7 @@ describe('a key on its way out leaves no authority behind', () => {
       canCreateExpiringApplications: false,
       viaPreviousKey: true,
     };
-    expect([...LASTING_PERMISSIONS].sort()).toEqual(['application:create', 'application:update', 'proxy:create', 'proxy:update', 'tenant:update']);
+    expect([...LASTING_PERMISSIONS].sort()).toEqual(['application:create', 'application:update', 'log:stream', 'proxy:create', 'proxy:update', 'tenant:update']);
     for (const { type } of PERMISSIONS) {
       if (LASTING_PERMISSIONS.has(type)) expect(() => requirePermission(retiring, type)).toThrow(EscalationError);
       else expect(() => requirePermission(retiring, type)).not.toThrow();

@@ -101,8 +101,7 @@ export function validateProxyInput(input: ProxyInput, policy: DestinationPolicy,
   validateRateLimit(input.rateLimit, 'rate_limit', errors);
 }
 
-export function validateDestinationUrl(value: unknown, policy: DestinationPolicy, errors: FieldErrorCollector): void {
-  const field = 'destination_url';
+export function validateDestinationUrl(value: unknown, policy: DestinationPolicy, errors: FieldErrorCollector, field = 'destination_url'): void {
   if (typeof value !== 'string' || value.length === 0) {
     errors.add(field, 'is required');
     return;

@@ -18,6 +18,7 @@ export interface SealedColumn {
 
 export const proxyKeyAad = (tenantId: string, id: string): string => `proxy-key:${tenantId}:${id}`;
 export const proxyConfigurationAad = (tenantId: string, id: string): string => `proxy-configuration:${tenantId}:${id}`;
+export const logStreamSecretsAad = (tenantId: string, id: string): string => `log-stream-secrets:${tenantId}:${id}`;
 
 /** Every sealed column of the schema. A feature that seals a column adds one entry here. */
 export const SEALED_COLUMNS: SealedColumn[] = [
@@ -28,6 +29,13 @@ export const SEALED_COLUMNS: SealedColumn[] = [
     tenantColumn: 'tenant_id',
     column: 'configuration_sealed',
     aad: (r) => proxyConfigurationAad(String(r.tenant_id), String(r.id)),
+  },
+  {
+    table: 'log_streams',
+    keyColumns: ['id'],
+    tenantColumn: 'tenant_id',
+    column: 'secrets_sealed',
+    aad: (r) => logStreamSecretsAad(String(r.tenant_id), String(r.id)),
   },
   { table: 'tokens', keyColumns: ['tenant_id', 'id'], tenantColumn: 'tenant_id', column: 'sealed', aad: (r) => tokenAad(String(r.tenant_id), String(r.id)) },
 ];

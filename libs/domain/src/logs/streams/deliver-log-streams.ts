@@ -1,0 +1,90 @@
+import { Clock } from '../../shared/clock';
+import { newId } from '../../shared/ids';
+import { LogStream } from './log-stream';
+import { LogStreamRepository, LogStreamTransport } from './log-stream.repository';
+
+export interface LogStreamDeliveryOptions {
+  /** Streams delivered at once by this process (each under its own lease). */
+  concurrency: number;
+  /** How long a lease lasts without an acknowledgement renewing it; another worker takes the stream after that. */
+  leaseMs: number;
+  /** The backoff after a failed attempt: base doubled per consecutive failure, at most max. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** How long one run keeps a stream before giving others their turn. */
+  runBudgetMs: number;
+}
+
+export const DEFAULT_LOG_STREAM_DELIVERY: LogStreamDeliveryOptions = {
+  concurrency: 4,
+  leaseMs: 30_000,
+  backoffBaseMs: 1000,
+  backoffMaxMs: 60_000,
+  runBudgetMs: 10_000,
+};
+
+/** Delay before the attempt after `failures` consecutive failures (1, 2, 4, ... times the base, capped). */
+export function streamBackoffMs(failures: number, options: Pick<LogStreamDeliveryOptions, 'backoffBaseMs' | 'backoffMaxMs'>): number {
+  return Math.min(options.backoffMaxMs, options.backoffBaseMs * 2 ** Math.min(Math.max(failures - 1, 0), 30));
+}
+
+/** What a transport error says, cut short; transports never put a secret in their errors. */
+function describe(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.length > 500 ? `${text.slice(0, 497)}...` : text;
+}
+
+/**
+ * Delivers every due stream's logs, at least once and in chain order: lease the stream, read the logs after its
+ * acknowledged position, record the batch as sent, send it, and only once the receiver acknowledged it move the
+ * position on. A crash anywhere sends the unacknowledged batch again (counted as redelivered); a failure backs off.
+ * It reads committed logs by position, so it never holds up their writing.
+ */
+export class DeliverLogStreams {
+  /** This process's lease owner id. */
+  readonly owner = newId();
+
+  constructor(
+    private readonly repo: LogStreamRepository,
+    private readonly transport: LogStreamTransport,
+    private readonly clock: Clock,
+    private readonly options: LogStreamDeliveryOptions = DEFAULT_LOG_STREAM_DELIVERY,
+  ) {}
+
+  /** One run: claims due streams until none is left or the budget is spent; returns the logs acknowledged. */
+  async execute(): Promise<number> {
+    const until = this.clock.now().getTime() + this.options.runBudgetMs;
+    let delivered = 0;
+    for (;;) {
+      const streams = await this.repo.claimDue(this.owner, this.options.concurrency, this.options.leaseMs);
+      if (streams.length === 0) return delivered;
+      const counts = await Promise.all(streams.map((s) => this.deliver(s, until)));
+      delivered += counts.reduce((a, b) => a + b, 0);
+      if (this.clock.now().getTime() >= until) return delivered;
+    }
+  }
+
+  private async deliver(stream: LogStream, until: number): Promise<number> {
+    let position = stream.position;
+    let delivered = 0;
+    const batchSize = Number(stream.settings.batch_size ?? 500);
+    try {
+      for (;;) {
+        const logs = await this.repo.readAfter(stream.tenantId, position, batchSize);
+        if (logs.length === 0) break;
+        const last = logs[logs.length - 1]!.position;
+        if (!(await this.repo.markSent(stream.id, this.owner, { firstPosition: logs[0]!.position, lastPosition: last }))) return delivered;
+        await this.transport.send(stream, logs);
+        if (!(await this.repo.acknowledge(stream.id, this.owner, last, logs.length, this.options.leaseMs))) return delivered;
+        position = last;
+        delivered += logs.length;
+        if (logs.length < batchSize || this.clock.now().getTime() >= until) break;
+      }
+      await this.repo.release(stream.id, this.owner);
+    } catch (error) {
+      const retryAt = new Date(this.clock.now().getTime() + streamBackoffMs(stream.failures + 1, this.options));
+      await this.repo.recordFailure(stream.id, this.owner, describe(error), retryAt);
+    }
+    return delivered;
+  }
+}

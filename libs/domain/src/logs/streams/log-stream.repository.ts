@@ -1,0 +1,51 @@
+import { Page, PageQuery } from '../../shared/page';
+import { ChainedLog } from '../log';
+import { LogStream, LogStreamStatus } from './log-stream';
+
+/** A delivery attempt's bookkeeping, recorded before the batch leaves (a crash then still counts it). */
+export interface SentBatch {
+  firstPosition: number;
+  lastPosition: number;
+}
+
+/**
+ * Log streams: their configuration (the management API, in a unit of work) and their delivery state (the worker,
+ * under a lease that keeps one worker per stream). Secrets are sealed by the adapter; the port sees them open.
+ */
+export abstract class LogStreamRepository {
+  abstract insert(stream: LogStream): Promise<void>;
+  /**
+   * Writes the configuration (name, settings, secrets, paused) and never the delivery state; `retryNow` makes a
+   * failing stream due at once (new settings, a resume) and forgets its backoff.
+   */
+  abstract update(stream: LogStream, retryNow: boolean): Promise<boolean>;
+  abstract delete(tenantId: string, id: string): Promise<boolean>;
+  abstract findById(tenantId: string, id: string): Promise<LogStream | null>;
+  abstract list(tenantId: string, page: PageQuery): Promise<Page<LogStream>>;
+  abstract count(tenantId: string): Promise<number>;
+  /** The tenant's chain head position (0 without logs). */
+  abstract headPosition(tenantId: string): Promise<number>;
+  /** Each stream with its tenant's chain head and the time of its oldest pending log. */
+  abstract status(streams: LogStream[]): Promise<LogStreamStatus[]>;
+
+  /**
+   * Leases up to `limit` streams that are due (not paused, past their backoff, behind their tenant's chain head) and
+   * not leased by anyone else (or whose lease expired), for `leaseMs`. Never two workers on one stream at once.
+   */
+  abstract claimDue(owner: string, limit: number, leaseMs: number): Promise<LogStream[]>;
+  /** The tenant's committed logs after `position`, in chain order, at most `limit`. */
+  abstract readAfter(tenantId: string, position: number, limit: number): Promise<ChainedLog[]>;
+  /** Records that a batch is about to leave; false when the lease is no longer ours. */
+  abstract markSent(streamId: string, owner: string, batch: SentBatch): Promise<boolean>;
+  /** The receiver took the logs up to `position`: moves the stream on and renews the lease; false when the lease is lost. */
+  abstract acknowledge(streamId: string, owner: string, position: number, count: number, leaseMs: number): Promise<boolean>;
+  /** A failed attempt: the error (never a secret), the next attempt's time; the lease is released. */
+  abstract recordFailure(streamId: string, owner: string, error: string, retryAt: Date): Promise<void>;
+  /** Gives the lease up (the stream is due again at once if still behind). */
+  abstract release(streamId: string, owner: string): Promise<void>;
+}
+
+/** Sends one batch to the stream's receiver; resolves only once the receiver acknowledged all of it. */
+export abstract class LogStreamTransport {
+  abstract send(stream: LogStream, logs: ChainedLog[]): Promise<void>;
+}
