@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CheckpointSigner } from '@gatehouse/domain';
 import { Database, LocalKeyWrapper } from '@gatehouse/persistence';
-import { persistenceAndJobsModules } from '@gatehouse/runtime';
+import { logStreamsModule, persistenceAndJobsModules } from '@gatehouse/runtime';
 import { AppConfig, resolveLogSigningKey, resolveVaultKeys } from '@gatehouse/config';
 import { ApplicationsModule } from './applications/applications.module';
 import { AuthModule } from './auth/auth.module';
@@ -12,6 +12,7 @@ import { ProblemDetailsFilter } from './http/problem-details';
 import { PermissionsController } from './permissions/permissions.controller';
 import { ProxiesModule } from './proxies/proxies.module';
 import { LogsModule } from './logs/logs.module';
+import { LogStreamsApiModule } from './logs/streams/log-streams.module';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { TenantsModule } from './tenants/tenants.module';
 import { TokensModule } from './tokens/tokens.module';
@@ -46,6 +47,9 @@ export class AppModule {
         TenantsModule,
         ProxiesModule.forRoot(options.config),
         LogsModule,
+        LogStreamsApiModule.forRoot(options.config),
+        // Where jobs run in this process (no Redis), the streams are delivered here too.
+        ...(options.runJobs ? [logStreamsModule(options.config)] : []),
         TokensModule,
       ],
       controllers: [HealthController, PermissionsController],

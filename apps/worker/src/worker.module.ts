@@ -1,15 +1,17 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig, resolveLogSigningKey, resolveVaultKeys } from '@gatehouse/config';
-import { CheckpointSigner } from '@gatehouse/domain';
+import { CheckpointSigner, LogStreamDeliveryOptions } from '@gatehouse/domain';
 import { Database, LocalKeyWrapper } from '@gatehouse/persistence';
 import { BackgroundJobsOptions } from '@gatehouse/jobs';
-import { persistenceAndJobsModules } from '@gatehouse/runtime';
+import { logStreamsModule, persistenceAndJobsModules } from '@gatehouse/runtime';
 
 export interface WorkerModuleOptions {
   config: AppConfig;
   database: Database;
   /** Tuning beyond the configuration (tests shorten the relay's and the sweep's intervals). */
   jobs?: Partial<BackgroundJobsOptions>;
+  /** Log stream delivery tuning (tests shorten the backoff and the interval). */
+  streams?: Partial<LogStreamDeliveryOptions> & { intervalMs?: number };
 }
 
 /** The worker: the same persistence and background-jobs modules as the api, running the jobs, without HTTP. */
@@ -33,6 +35,7 @@ export class WorkerModule {
             runJobs: true,
           },
         ),
+        logStreamsModule(config, options.streams, options.streams?.intervalMs),
       ],
     };
   }

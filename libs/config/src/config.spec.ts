@@ -33,6 +33,9 @@ describe('loadConfig', () => {
       metricsHost: '127.0.0.1',
       otlpEndpoint: undefined,
       logCheckpointIntervalMs: 30_000,
+      logStreamAllowPlainSyslog: false,
+      logStreamConcurrency: 4,
+      logStreamIntervalMs: 1000,
       shutdownDelayMs: 0,
       migrateOnStart: true,
     });
@@ -73,6 +76,9 @@ describe('loadConfig', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       LOG_SIGNING_KEY_FILE: '/run/secrets/log-signing-key',
       LOG_CHECKPOINT_INTERVAL_MS: '10000',
+      LOG_STREAM_ALLOW_PLAIN_SYSLOG: 'true',
+      LOG_STREAM_CONCURRENCY: '8',
+      LOG_STREAM_INTERVAL_MS: '500',
       SHUTDOWN_DELAY_MS: '5000',
     });
     expect(config).toEqual({
@@ -105,6 +111,9 @@ describe('loadConfig', () => {
       otlpEndpoint: 'http://collector:4318',
       logSigningKeyFile: '/run/secrets/log-signing-key',
       logCheckpointIntervalMs: 10_000,
+      logStreamAllowPlainSyslog: true,
+      logStreamConcurrency: 8,
+      logStreamIntervalMs: 500,
       shutdownDelayMs: 5000,
       migrateOnStart: true,
     });

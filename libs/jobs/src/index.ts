@@ -15,3 +15,8 @@ export * from './in-process/in-process-job-queue';
 export * from './background-jobs';
 export * from './background-jobs.module';
 export * from './job-queue.module';
+export * from './streams/log-streams.module';
+export * from './streams/log-stream-transport';
+export * from './streams/outbound';
+export * from './streams/stream-records';
+export * from './streams/syslog-sender';

@@ -3,3 +3,4 @@ export * from './bootstrap';
 export * from './adapter-modules';
 export * from './metrics';
 export * from './job-tracing';
+export * from './log-streams';

@@ -1,0 +1,115 @@
+import { Webhook } from 'standardwebhooks';
+import { ChainedLog, LogStream, LogStreamTransport } from '@gatehouse/domain';
+import { post, StreamOutboundGuard } from './outbound';
+import { toStreamRecord } from './stream-records';
+import { sendSyslog } from './syslog-sender';
+
+export interface TransportOptions {
+  guard: StreamOutboundGuard;
+  /** How long one batch may take (connect, send, answer). */
+  timeoutMs: number;
+}
+
+/** The id of a batch: the same on every attempt of the same positions, so a receiver can drop a repeat. */
+export function batchId(stream: LogStream, logs: ChainedLog[]): string {
+  return `msg_${stream.id.replace(/-/g, '')}_${logs[0]!.position}_${logs[logs.length - 1]!.position}`;
+}
+
+/**
+ * Sends a batch the way the stream's kind says (docs/audit-trail.md#streams):
+ * - https: `{"type":"audit_log.batch","timestamp","data":{"stream_id","tenant_id","records":[...]}}`, signed per the
+ *   Standard Webhooks specification (webhook-id, webhook-timestamp, webhook-signature) with the stream's secret;
+ * - splunk_hec: one event object per log, concatenated, to `/services/collector/event` with `Authorization: Splunk`;
+ * - datadog: a JSON array of logs to `/api/v2/logs` with `DD-API-KEY`;
+ * - syslog: RFC 5424 messages, octet-counted, over TLS (RFC 5425) or plain TCP where allowed.
+ * Every record carries its chain `position` and `hash`.
+ */
+export class KindLogStreamTransport extends LogStreamTransport {
+  constructor(private readonly options: TransportOptions) {
+    super();
+  }
+
+  async send(stream: LogStream, logs: ChainedLog[]): Promise<void> {
+    if (logs.length === 0) return;
+    const s = stream.settings;
+    const ca = typeof s.tls_ca === 'string' ? s.tls_ca : undefined;
+    const { guard, timeoutMs } = this.options;
+    switch (stream.kind) {
+      case 'https': {
+        const timestamp = new Date();
+        const body = JSON.stringify({
+          type: 'audit_log.batch',
+          timestamp: timestamp.toISOString(),
+          data: { stream_id: stream.id, tenant_id: stream.tenantId, records: logs.map(toStreamRecord) },
+        });
+        const id = batchId(stream, logs);
+        const signature = new Webhook(stream.secrets.signing_secret!).sign(id, timestamp, body);
+        const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': signature };
+        await post(guard, String(s.url), body, { headers, ca, timeoutMs });
+        return;
+      }
+      case 'splunk_hec': {
+        const body = logs
+          .map((log) =>
+            JSON.stringify({
+              time: log.createdAt.getTime() / 1000,
+              ...(s.host === undefined ? {} : { host: s.host }),
+              source: s.source,
+              sourcetype: s.sourcetype,
+              ...(s.index === undefined ? {} : { index: s.index }),
+              event: toStreamRecord(log),
+            }),
+          )
+          .join('\n');
+        const answer = await post(guard, `${String(s.url)}/services/collector/event`, body, {
+          headers: { authorization: `Splunk ${stream.secrets.token}` },
+          ca,
+          timeoutMs,
+        });
+        // HEC answers {"text":"Success","code":0}; any other code is a refusal even under a 2xx.
+        const code = parseCode(answer.body);
+        if (code !== undefined && code !== 0) throw new Error(`the Splunk HTTP Event Collector answered code ${code}`);
+        return;
+      }
+      case 'datadog': {
+        const body = JSON.stringify(
+          // The log's own fields are the attributes (its `message` the Datadog message), beside the reserved ones.
+          logs.map((log) => ({
+            ddsource: s.source,
+            service: s.service,
+            ...(s.tags === undefined ? {} : { ddtags: s.tags }),
+            ...(s.hostname === undefined ? {} : { hostname: s.hostname }),
+            ...toStreamRecord(log),
+          })),
+        );
+        await post(guard, `${String(s.url)}/api/v2/logs`, body, { headers: { 'dd-api-key': stream.secrets.api_key! }, ca, timeoutMs });
+        return;
+      }
+      case 'syslog':
+        await sendSyslog(
+          guard,
+          {
+            host: String(s.host),
+            port: Number(s.port),
+            tls: s.tls !== false,
+            ca,
+            appName: String(s.app_name),
+            hostname: String(s.hostname),
+            facility: Number(s.facility),
+          },
+          logs,
+          timeoutMs,
+        );
+        return;
+    }
+  }
+}
+
+function parseCode(body: string): number | undefined {
+  try {
+    const parsed = JSON.parse(body) as { code?: unknown };
+    return typeof parsed.code === 'number' ? parsed.code : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,85 @@
+import type { LookupAddress } from 'node:dns';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+
+/**
+ * Where streams may connect: the proxies' destination policy (PROXY_ALLOW_HTTP, PROXY_ALLOWED_PRIVATE_CIDRS), given by
+ * the app that runs the deliveries. `lookup` resolves a name and refuses when any address it resolves to is not
+ * allowed (the connection then goes to exactly the address checked); literal addresses are judged by `allowsAddress`.
+ */
+export interface StreamOutboundGuard {
+  allowsAddress(address: string): boolean;
+  lookup: (
+    hostname: string,
+    options: object,
+    callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ) => void;
+}
+
+export class StreamDestinationRefusedError extends Error {
+  constructor(host: string) {
+    super(`the destination ${host} is a loopback, private, link-local or otherwise non-public address, which log streams may not reach`);
+    this.name = 'StreamDestinationRefusedError';
+  }
+}
+
+/** Connection options that obey the guard: refuses a literal address outside it, resolves names through it. */
+export function guardedConnection(guard: StreamOutboundGuard, host: string): { lookup: StreamOutboundGuard['lookup'] } {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (isIP(bare) !== 0 && !guard.allowsAddress(bare)) throw new StreamDestinationRefusedError(bare);
+  return { lookup: guard.lookup };
+}
+
+export interface PostOptions {
+  headers: Record<string, string>;
+  /** Extra trusted CAs (PEM), for receivers with a private CA. */
+  ca?: string;
+  timeoutMs: number;
+}
+
+export interface PostAnswer {
+  status: number;
+  body: string;
+}
+
+/**
+ * One POST; resolves with a 2xx answer, rejects on anything else (the error names the status, never a header or the
+ * body sent). Redirects are not followed. The answer's body is read up to 64 KiB.
+ */
+export function post(guard: StreamOutboundGuard, url: string, body: string, options: PostOptions): Promise<PostAnswer> {
+  const target = new URL(url);
+  const connection = guardedConnection(guard, target.hostname);
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      target,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...options.headers },
+        ...connection,
+        ...(options.ca && target.protocol === 'https:' ? { ca: options.ca } : {}),
+        timeout: options.timeoutMs,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (size < 65_536) chunks.push(chunk);
+          size += chunk.length;
+        });
+        res.on('error', reject);
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (status >= 200 && status < 300) resolve({ status, body: text });
+          else reject(new Error(`the receiver answered HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`));
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer from the receiver within ${options.timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
