@@ -1,4 +1,4 @@
-import { connect as netConnect, Socket } from 'node:net';
+import { isIP, connect as netConnect, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { ChainedLog } from '@gatehouse/domain';
 import { guardedConnection, StreamOutboundGuard } from './outbound';
@@ -66,7 +66,7 @@ export function sendSyslog(guard: StreamOutboundGuard, target: SyslogTarget, log
       else resolve();
     };
     const socket: Socket = target.tls
-      ? tlsConnect({ host: target.host, port: target.port, servername: target.host, ...(target.ca ? { ca: target.ca } : {}), ...connection }, () => write())
+      ? tlsConnect({ host: target.host, port: target.port, ...(isIP(target.host) === 0 ? { servername: target.host } : {}), ...(target.ca ? { ca: target.ca } : {}), ...connection }, () => write())
       : netConnect({ host: target.host, port: target.port, ...connection }, () => write());
     const timer = setTimeout(() => done(new Error(`the syslog receiver ${target.host}:${target.port} did not take the batch within ${timeoutMs} ms`)), timeoutMs);
     let ended = false;
