@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CreatedTenant, LogRepository } from '@gatehouse/domain';
+import { CreatedTenant, LogChainWriter } from '@gatehouse/domain';
 import { findPlaintext } from '../../../../test/support/plaintext-scan';
 import { startTestApp, TestApp } from '../../../../test/support/test-app';
 
@@ -183,7 +183,7 @@ describe('/logs/streams', () => {
   it("shows the lag: logs behind the tenant's chain head, and the age of the oldest one", async () => {
     const other = await t.tenant();
     const created = await api(other.key).post('/logs/streams', { name: 'lag', kind: 'https', settings: { url: 'https://example.com' }, start: 'beginning' }).expect(201);
-    await t.app.get(LogRepository).append(
+    await t.app.get(LogChainWriter).append(
       [0, 1, 2].map((i) => ({
         id: randomUUID(),
         tenantId: other.tenant.id,

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { ChainedLog, LogStream, LogStreamTransport } from '@gatehouse/domain';
+import { Log, LogStream, LogStreamTransport } from '@gatehouse/domain';
 import { post, StreamOutboundGuard } from './outbound';
 import { toStreamRecord } from './stream-records';
 import { sendSyslog } from './syslog-sender';
@@ -11,7 +11,7 @@ export interface TransportOptions {
 }
 
 /** The id of a batch: the same on every attempt of the same positions, so a receiver can drop a repeat. */
-export function batchId(stream: LogStream, logs: ChainedLog[]): string {
+export function batchId(stream: LogStream, logs: Log[]): string {
   return `msg_${stream.id.replace(/-/g, '')}_${logs[0]!.position}_${logs[logs.length - 1]!.position}`;
 }
 
@@ -29,7 +29,7 @@ export class KindLogStreamTransport extends LogStreamTransport {
     super();
   }
 
-  async send(stream: LogStream, logs: ChainedLog[]): Promise<void> {
+  async send(stream: LogStream, logs: Log[]): Promise<void> {
     if (logs.length === 0) return;
     const s = stream.settings;
     const ca = typeof s.tls_ca === 'string' ? s.tls_ca : undefined;

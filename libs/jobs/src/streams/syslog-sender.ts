@@ -1,6 +1,6 @@
 import { isIP, connect as netConnect, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { ChainedLog } from '@gatehouse/domain';
+import { Log } from '@gatehouse/domain';
 import { guardedConnection, StreamOutboundGuard } from './outbound';
 import { toStreamRecord } from './stream-records';
 
@@ -34,7 +34,7 @@ function header(value: string, max: number): string {
  * One log as an RFC 5424 message: the time it was written, the app name, MSGID the operation, structured data with
  * its chain position, hash, id and tenant, and the message the log's JSON (with position and hash), UTF-8 with a BOM.
  */
-export function syslogMessage(log: ChainedLog, target: Pick<SyslogTarget, 'appName' | 'hostname' | 'facility'>): Buffer {
+export function syslogMessage(log: Log, target: Pick<SyslogTarget, 'appName' | 'hostname' | 'facility'>): Buffer {
   const severity = log.operation === 'read' ? SEVERITY_INFO : SEVERITY_NOTICE;
   const pri = target.facility * 8 + severity;
   const sd = `[${SD_ID} position="${log.position}" hash="${log.hash}" id="${log.id}" tenant_id="${sdValue(log.tenantId)}"]`;
@@ -52,7 +52,7 @@ export function octetCounted(message: Buffer): Buffer {
  * (syslog has no acknowledgement of its own: a receiver that closes cleanly after our end has read all of it). A
  * connection that breaks, or a receiver that does not close within the timeout, rejects: the batch is sent again.
  */
-export function sendSyslog(guard: StreamOutboundGuard, target: SyslogTarget, logs: ChainedLog[], timeoutMs: number): Promise<void> {
+export function sendSyslog(guard: StreamOutboundGuard, target: SyslogTarget, logs: Log[], timeoutMs: number): Promise<void> {
   const payload = Buffer.concat(logs.map((log) => octetCounted(syslogMessage(log, target))));
   const connection = guardedConnection(guard, target.host);
   return new Promise((resolve, reject) => {

@@ -2,8 +2,8 @@ import { EntityManager } from 'typeorm';
 import {
   ActorType,
   AuditOperation,
-  ChainedLog,
   decodeCursor,
+  Log,
   LogStream,
   LogStreamKind,
   LogStreamRepository,
@@ -171,7 +171,7 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
     return Promise.all(rows.map((r) => this.toStream(r)));
   }
 
-  async readAfter(tenantId: string, position: number, limit: number): Promise<ChainedLog[]> {
+  async readAfter(tenantId: string, position: number, limit: number): Promise<Log[]> {
     const rows: LogRow[] = await this.em.query(READ_AFTER, [tenantId, position, limit]);
     return rows.map(toLog);
   }
@@ -243,7 +243,7 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
   }
 }
 
-function toLog(row: LogRow): ChainedLog {
+function toLog(row: LogRow): Log {
   return {
     id: row.id,
     tenantId: row.tenant_id,

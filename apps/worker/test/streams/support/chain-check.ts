@@ -1,4 +1,4 @@
-import { chainHash, GENESIS_HASH, Log } from '@gatehouse/domain';
+import { AuditEvent, chainHash, GENESIS_HASH } from '@gatehouse/domain';
 import type { ReceivedRecord } from './http-receivers';
 
 export interface ChainCheck {
@@ -10,15 +10,15 @@ export interface ChainCheck {
   problems: string[];
 }
 
-function asLog(r: ReceivedRecord): Log {
+function asLog(r: ReceivedRecord): AuditEvent {
   return {
     id: r.id,
     tenantId: r.tenant_id,
     actorId: (r.actor_id as string | undefined) ?? null,
-    actorType: (r.actor_type as Log['actorType'] | undefined) ?? null,
+    actorType: (r.actor_type as AuditEvent['actorType'] | undefined) ?? null,
     entityType: r.entity_type as string,
     entityId: r.entity_id as string,
-    operation: r.operation as Log['operation'],
+    operation: r.operation as AuditEvent['operation'],
     message: r.message,
     createdAt: new Date(r.created_at as string),
     ...(r.request_id === undefined ? {} : { requestId: r.request_id as string }),

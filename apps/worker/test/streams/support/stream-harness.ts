@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig } from '@gatehouse/config';
-import { CreatedTenant, Log, LogRepository, LogStreamDeliveryOptions } from '@gatehouse/domain';
+import { AuditEvent, CreatedTenant, LogChainWriter, LogStreamDeliveryOptions } from '@gatehouse/domain';
 import { Database, openDatabase } from '@gatehouse/persistence';
 import { startTestApp, TestApp } from '../../../../../test/support/test-app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL, TEST_VAULT_KEY } from '../../../../../test/support/test-env';
@@ -49,8 +49,8 @@ export async function startStreamApi(): Promise<TestApp> {
 }
 
 /** `count` logs of the tenant written as the worker writes them (chained), in one append. */
-export async function seedLogs(api: TestApp, tenant: CreatedTenant, count: number, label = 'seed'): Promise<Log[]> {
-  const logs: Log[] = Array.from({ length: count }, (_, i) => ({
+export async function seedLogs(api: TestApp, tenant: CreatedTenant, count: number, label = 'seed'): Promise<AuditEvent[]> {
+  const logs: AuditEvent[] = Array.from({ length: count }, (_, i) => ({
     id: randomUUID(),
     tenantId: tenant.tenant.id,
     actorId: i % 3 === 0 ? randomUUID() : null,
@@ -62,7 +62,7 @@ export async function seedLogs(api: TestApp, tenant: CreatedTenant, count: numbe
     createdAt: new Date(Date.now() - 1000 + i),
     ...(i % 2 === 0 ? { requestId: `req-${i}`, sourceIp: '203.0.113.7', userAgent: 'jest' } : {}),
   }));
-  await api.app.get(LogRepository).append(logs);
+  await api.app.get(LogChainWriter).append(logs);
   return logs;
 }
 

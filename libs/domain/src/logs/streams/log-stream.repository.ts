@@ -1,5 +1,5 @@
 import { Page, PageQuery } from '../../shared/page';
-import { ChainedLog } from '../log';
+import { Log } from '../log';
 import { LogStream, LogStreamStatus } from './log-stream';
 
 /** A delivery attempt's bookkeeping, recorded before the batch leaves (a crash then still counts it). */
@@ -34,7 +34,7 @@ export abstract class LogStreamRepository {
    */
   abstract claimDue(owner: string, limit: number, leaseMs: number): Promise<LogStream[]>;
   /** The tenant's committed logs after `position`, in chain order, at most `limit`. */
-  abstract readAfter(tenantId: string, position: number, limit: number): Promise<ChainedLog[]>;
+  abstract readAfter(tenantId: string, position: number, limit: number): Promise<Log[]>;
   /** Records that a batch is about to leave; false when the lease is no longer ours. */
   abstract markSent(streamId: string, owner: string, batch: SentBatch): Promise<boolean>;
   /** The receiver took the logs up to `position`: moves the stream on and renews the lease; false when the lease is lost. */
@@ -47,5 +47,5 @@ export abstract class LogStreamRepository {
 
 /** Sends one batch to the stream's receiver; resolves only once the receiver acknowledged all of it. */
 export abstract class LogStreamTransport {
-  abstract send(stream: LogStream, logs: ChainedLog[]): Promise<void>;
+  abstract send(stream: LogStream, logs: Log[]): Promise<void>;
 }
