@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CreatedTenant, LogChainWriter } from '@gatehouse/domain';
-import { findPlaintext } from '../../../../test/support/plaintext-scan';
-import { startTestApp, TestApp } from '../../../../test/support/test-app';
+import { findPlaintext } from '@gatehouse/test-support/plaintext-scan';
+import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 
 jest.setTimeout(60_000);
 

@@ -1,5 +1,5 @@
 import { CreatedTenant } from '@gatehouse/domain';
-import { TestApp } from '../../../../test/support/test-app';
+import { TestApp } from '@gatehouse/test-support/test-app';
 import { checkChain } from './support/chain-check';
 import { HttpReceiver, ReceiverKind } from './support/http-receivers';
 import { RsyslogReceiver, rsyslogAvailable } from './support/rsyslog-receiver';

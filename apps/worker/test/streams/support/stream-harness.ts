@@ -4,10 +4,10 @@ import { NestFactory } from '@nestjs/core';
 import { loadConfig } from '@gatehouse/config';
 import { AuditEvent, CreatedTenant, LogChainWriter, LogStreamDeliveryOptions } from '@gatehouse/domain';
 import { Database, openDatabase } from '@gatehouse/persistence';
-import { startTestApp, TestApp } from '../../../../../test/support/test-app';
-import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL, TEST_VAULT_KEY } from '../../../../../test/support/test-env';
+import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
+import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL, TEST_VAULT_KEY } from '@gatehouse/test-support/test-env';
 import { WorkerModule } from '../../../src/worker.module';
-import { uniquePrefix } from '../../../../../libs/jobs/test/support/queue-test-support';
+import { uniquePrefix } from '@gatehouse/jobs/testing';
 
 /** What the stream tests' processes share: loopback receivers allowed (as the proxy tests do), plain syslog allowed. */
 export const STREAM_TEST_ENV = {
