@@ -252,6 +252,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/logs/streams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List log streams, with their state and lag */
+        get: operations["listLogStreams"];
+        put?: never;
+        /**
+         * Create a log stream
+         * @description Delivers the tenant's audit logs, at least once and in chain order, to an HTTPS endpoint, syslog, Splunk HEC or Datadog
+         */
+        post: operations["createLogStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/logs/streams/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a log stream, with its state and lag */
+        get: operations["getLogStream"];
+        put?: never;
+        post?: never;
+        /** Delete a log stream */
+        delete: operations["deleteLogStream"];
+        options?: never;
+        head?: never;
+        /** Change a log stream (JSON merge patch, RFC 7396); a failing stream is retried at once */
+        patch: operations["patchLogStream"];
+        trace?: never;
+    };
+    "/logs/streams/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause a log stream: nothing is sent until it is resumed, and nothing is skipped */
+        post: operations["pauseLogStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/logs/streams/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a log stream from its last acknowledged position (a failing one is retried at once) */
+        post: operations["resumeLogStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tokens": {
         parameters: {
             query?: never;
@@ -440,7 +514,7 @@ export interface components {
             conditions?: components["schemas"]["AccessRuleConditionDto"][];
             /** @enum {string} */
             transform: "redact" | "mask" | "reveal";
-            permissions: ("token:create" | "token:update" | "token:read" | "token:search" | "token:delete" | "token:use" | "proxy:invoke" | "tenant:read" | "tenant:update" | "application:create" | "application:read" | "application:update" | "application:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "log:read")[];
+            permissions: ("token:create" | "token:update" | "token:read" | "token:search" | "token:delete" | "token:use" | "proxy:invoke" | "tenant:read" | "tenant:update" | "application:create" | "application:read" | "application:update" | "application:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "log:read" | "log:stream")[];
         };
         RateLimitDto: {
             /**
@@ -457,7 +531,7 @@ export interface components {
         CreateApplicationDto: {
             name: string;
             /** @description null: none */
-            permissions?: ("token:create" | "token:update" | "token:read" | "token:search" | "token:delete" | "token:use" | "proxy:invoke" | "tenant:read" | "tenant:update" | "application:create" | "application:read" | "application:update" | "application:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "log:read")[] | null;
+            permissions?: ("token:create" | "token:update" | "token:read" | "token:search" | "token:delete" | "token:use" | "proxy:invoke" | "tenant:read" | "tenant:update" | "application:create" | "application:read" | "application:update" | "application:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "log:read" | "log:stream")[] | null;
             /** @description null: none */
             rules?: components["schemas"]["AccessRuleDto"][] | null;
             /** @description Only for private applications; null: false */
@@ -535,7 +609,7 @@ export interface components {
         UpdateApplicationDto: {
             name: string;
             /** @description null: none */
-            permissions?: ("token:create" | "token:update" | "token:read" | "token:search" | "token:delete" | "token:use" | "proxy:invoke" | "tenant:read" | "tenant:update" | "application:create" | "application:read" | "application:update" | "application:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "log:read")[] | null;
+            permissions?: ("token:create" | "token:update" | "token:read" | "token:search" | "token:delete" | "token:use" | "proxy:invoke" | "tenant:read" | "tenant:update" | "application:create" | "application:read" | "application:update" | "application:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "log:read" | "log:stream")[] | null;
             /** @description null: none */
             rules?: components["schemas"]["AccessRuleDto"][] | null;
             /** @description Only for private applications; null: false */
@@ -712,6 +786,114 @@ export interface components {
             display_name: string;
             /** @example application */
             value: string;
+        };
+        CreateLogStreamDto: {
+            name: string;
+            /** @enum {string} */
+            kind: "https" | "syslog" | "splunk_hec" | "datadog";
+            /** @description The kind's settings (docs/audit-trail.md#streams). Secrets (`token`, `api_key`) are write-only: never returned. `https`: `url` (required); the signing secret is generated and returned once, in the create response. `syslog`: `host` (required), `port` (6514), `tls` (true; false only where the operator allows plain TCP), `app_name`, `hostname`, `facility` (13). `splunk_hec`: `url` (required, the collector base URL), `token` (required, secret), `index`, `source`, `sourcetype`, `host`. `datadog`: `url` (https://http-intake.logs.datadoghq.com), `api_key` (required, secret), `service`, `source`, `tags`, `hostname`. Every kind: `batch_size` (1 to 1000, 500), `tls_ca` (PEM certificates to trust beside the system CAs). */
+            settings: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `now` (or null): from the tenant's next log; `beginning`: every log from position 1
+             * @default now
+             * @enum {string|null}
+             */
+            start: "now" | "beginning" | null;
+        };
+        LogStreamLagResponse: {
+            /** @description Logs written and not yet acknowledged by the receiver */
+            logs: number;
+            /** @description Age in seconds of the oldest log not yet acknowledged; null when caught up */
+            seconds: number | null;
+        };
+        CreatedLogStreamResponse: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            kind: "https" | "syslog" | "splunk_hec" | "datadog";
+            /** @description The settings without their secrets */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** @description The names of the secrets the stream holds (their values are never returned) */
+            secrets: string[];
+            /** @enum {string} */
+            state: "active" | "paused" | "failing";
+            /** @description Why the last attempt failed (failing only) */
+            last_error: string | null;
+            /** Format: date-time */
+            last_error_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the receiver last acknowledged a batch
+             */
+            last_synced_at: string | null;
+            /** @description Chain position of the last log the receiver acknowledged (0: none) */
+            position: number;
+            /** @description The tenant's chain head */
+            head_position: number;
+            lag: components["schemas"]["LogStreamLagResponse"];
+            /** @description Logs acknowledged so far */
+            delivered: number;
+            /** @description Logs sent again after an attempt whose acknowledgement was lost (at least once) */
+            redelivered: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            modified_at: string;
+            /** @description `https` only, shown this once: the Standard Webhooks secret (`whsec_...`) the receiver verifies signatures with */
+            signing_secret?: string;
+        };
+        LogStreamResponse: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            kind: "https" | "syslog" | "splunk_hec" | "datadog";
+            /** @description The settings without their secrets */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** @description The names of the secrets the stream holds (their values are never returned) */
+            secrets: string[];
+            /** @enum {string} */
+            state: "active" | "paused" | "failing";
+            /** @description Why the last attempt failed (failing only) */
+            last_error: string | null;
+            /** Format: date-time */
+            last_error_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the receiver last acknowledged a batch
+             */
+            last_synced_at: string | null;
+            /** @description Chain position of the last log the receiver acknowledged (0: none) */
+            position: number;
+            /** @description The tenant's chain head */
+            head_position: number;
+            lag: components["schemas"]["LogStreamLagResponse"];
+            /** @description Logs acknowledged so far */
+            delivered: number;
+            /** @description Logs sent again after an attempt whose acknowledgement was lost (at least once) */
+            redelivered: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            modified_at: string;
+        };
+        LogStreamListResponse: {
+            pagination: components["schemas"]["PaginationResponse"];
+            data: components["schemas"]["LogStreamResponse"][];
+        };
+        PatchLogStreamDto: {
+            name?: string;
+            /** @description Members to change. The kind's settings (docs/audit-trail.md#streams). Secrets (`token`, `api_key`) are write-only: never returned. `https`: `url` (required); the signing secret is generated and returned once, in the create response. `syslog`: `host` (required), `port` (6514), `tls` (true; false only where the operator allows plain TCP), `app_name`, `hostname`, `facility` (13). `splunk_hec`: `url` (required, the collector base URL), `token` (required, secret), `index`, `source`, `sourcetype`, `host`. `datadog`: `url` (https://http-intake.logs.datadoghq.com), `api_key` (required, secret), `service`, `source`, `tags`, `hostname`. Every kind: `batch_size` (1 to 1000, 500), `tls_ca` (PEM certificates to trust beside the system CAs). */
+            settings?: {
+                [key: string]: unknown;
+            };
         };
         CreateTokenDto: {
             /** @description 1 to 400 characters of A-Z, a-z, 0-9, _ and -, unique in the tenant (409 otherwise), or an alias expression such as `{{ data | alias_preserve_format }}`; default: a UUID */
@@ -2664,6 +2846,647 @@ export interface operations {
             };
             /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listLogStreams: {
+        parameters: {
+            query?: {
+                size?: number;
+                /** @description Opaque cursor from `pagination.next`: keyset paging */
+                start?: string;
+                page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogStreamListResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    createLogStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateLogStreamDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedLogStreamResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (1 MiB by default) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unsupported Content-Type or charset (PATCH takes application/merge-patch+json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getLogStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogStreamResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    deleteLogStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    patchLogStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PatchLogStreamDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogStreamResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (1 MiB by default) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unsupported Content-Type or charset (PATCH takes application/merge-patch+json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    pauseLogStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogStreamResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    resumeLogStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogStreamResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's tenant */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -36,10 +36,15 @@ export class CreateLogStreamDto {
   @IsObject(MUST_BE_OBJECT)
   settings: Record<string, unknown>;
 
-  @ApiPropertyOptional({ enum: ['now', 'beginning'], default: 'now', description: "`now`: from the tenant's next log; `beginning`: every log from position 1" })
+  @ApiPropertyOptional({
+    enum: ['now', 'beginning'],
+    nullable: true,
+    default: 'now',
+    description: "`now` (or null): from the tenant's next log; `beginning`: every log from position 1",
+  })
   @IsOptional()
   @IsIn(['now', 'beginning'])
-  start?: 'now' | 'beginning';
+  start?: 'now' | 'beginning' | null;
 }
 
 /** PATCH /logs/streams/{id}, a merge patch: `settings` members merge over the stored ones, null clears one. */
