@@ -39,6 +39,7 @@ export class AppModule {
             prefix: options.config.queuePrefix,
             checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(options.config).key),
             checkpointIntervalMs: options.config.logCheckpointIntervalMs,
+            logPartitionInterval: options.config.logPartitionInterval,
           },
         ),
         RateLimitsModule.forRoot(options.config),

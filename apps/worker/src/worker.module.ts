@@ -31,6 +31,7 @@ export class WorkerModule {
             prefix: config.queuePrefix,
             checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(config).key),
             checkpointIntervalMs: config.logCheckpointIntervalMs,
+            logPartitionInterval: config.logPartitionInterval,
             ...options.jobs,
             runJobs: true,
           },

@@ -10,6 +10,7 @@ export type { Check, Reader, Variable } from './variable-kinds';
 // writes `.env.example` and the README's configuration table from here (a unit test fails when those drift).
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LOG_PARTITION_INTERVALS = ['day', 'week', 'month'] as const;
 /** The samplers OTEL_TRACES_SAMPLER may name (the specification's, less the Jaeger and X-Ray remote ones). */
 const TRACES_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 /** How Gatehouse generates keys (`key_` and 40 base62 characters): a supplied bootstrap key must look the same. */
@@ -212,6 +213,15 @@ export const VARIABLES = [
     readBy: 'worker',
     kind: integer(100, 60_000, 1000),
     meaning: 'how often the worker looks for log streams behind their chain head (100 to 60000)',
+  }),
+  variable({
+    name: 'LOG_PARTITION_INTERVAL',
+    key: 'logPartitionInterval',
+    group: 'keys',
+    readBy: 'worker',
+    kind: oneOf(LOG_PARTITION_INTERVALS, 'month'),
+    meaning:
+      'the span of one partition of the logs table by `created_at` (UTC): `day`, `week` or `month`; the worker creates the current one and the next ones ahead (docs/audit-trail.md, "Time partitions")',
   }),
   variable({
     name: 'BOOTSTRAP_MANAGEMENT_KEY',

@@ -42,6 +42,7 @@ export * from './logs/log-hash';
 export * from './logs/log-signing';
 export * from './logs/public-keys';
 export * from './logs/chain-verifier';
+export * from './logs/log-partitions';
 export * from './vault/vault-crypto';
 export * from './vault/key-wrapper';
 export * from './tokens';

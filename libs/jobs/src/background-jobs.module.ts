@@ -10,6 +10,9 @@ import {
   IngestLogs,
   LogChainWriter,
   LogCheckpointRepository,
+  LogPartitionInterval,
+  LogPartitions,
+  MaintainLogPartitions,
   NoopApplicationExpiryScheduler,
   RelayAuditOutbox,
   SignLogCheckpoints,
@@ -49,6 +52,10 @@ export interface BackgroundJobsOptions {
   checkpointSigner: CheckpointSigner;
   /** How often the chains that grew get a signed checkpoint (default 30 s). */
   checkpointIntervalMs?: number;
+  /** LOG_PARTITION_INTERVAL: the logs' time partitions are days, weeks or months (default). */
+  logPartitionInterval?: LogPartitionInterval;
+  /** How often the partitions ahead are checked and created (default hourly, and at start). */
+  logPartitionCheckIntervalMs?: number;
 }
 
 /**
@@ -88,7 +95,7 @@ export class BackgroundJobsModule {
       },
       {
         provide: BackgroundJobs,
-        inject: [QueueDrivers, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogChainWriter, LogCheckpointRepository, Clock, UnitOfWork],
+        inject: [QueueDrivers, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogChainWriter, LogCheckpointRepository, Clock, UnitOfWork, LogPartitions],
         useFactory: (
           { bullmq, inProcess }: QueueDrivers,
           publisher: AuditEventPublisher,
@@ -98,6 +105,7 @@ export class BackgroundJobsModule {
           checkpoints: LogCheckpointRepository,
           clock: Clock,
           uow: UnitOfWork,
+          partitions: LogPartitions,
         ) => {
           const parts = {
             bullmq,
@@ -117,6 +125,7 @@ export class BackgroundJobsModule {
           const expireTokens = new ExpireTokens(uow, clock);
           const signCheckpoints = new SignLogCheckpoints(checkpoints, options.checkpointSigner, clock);
           const minAgeMs = options.outboxRelayMinAgeMs ?? 5000;
+          const maintainPartitions = new MaintainLogPartitions(partitions, clock, options.logPartitionInterval ?? 'month');
           return new BackgroundJobs({
             ...parts,
             runner: {
@@ -139,6 +148,9 @@ export class BackgroundJobsModule {
               ),
               expirySweep: new PeriodicTask('ExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expire.sweep(), (n) =>
                 `expired ${n} application(s)`,
+              ),
+              logPartitions: new PeriodicTask('LogPartitions', options.logPartitionCheckIntervalMs ?? 3_600_000, () => maintainPartitions.execute(), (n) =>
+                `created ${n} log partition(s) ahead`,
               ),
               tokenExpirySweep: new PeriodicTask('TokenExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expireTokens.sweep(), (n) =>
                 `deleted ${n} expired token(s)`,

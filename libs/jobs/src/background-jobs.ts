@@ -23,6 +23,8 @@ export interface BackgroundJobParts {
     expirySweep: PeriodicTask;
     /** Tokens past their expires_at, deleted in bounded batches (ExpireTokens). */
     tokenExpirySweep: PeriodicTask;
+    /** The logs' time partitions of now and the next intervals, created ahead (MaintainLogPartitions). */
+    logPartitions: PeriodicTask;
   };
 }
 
@@ -36,14 +38,16 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     this.parts.inProcess?.start(runner.registry);
     runner.consumer?.start();
     // Both run at once on start too: this is what covers a restart (events of a crash, lost expiry timers).
+    runner.logPartitions.start();
     runner.outboxRelay.start();
     runner.checkpoints.start();
     runner.expirySweep.start();
     runner.tokenExpirySweep.start();
   }
 
-  /** The relay, the checkpoints and the sweep, now: for tests and operators' scripts. */
+  /** The partitions, the relay, the checkpoints and the sweep, now: for tests and operators' scripts. */
   async runMaintenance(): Promise<void> {
+    await this.parts.runner?.logPartitions.runOnce();
     await this.parts.runner?.outboxRelay.runOnce();
     await this.parts.runner?.checkpoints.runOnce();
     await this.parts.runner?.expirySweep.runOnce();
@@ -55,6 +59,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     await runner?.outboxRelay.stop();
     await runner?.expirySweep.stop();
     await runner?.tokenExpirySweep.stop();
+    await runner?.logPartitions.stop();
     // Running jobs finish first: their logs commit and the events of their own writes get published.
     await runner?.consumer?.close();
     await scheduler?.close();

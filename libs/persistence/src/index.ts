@@ -32,3 +32,4 @@ export * from './entities/token.entity';
 export * from './migration-status';
 export * from './vault/vault-rotation';
 export * from './repositories/typeorm-log-stream.repository';
+export * from './log-partitions/typeorm-log-partitions';

@@ -7,6 +7,7 @@ import {
   KeyWrapper,
   LogChainWriter,
   LogCheckpointRepository,
+  LogPartitions,
   LogRepository,
   LogStreamRepository,
   ProxyRepository,
@@ -28,6 +29,7 @@ import { TypeormLogChainWriter } from './repositories/typeorm-log-chain-writer';
 import { TypeormLogRepository } from './repositories/typeorm-log.repository';
 import { TypeormLogStreamRepository } from './repositories/typeorm-log-stream.repository';
 import { TOKEN_BATCH_INSERT, TypeormTokenRepository } from './repositories/typeorm-token.repository';
+import { TypeormLogPartitions } from './log-partitions/typeorm-log-partitions';
 import { CachedTokenRepository } from './cache/cached-token.repository';
 import { RepositoryRegistry, TypeormUnitOfWork } from './typeorm-unit-of-work';
 import { DatabaseVaultCrypto } from './vault/database-vault-crypto';
@@ -101,6 +103,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         // One writer per process: its known heads let a tenant's next batch take the one-statement path.
         { provide: LogChainWriter, useValue: registry.build(LogChainWriter, database.dataSource.manager) },
         { provide: LogCheckpointRepository, useValue: registry.build(LogCheckpointRepository, database.dataSource.manager) },
+        { provide: LogPartitions, useValue: new TypeormLogPartitions(database.dataSource.manager) },
         { provide: TokenRepository, useValue: new CachedTokenRepository(registry.build(TokenRepository, database.dataSource.manager), versions) },
         { provide: LogStreamRepository, useValue: registry.build(LogStreamRepository, database.dataSource.manager) },
         {
@@ -119,7 +122,7 @@ export class PersistenceModule implements OnApplicationShutdown {
           },
         },
       ],
-      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, LogChainWriter, LogCheckpointRepository, TokenRepository, LogStreamRepository],
+      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, LogChainWriter, LogCheckpointRepository, LogPartitions, TokenRepository, LogStreamRepository],
     };
   }
 }

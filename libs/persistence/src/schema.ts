@@ -17,6 +17,7 @@ import { TokenEntity } from './entities/token.entity';
 import { Tokens1764100200000 } from './migrations/1764100200000-tokens';
 import { TokenMaskJson1764100300000 } from './migrations/1764100300000-token-mask-json';
 import { LogStreams1764300000000 } from './migrations/1764300000000-log-streams';
+import { LogPartitions1764400000000 } from './migrations/1764400000000-log-partitions';
 
 /** Every entity and migration of the service, listed explicitly so the same code runs from src and dist. */
 export const ENTITIES = [TenantEntity, ApplicationEntity, ProxyEntity, LogEntity, TokenEntity];
@@ -36,4 +37,5 @@ export const MIGRATIONS = [
   Tokens1764100200000,
   TokenMaskJson1764100300000,
   LogStreams1764300000000,
+  LogPartitions1764400000000,
 ];

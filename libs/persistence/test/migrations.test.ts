@@ -18,7 +18,11 @@ describe('migrations', () => {
     const sql = await database.dataSource.driver.createSchemaBuilder().log();
     // Migrations may add what entities cannot express (foreign keys, partial and descending indexes, defaults):
     // TypeORM proposes to drop those, which is not a missing migration.
-    const missing = sql.upQueries.map((q) => q.query).filter((q) => !/\bDROP (INDEX|CONSTRAINT|DEFAULT)\b/.test(q));
+    // `logs` is partitioned by created_at, so it cannot have a primary key on `id` alone: the id's uniqueness is the
+    // primary key of `log_ids` (docs/audit-trail.md, "Time partitions"), which TypeORM does not see.
+    const missing = sql.upQueries
+      .map((q) => q.query)
+      .filter((q) => !/\bDROP (INDEX|CONSTRAINT|DEFAULT)\b/.test(q) && !/^ALTER TABLE "logs" ADD CONSTRAINT "PK_\w+" PRIMARY KEY \("id"\)$/.test(q));
     expect(missing).toEqual([]);
   });
 

@@ -21,11 +21,20 @@ export class LogChainAppend1764000513000 implements MigrationInterface {
   }
 }
 
+/** The insert of the unpartitioned logs table: an id already stored is skipped, and not counted in ROW_COUNT. */
+export const INSERT_NEW_LOGS = `INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at,
+                          request_id, source_ip, user_agent, seq, hash)
+          SELECT id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at,
+                 request_id, source_ip, user_agent, seq, hash
+          FROM json_populate_recordset(NULL::logs, batch)
+          ON CONFLICT (id) DO NOTHING;`;
+
 /**
  * The function, its outbox parameters `outbox` and `deleteOutbox` its first statement (migration 1764000600000 added
- * the outbox rows' tenants).
+ * the outbox rows' tenants), `insertLogs` the insert of the batch whose ROW_COUNT is the logs written (migration
+ * 1764400000000: over partitions, with the ids claimed in log_ids).
  */
-export function logChainAppendFunction(outbox: string, deleteOutbox: string): string {
+export function logChainAppendFunction(outbox: string, deleteOutbox: string, insertLogs = INSERT_NEW_LOGS): string {
   return `CREATE OR REPLACE FUNCTION "log_chain_append"(${outbox}, tenants uuid[], expected_seqs bigint[], expected_hashes text[],
         new_seqs bigint[], new_hashes text[], batch json)
       RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
@@ -43,12 +52,7 @@ export function logChainAppendFunction(outbox: string, deleteOutbox: string): st
         IF matching <> cardinality(tenants) THEN
           RAISE EXCEPTION 'a chain head is not the one the batch was chained after' USING ERRCODE = 'GHC01';
         END IF;
-        INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at,
-                          request_id, source_ip, user_agent, seq, hash)
-          SELECT id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at,
-                 request_id, source_ip, user_agent, seq, hash
-          FROM json_populate_recordset(NULL::logs, batch)
-          ON CONFLICT (id) DO NOTHING;
+        ${insertLogs}
         GET DIAGNOSTICS inserted = ROW_COUNT;
         -- The batch holds as many logs as its heads move forward.
         IF inserted <> (SELECT sum(s) FROM unnest(new_seqs) s) - (SELECT sum(s) FROM unnest(expected_seqs) s) THEN

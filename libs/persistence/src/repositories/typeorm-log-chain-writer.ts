@@ -1,9 +1,11 @@
 import { EntityManager } from 'typeorm';
 import { AuditEvent, ChainHead, chainLogs, LogChainWriter, LogIdConflictError, LogJson, toLogJson } from '@gatehouse/domain';
+import { ensurePartitionsOf, outboxDays, withLogPartitions } from '../log-partitions/typeorm-log-partitions';
 import { fromHeadRow, fromLogRow, GENESIS, HeadRow, LOG_COLUMNS, LogRow } from './log-rows';
 
-// An outbox event whose id is stored under another tenant: a conflict, left in the outbox (and not relayed).
-const NOT_TAKEN = `NOT EXISTS (SELECT 1 FROM logs l WHERE l.id = o.id AND l.tenant_id <> o.tenant_id)`;
+// An outbox event whose id is stored under another tenant: a conflict, left in the outbox (and not relayed). The ids of
+// the logs, unique across tenants and time partitions, are in log_ids.
+const NOT_TAKEN = `NOT EXISTS (SELECT 1 FROM log_ids l WHERE l.id = o.id AND l.tenant_id <> o.tenant_id)`;
 
 // The outbox rows go first (the scalar subquery completes the DELETE before the insert): they are the locks a
 // concurrent relay takes first too. Only the rows of these logs' own (id, tenant), and none in conflict. Heads of
@@ -46,6 +48,13 @@ export class TypeormLogChainWriter extends LogChainWriter {
   }
 
   async append(logs: AuditEvent[]): Promise<number> {
+    // A created_at without a partition: created, then written (see withLogPartitions). Inside a caller's transaction,
+    // which a refused statement would abort, created first.
+    if (this.em.queryRunner !== undefined) await ensurePartitionsOf(this.em, logs.map((l) => l.createdAt));
+    return withLogPartitions(this.em, async () => logs.map((l) => l.createdAt), () => this.appendOnce(logs));
+  }
+
+  private async appendOnce(logs: AuditEvent[]): Promise<number> {
     // The same id twice in one batch is one log (the first). The same id under another tenant is written after it
     // (a rare second round): a duplicate if stored under its own tenant by then, else a conflict.
     const conflicts: Conflict[] = [];
@@ -164,6 +173,10 @@ export class TypeormLogChainWriter extends LogChainWriter {
   }
 
   async relayOutbox(recordedBefore: Date, limit: number): Promise<number> {
+    return withLogPartitions(this.em, () => outboxDays(this.em, recordedBefore), () => this.relayOnce(recordedBefore, limit));
+  }
+
+  private async relayOnce(recordedBefore: Date, limit: number): Promise<number> {
     // SKIP LOCKED: relays of several workers split the backlog instead of queueing behind one another.
     const { moved, heads } = await this.em.transaction(async (em) => {
       const rows: LogRow[] = await em.query(RELAY_CLAIM, [recordedBefore.toISOString(), limit]);
@@ -211,7 +224,7 @@ async function appendChained(
     const written = await insertChained(em, locked, fresh);
     if (written.inserted === fresh.length) return { ...written, conflicts };
     await em.query('ROLLBACK TO SAVEPOINT chain_append');
-    const rows: { id: string; tenant_id: string }[] = await em.query(`SELECT id, tenant_id FROM logs WHERE id = ANY($1::uuid[])`, [
+    const rows: { id: string; tenant_id: string }[] = await em.query(`SELECT id, tenant_id FROM log_ids WHERE id = ANY($1::uuid[])`, [
       fresh.map((l) => l.id),
     ]);
     if (rows.length === 0) throw new Error('a log of the batch was not inserted, and no log of its id is stored');
@@ -230,11 +243,13 @@ async function insertChained(em: EntityManager, heads: ChainHead[], logs: AuditE
   const chained = chainRows(heads, logs);
   const moved = chained.heads.filter((h, i) => h.position !== heads[i]!.position);
   // One statement inserts the chained rows (the whole batch as one JSON parameter: any size fits, and PostgreSQL's
-  // JSON parser is far cheaper than the driver's per-element array encoding) and moves the heads.
+  // JSON parser is far cheaper than the driver's per-element array encoding) and moves the heads. An id is claimed in
+  // log_ids (unique across tenants and time partitions) first; a log whose id was taken is not inserted.
   const [row] = await em.query(
-    `WITH inserted AS (
-       INSERT INTO logs (${LOG_COLUMNS}, seq, hash) SELECT ${LOG_COLUMNS}, seq, hash FROM json_populate_recordset(NULL::logs, $1::json)
-       ON CONFLICT (id) DO NOTHING
+    `WITH batch AS MATERIALIZED (SELECT * FROM json_populate_recordset(NULL::logs, $1::json)),
+     claimed AS (INSERT INTO log_ids (id, tenant_id) SELECT id, tenant_id FROM batch ON CONFLICT (id) DO NOTHING RETURNING id),
+     inserted AS (
+       INSERT INTO logs (${LOG_COLUMNS}, seq, hash) SELECT ${LOG_COLUMNS}, seq, hash FROM batch WHERE id IN (SELECT id FROM claimed)
        RETURNING 1),
      moved AS (
        UPDATE log_chains h SET seq = v.s, hash = decode(v.h, 'hex')
