@@ -17,6 +17,7 @@ const path = require('node:path');
 const { Client } = require('pg');
 const { percentile } = require('./load');
 const { ADMIN_URL, ROOT, cpuMs, createTenant, databaseUrl, freePort, recreateDatabase } = require('./service');
+const { migrate, unpartitionLogs, withoutLogIndexes } = require('./log-seed');
 
 const QUICK = process.argv.includes('--quick') || /^(1|true|yes)$/i.test(process.env.BENCH_QUICK ?? '');
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
@@ -25,45 +26,13 @@ const SIZES = QUICK
   ? { ingest: 40_000, singleJobs: 10_000, writeSeconds: 3, writePairs: 3, queryTenants: 100, total: 1_000_000, big: 200_000, medium: 100_000, samples: 60 }
   : { ingest: 200_000, singleJobs: 50_000, writeSeconds: 5, writePairs: 8, queryTenants: 100, total: 10_000_000, big: 1_000_000, medium: 100_000, samples: 200 };
 const QUERY_DB = QUICK ? 'gatehouse_bench_quick' : 'gatehouse_bench';
-// 2: rows carry chain positions (and placeholder hashes: the bench reads, it does not verify).
-const SEED_VERSION = 2;
+// 2: rows carry chain positions (and placeholder hashes: the bench reads, it does not verify). 3: time partitions
+// (seeded unpartitioned, then converted by the migration as an upgrade does).
+const SEED_VERSION = 3;
 
 // ---------------------------------------------------------------------------------------------- helpers
 
-const stderr = (line) => process.stderr.write(`${line}\n`);
-// On a terminal the bar redraws in place; into a file or a pipe it is a line at most every BAR_INTERVAL_MS (and the
-// final one), not one per update.
-const TTY = Boolean(process.stderr.isTTY);
-const BAR_INTERVAL_MS = 5000;
-let barOpen = false;
-let barPrinted = { label: '', at: 0 };
-function bar(label, done, total, started) {
-  const width = 30;
-  const ratio = total > 0 ? Math.min(1, done / total) : 1;
-  if (!TTY) {
-    const now = Date.now();
-    if (ratio < 1 && barPrinted.label === label && now - barPrinted.at < BAR_INTERVAL_MS) return;
-    barPrinted = { label, at: now };
-  }
-  const filled = Math.round(ratio * width);
-  const elapsed = (Date.now() - started) / 1000;
-  const eta = ratio > 0 ? elapsed / ratio - elapsed : 0;
-  const text =
-    `${label.padEnd(24)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${(ratio * 100).toFixed(0).padStart(3)}% ` +
-    `${fmt(done)}/${fmt(total)} ${elapsed.toFixed(0)}s${ratio < 1 ? ` eta ${eta.toFixed(0)}s` : ''}`;
-  if (!TTY) return stderr(text);
-  process.stderr.write(`\r${text}   `);
-  barOpen = ratio < 1;
-  if (!barOpen) process.stderr.write('\n');
-}
-function phase(label) {
-  if (barOpen) process.stderr.write('\n');
-  barOpen = false;
-  stderr(`• ${label}`);
-}
-function fmt(n) {
-  return n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 ? 1 : 0)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(n % 1e3 ? 1 : 0)}k` : String(n);
-}
+const { bar, fmt, phase, stderr } = require('./progress-bar');
 const loadAverage = () => require('node:os').loadavg().map((l) => l.toFixed(2)).join(', ');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -74,16 +43,6 @@ async function sql(url, fn) {
     return await fn(client);
   } finally {
     await client.end();
-  }
-}
-
-async function migrate(name) {
-  const { openDatabase, runMigrations } = require(path.join(ROOT, 'dist/libs/persistence/src'));
-  const database = await openDatabase({ url: databaseUrl(name), dataDir: '' });
-  try {
-    await runMigrations(database);
-  } finally {
-    await database.close();
   }
 }
 
@@ -191,11 +150,13 @@ function makeEntries(n) {
 
 // The reference: the rows' plain multi-row INSERT (the worker's statement before the chain), without the queue, the
 // validation, the outbox clean-up, the chain heads' locks or the hashing. Positions and hashes are computed before
-// the clock starts (the columns are NOT NULL), so the reference pays the same columns and indexes.
-const RAW_INSERT = `INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash)
+// the clock starts (the columns are NOT NULL), so the reference pays the same columns and indexes, and the same
+// uniqueness of ids across the time partitions (claimed in log_ids, as every writer does).
+const RAW_INSERT = `WITH b AS MATERIALIZED (SELECT * FROM json_populate_recordset(NULL::logs, $1::json)),
+    claimed AS (INSERT INTO log_ids (id, tenant_id) SELECT id, tenant_id FROM b ON CONFLICT (id) DO NOTHING RETURNING id)
+  INSERT INTO logs (id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash)
   SELECT id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash
-  FROM json_populate_recordset(NULL::logs, $1::json)
-  ON CONFLICT (id) DO NOTHING`;
+  FROM b WHERE id IN (SELECT id FROM claimed)`;
 
 function withPositions(entries) {
   const next = new Map();
@@ -273,7 +234,7 @@ async function ingestion() {
   const entries = makeEntries(SIZES.ingest);
   const results = {};
 
-  const truncate = () => sql(url, (c) => c.query('TRUNCATE logs, log_chains, log_checkpoints'));
+  const truncate = () => sql(url, (c) => c.query('TRUNCATE logs, log_ids, log_chains, log_checkpoints'));
   const rawEntries = withPositions(entries);
   const worker = startWorker(db, prefix);
   await worker.started;
@@ -403,6 +364,7 @@ async function seedQueryDatabase() {
   phase(`queries: seeding ${QUERY_DB} with ${fmt(SIZES.total)} logs in ${SIZES.queryTenants} tenants (once; later runs reuse it)`);
   await recreateDatabase(QUERY_DB);
   await migrate(QUERY_DB);
+  await unpartitionLogs(QUERY_DB);
   const big = tenantIn(QUERY_DB, 'bench-big');
   const medium = tenantIn(QUERY_DB, 'bench-medium');
   const rest = SIZES.total - SIZES.big - SIZES.medium;
@@ -416,10 +378,7 @@ async function seedQueryDatabase() {
     await c.query("SET synchronous_commit = off");
     await c.query("SET maintenance_work_mem = '1GB'");
     await c.query('SET max_parallel_maintenance_workers = 2');
-    const indexes = (await c.query("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'logs' AND indexname <> 'logs_pkey'")).rows;
-    // Load first, index after: building each index once over sorted input beats maintaining four during the load.
-    for (const ix of indexes) await c.query(`DROP INDEX "${ix.indexname}"`);
-    await c.query('ALTER TABLE logs DROP CONSTRAINT logs_pkey');
+    const buildIndexes = await withoutLogIndexes(c);
     const started = Date.now();
     let done = 0;
     const year = 365 * 24 * 3600 * 1000;
@@ -445,16 +404,13 @@ async function seedQueryDatabase() {
         bar('seeding logs', done, SIZES.total, started);
       }
     }
-    const all = [{ indexname: 'logs_pkey', indexdef: 'ALTER TABLE logs ADD PRIMARY KEY (id)' }, ...indexes];
-    const indexStarted = Date.now();
-    for (let i = 0; i < all.length; i++) {
-      bar(`indexing (${all[i].indexname})`.slice(0, 24), i, all.length, indexStarted);
-      await c.query(all[i].indexdef);
-    }
-    bar('indexing', all.length, all.length, indexStarted);
+    await buildIndexes();
     await c.query('INSERT INTO log_chains (tenant_id, seq, hash) SELECT DISTINCT ON (tenant_id) tenant_id, seq, hash FROM logs ORDER BY tenant_id, seq DESC');
+    phase('time partitions: the migration converts the seeded table');
+    await migrate(QUERY_DB);
     phase('vacuum analyze (visibility map for index-only counts)');
-    await c.query('VACUUM (ANALYZE) logs');
+    await c.query('VACUUM (ANALYZE) logs_legacy');
+    await c.query('ANALYZE logs');
     await c.query(`CREATE TABLE bench_seed (version int, total int, big int, medium int, big_tenant uuid, big_key text,
       medium_tenant uuid, medium_key text, seeded_at timestamptz DEFAULT now())`);
     await c.query('INSERT INTO bench_seed (version, total, big, medium, big_tenant, big_key, medium_tenant, medium_key) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)', [
