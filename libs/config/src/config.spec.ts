@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       logStreamAllowPlainSyslog: false,
       logStreamConcurrency: 4,
       logStreamIntervalMs: 1000,
+      logPartitionInterval: 'month',
       shutdownDelayMs: 0,
       migrateOnStart: true,
     });
@@ -79,6 +80,7 @@ describe('loadConfig', () => {
       LOG_STREAM_ALLOW_PLAIN_SYSLOG: 'true',
       LOG_STREAM_CONCURRENCY: '8',
       LOG_STREAM_INTERVAL_MS: '500',
+      LOG_PARTITION_INTERVAL: 'week',
       SHUTDOWN_DELAY_MS: '5000',
     });
     expect(config).toEqual({
@@ -114,6 +116,7 @@ describe('loadConfig', () => {
       logStreamAllowPlainSyslog: true,
       logStreamConcurrency: 8,
       logStreamIntervalMs: 500,
+      logPartitionInterval: 'week',
       shutdownDelayMs: 5000,
       migrateOnStart: true,
     });
@@ -153,6 +156,7 @@ describe('loadConfig', () => {
     ['METRICS_HOST', 'http://0.0.0.0', /^METRICS_HOST must be an IP address \(0.0.0.0 or :: for every interface\) or a host name, got 'http:\/\/0.0.0.0'$/],
     ['METRICS_HOST', '0.0.0.0:9464', /^METRICS_HOST must be an IP address/],
     ['LOG_CHECKPOINT_INTERVAL_MS', '60001', /^LOG_CHECKPOINT_INTERVAL_MS must be an integer from 1000 to 60000, got '60001'$/],
+    ['LOG_PARTITION_INTERVAL', 'year', /^LOG_PARTITION_INTERVAL must be one of day, week, month, got 'year'$/],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317', /^OTEL_EXPORTER_OTLP_ENDPOINT must use http: or https:, got 'grpc:'$/],
     ['SHUTDOWN_DELAY_MS', '60001', /^SHUTDOWN_DELAY_MS must be an integer from 0 to 60000, got '60001'$/],
   ])('refuses %s=%s with one line naming the variable', (name, value, message) => {

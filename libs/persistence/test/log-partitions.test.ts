@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Clock, Log, MaintainLogPartitions } from '@gatehouse/domain';
 import { MIGRATIONS, TypeormLogPartitions, TypeormLogRepository } from '@gatehouse/persistence';
-import { ownDatabase, OwnDatabase } from '../../../test/support/own-database';
+import { ownDatabase, OwnDatabase } from '@gatehouse/test-support/own-database';
 
 // The logs' time partitions (docs/audit-trail.md, "Time partitions") on a database of this suite's own: it drops
 // partitions and converts the table back and forth, which no other suite may see.
