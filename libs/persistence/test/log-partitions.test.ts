@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Clock, Log, MaintainLogPartitions } from '@gatehouse/domain';
-import { MIGRATIONS, TypeormLogPartitions, TypeormLogRepository } from '@gatehouse/persistence';
+import { AuditEvent, Clock, MaintainLogPartitions } from '@gatehouse/domain';
+import { MIGRATIONS, TypeormLogChainWriter, TypeormLogPartitions, TypeormLogRepository } from '@gatehouse/persistence';
 import { ownDatabase, OwnDatabase } from '@gatehouse/test-support/own-database';
 
 // The logs' time partitions (docs/audit-trail.md, "Time partitions") on a database of this suite's own: it drops
@@ -8,7 +8,7 @@ import { ownDatabase, OwnDatabase } from '@gatehouse/test-support/own-database';
 
 const LogPartitions1764400000000 = MIGRATIONS.find((m) => m.name === 'LogPartitions1764400000000')!;
 
-function aLog(tenantId: string, createdAt: string, over: Partial<Log> = {}): Log {
+function aLog(tenantId: string, createdAt: string, over: Partial<AuditEvent> = {}): AuditEvent {
   return {
     id: randomUUID(),
     tenantId,
@@ -74,13 +74,14 @@ describe('time partitions of the logs', () => {
   it('writes the logs either side of a month boundary into their own months, and reads them back in order across it', async () => {
     const tenant = randomUUID();
     const repo = new TypeormLogRepository(own.database.dataSource.manager);
+    const writer = new TypeormLogChainWriter(own.database.dataSource.manager);
     const logs = ['2031-01-31T23:59:59.999Z', '2031-02-01T00:00:00.000Z', '2031-01-31T23:59:59.998Z', '2031-02-01T00:00:00.001Z'].map((at) =>
       aLog(tenant, at),
     );
     // No partition of 2031 exists: the writer creates those it needs (the worker down for years, say), and no other.
     expect((await partitionsOf()).some((p) => p.name.startsWith('logs_p2031'))).toBe(false);
-    expect(await repo.append(logs.slice(0, 2))).toBe(2);
-    expect(await repo.append(logs.slice(2))).toBe(2);
+    expect(await writer.append(logs.slice(0, 2))).toBe(2);
+    expect(await writer.append(logs.slice(2))).toBe(2);
     expect((await partitionsOf()).filter((p) => p.name.startsWith('logs_p2031')).map((p) => p.name)).toEqual(['logs_p20310101', 'logs_p20310201']);
     expect(await chainOf(tenant)).toEqual({ partitions: ['logs_p20310101', 'logs_p20310201', 'logs_p20310101', 'logs_p20310201'], valid: true });
 
@@ -96,10 +97,10 @@ describe('time partitions of the logs', () => {
     const january = await repo.list(tenant, { endDate: new Date('2031-02-01T00:00:00Z') }, { page: 1, size: 10 });
     expect(january.items.map((l) => l.createdAt.toISOString())).toEqual(['2031-01-31T23:59:59.999Z', '2031-01-31T23:59:59.998Z']);
     // The same id again, even in another month, is still one log (its id is claimed in log_ids).
-    expect(await repo.append([{ ...logs[0]!, createdAt: new Date('2031-03-05T00:00:00Z') }])).toBe(0);
+    expect(await writer.append([{ ...logs[0]!, createdAt: new Date('2031-03-05T00:00:00Z') }])).toBe(0);
     expect((await chainOf(tenant)).partitions).toHaveLength(4);
     // The one-statement path (heads known to this writer) into a month without a partition: refused, created, written.
-    expect(await repo.append([aLog(tenant, '2031-04-30T12:00:00Z')])).toBe(1);
+    expect(await writer.append([aLog(tenant, '2031-04-30T12:00:00Z')])).toBe(1);
     expect(await chainOf(tenant)).toEqual({ partitions: [...(await chainOf(tenant)).partitions.slice(0, 4), 'logs_p20310401'], valid: true });
   });
 
@@ -113,8 +114,8 @@ describe('time partitions of the logs', () => {
         [id, tenant, i === 0 ? '2032-06-30T23:59:59.999Z' : '2032-07-01T00:00:00Z'],
       );
     }
-    const repo = new TypeormLogRepository(own.database.dataSource.manager);
-    expect(await repo.relayOutbox(new Date('2100-01-01T00:00:00Z'), 100)).toBeGreaterThanOrEqual(2);
+    const writer = new TypeormLogChainWriter(own.database.dataSource.manager);
+    expect(await writer.relayOutbox(new Date('2100-01-01T00:00:00Z'), 100)).toBeGreaterThanOrEqual(2);
     expect(await chainOf(tenant)).toEqual({ partitions: ['logs_p20320601', 'logs_p20320701'], valid: true });
     expect(await query(`SELECT id FROM audit_outbox WHERE tenant_id = $1`, [tenant])).toEqual([]);
   });
@@ -136,7 +137,7 @@ describe('time partitions of the logs', () => {
     clock.at = new Date('2040-07-01T12:00:00Z');
     try {
       await new MaintainLogPartitions(partitions, clock, 'week').execute();
-      await new TypeormLogRepository(own.database.dataSource.manager).append([aLog(randomUUID(), '2040-08-08T08:00:00Z')]);
+      await new TypeormLogChainWriter(own.database.dataSource.manager).append([aLog(randomUUID(), '2040-08-08T08:00:00Z')]);
       const july = (await in2040()).slice(4);
       expect(july.slice(0, 3)).toEqual([
         ['logs_p20400701', '2040-07-01T00:00:00.000Z', '2040-07-02T00:00:00.000Z'],
@@ -152,9 +153,9 @@ describe('time partitions of the logs', () => {
 
   it('drops the partitions older than a date with their ids, and keeps the one straddling it', async () => {
     const tenant = randomUUID();
-    const repo = new TypeormLogRepository(own.database.dataSource.manager);
+    const writer = new TypeormLogChainWriter(own.database.dataSource.manager);
     const old = aLog(tenant, '2045-01-10T00:00:00Z');
-    await repo.append([old, aLog(tenant, '2045-02-10T00:00:00Z')]);
+    await writer.append([old, aLog(tenant, '2045-02-10T00:00:00Z')]);
     const partitions = new TypeormLogPartitions(own.database.dataSource.manager);
     const dropped = await partitions.dropBefore(new Date('2045-02-15T00:00:00Z'));
     expect(dropped).toContain('logs_p20450101');
@@ -193,7 +194,7 @@ describe('time partitions of the logs', () => {
       await expect(query(`UPDATE logs SET message = 'x' WHERE tenant_id = $1`, [tenant])).rejects.toThrow(/append-only/);
       // An id already stored under another tenant is still a conflict, whatever partition holds it.
       const [{ id: taken }] = await query<{ id: string }>(`SELECT id FROM logs WHERE tenant_id = $1 LIMIT 1`, [tenant]);
-      await expect(new TypeormLogRepository(own.database.dataSource.manager).append([aLog(randomUUID(), '2050-05-05T00:00:00Z', { id: taken })])).rejects.toThrow(
+      await expect(new TypeormLogChainWriter(own.database.dataSource.manager).append([aLog(randomUUID(), '2050-05-05T00:00:00Z', { id: taken })])).rejects.toThrow(
         /already stored under another tenant/,
       );
       await migration.down(runner);
