@@ -2,6 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
+import { StreamNotDeliveredError } from '@gatehouse/domain';
 
 /**
  * Where streams may connect: the proxies' destination policy (PROXY_ALLOW_HTTP, PROXY_ALLOWED_PRIVATE_CIDRS), given by
@@ -15,6 +16,17 @@ export interface StreamOutboundGuard {
     options: object,
     callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ) => void;
+}
+
+// Failures before any byte of the batch can have left: no connection, or no trusted TLS session.
+const CONNECT_ERRORS = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL|GATEHOUSE_DESTINATION_REFUSED|ERR_TLS_CERT_ALTNAME_INVALID|CERT_\w+|UNABLE_TO_\w+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)$/;
+
+/** The error as a transport reports it: StreamNotDeliveredError when the receiver surely took nothing. */
+export function connectFailure(error: Error, prefix = ''): Error {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  const message = `${prefix}${error.message}`;
+  if (CONNECT_ERRORS.test(code) || error instanceof StreamDestinationRefusedError) return new StreamNotDeliveredError(message);
+  return prefix ? new Error(message) : error;
 }
 
 export class StreamDestinationRefusedError extends Error {
@@ -49,7 +61,12 @@ export interface PostAnswer {
  */
 export function post(guard: StreamOutboundGuard, url: string, body: string, options: PostOptions): Promise<PostAnswer> {
   const target = new URL(url);
-  const connection = guardedConnection(guard, target.hostname);
+  let connection: ReturnType<typeof guardedConnection>;
+  try {
+    connection = guardedConnection(guard, target.hostname);
+  } catch (error) {
+    return Promise.reject(new StreamNotDeliveredError((error as Error).message));
+  }
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = send(
@@ -74,12 +91,13 @@ export function post(guard: StreamOutboundGuard, url: string, body: string, opti
           const status = res.statusCode ?? 0;
           const text = Buffer.concat(chunks).toString('utf8');
           if (status >= 200 && status < 300) resolve({ status, body: text });
-          else reject(new Error(`the receiver answered HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`));
+          // An answer refusing the batch: the receiver did not take it.
+          else reject(new StreamNotDeliveredError(`the receiver answered HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`));
         });
       },
     );
     req.on('timeout', () => req.destroy(new Error(`no answer from the receiver within ${options.timeoutMs} ms`)));
-    req.on('error', reject);
+    req.on('error', (error) => reject(connectFailure(error)));
     req.end(body);
   });
 }

@@ -1,6 +1,7 @@
 import { isIP, connect as netConnect, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { Log } from '@gatehouse/domain';
+import { StreamNotDeliveredError } from '@gatehouse/domain';
 import { guardedConnection, StreamOutboundGuard } from './outbound';
 import { toStreamRecord } from './stream-records';
 
@@ -54,7 +55,12 @@ export function octetCounted(message: Buffer): Buffer {
  */
 export function sendSyslog(guard: StreamOutboundGuard, target: SyslogTarget, logs: Log[], timeoutMs: number): Promise<void> {
   const payload = Buffer.concat(logs.map((log) => octetCounted(syslogMessage(log, target))));
-  const connection = guardedConnection(guard, target.host);
+  let connection: ReturnType<typeof guardedConnection>;
+  try {
+    connection = guardedConnection(guard, target.host);
+  } catch (error) {
+    return Promise.reject(new StreamNotDeliveredError((error as Error).message));
+  }
   return new Promise((resolve, reject) => {
     let settled = false;
     const done = (error?: Error) => {
@@ -70,10 +76,14 @@ export function sendSyslog(guard: StreamOutboundGuard, target: SyslogTarget, log
       : netConnect({ host: target.host, port: target.port, ...connection }, () => write());
     const timer = setTimeout(() => done(new Error(`the syslog receiver ${target.host}:${target.port} did not take the batch within ${timeoutMs} ms`)), timeoutMs);
     let ended = false;
+    let writing = false;
     const write = () => {
+      writing = true;
       socket.end(payload, () => (ended = true));
     };
-    socket.on('error', (error) => done(new Error(`syslog ${target.host}:${target.port}: ${error.message}`)));
+    const where = `syslog ${target.host}:${target.port}: `;
+    // Before the first byte was written nothing can have arrived; after it, some of the batch may have.
+    socket.on('error', (error) => done(writing ? new Error(`${where}${error.message}`) : new StreamNotDeliveredError(`${where}${error.message}`)));
     socket.on('data', () => undefined);
     socket.on('end', () => (ended ? done() : done(new Error(`the syslog receiver ${target.host}:${target.port} closed the connection before the batch was sent`))));
     socket.on('close', () => (ended ? done() : done(new Error(`the connection to the syslog receiver ${target.host}:${target.port} closed before the batch was sent`))));

@@ -176,15 +176,16 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
     return rows.map(toLog);
   }
 
-  async markSent(streamId: string, owner: string, batch: SentBatch): Promise<boolean> {
+  async markSent(streamId: string, owner: string, batch: SentBatch): Promise<number | null> {
     // Whatever of this batch an earlier attempt already sent is a redelivery (its acknowledgement was lost).
-    const [, affected] = (await this.em.query(
-      `UPDATE log_streams SET sent_position = GREATEST(sent_position, $4),
-         redelivered = redelivered + GREATEST(0, LEAST($4, sent_position) - $3 + 1)
-       WHERE id = $1 AND lease_owner = $2`,
+    const [rows] = (await this.em.query(
+      `UPDATE log_streams s SET sent_position = GREATEST(s.sent_position, $4),
+         redelivered = s.redelivered + GREATEST(0, LEAST($4, s.sent_position) - $3 + 1)
+       FROM (SELECT id, sent_position FROM log_streams WHERE id = $1 FOR UPDATE) before
+       WHERE s.id = before.id AND s.lease_owner = $2 RETURNING before.sent_position::text AS sent_before`,
       [streamId, owner, batch.firstPosition, batch.lastPosition],
-    )) as [unknown, number];
-    return affected > 0;
+    )) as [{ sent_before: string }[], number];
+    return rows[0] ? Number(rows[0].sent_before) : null;
   }
 
   async acknowledge(streamId: string, owner: string, position: number, count: number, leaseMs: number): Promise<boolean> {
@@ -197,12 +198,13 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
     return affected > 0;
   }
 
-  async recordFailure(streamId: string, owner: string, error: string, retryAt: Date): Promise<void> {
+  async recordFailure(streamId: string, owner: string, error: string, retryAt: Date, sentBefore?: number): Promise<void> {
+    // A batch the receiver surely did not take is not "sent": sending it again is no redelivery.
     await this.em.query(
       `UPDATE log_streams SET last_error = $3, last_error_at = now(), failures = failures + 1, next_attempt_at = $4,
-         lease_owner = NULL, lease_expires_at = NULL
+         lease_owner = NULL, lease_expires_at = NULL, sent_position = coalesce($5::bigint, sent_position)
        WHERE id = $1 AND lease_owner = $2`,
-      [streamId, owner, error, retryAt],
+      [streamId, owner, error, retryAt, sentBefore ?? null],
     );
   }
 

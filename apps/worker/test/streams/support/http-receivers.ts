@@ -33,6 +33,8 @@ export class HttpReceiver {
   maxInFlight = 0;
   /** Called before answering: a test can hold a request (a slow receiver) or fail it. */
   hold?: (body: string) => Promise<void>;
+  /** Called after the records are stored, before answering: the batch arrived, its acknowledgement has not. */
+  holdAfterStore?: (body: string) => Promise<void>;
   /** Answer this status instead (a receiver in trouble). */
   failWith?: number;
   /** The credential a request must carry (the webhook secret, the HEC token, the Datadog key). */
@@ -91,6 +93,7 @@ export class HttpReceiver {
         return answer(res, refusal.status, { error: refusal.reason });
       }
       this.records.push(...this.parse(body));
+      if (this.holdAfterStore) await this.holdAfterStore(body);
       if (this.kind === 'splunk_hec') return answer(res, 200, { text: 'Success', code: 0 });
       if (this.kind === 'datadog') return answer(res, 202, {});
       return answer(res, 204);

@@ -34,7 +34,10 @@ export interface RunningWorker {
 export async function startWorker(streams: Partial<LogStreamDeliveryOptions> & { intervalMs?: number } = FAST_STREAMS): Promise<RunningWorker> {
   const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniquePrefix('streams'), LOG_LEVEL: 'silent', ...STREAM_TEST_ENV });
   const database: Database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 });
-  const context = await NestFactory.createApplicationContext(WorkerModule.register({ config, database, streams }), { logger: false });
+  // The outbox relay only at start: the tests' own API events (tenant and stream creations) stay out of the chains they
+  // count, which hold the seeded logs alone.
+  const jobs = { outboxRelayIntervalMs: 3_600_000 };
+  const context = await NestFactory.createApplicationContext(WorkerModule.register({ config, database, jobs, streams }), { logger: false });
   return {
     context,
     stop: async () => {

@@ -1,7 +1,7 @@
 import { Clock } from '../../shared/clock';
 import { newId } from '../../shared/ids';
 import { LogStream } from './log-stream';
-import { LogStreamRepository, LogStreamTransport } from './log-stream.repository';
+import { LogStreamRepository, LogStreamTransport, StreamNotDeliveredError } from './log-stream.repository';
 
 export interface LogStreamDeliveryOptions {
   /** Streams delivered at once by this process (each under its own lease). */
@@ -73,8 +73,13 @@ export class DeliverLogStreams {
         const logs = await this.repo.readAfter(stream.tenantId, position, batchSize);
         if (logs.length === 0) break;
         const last = logs[logs.length - 1]!.position;
-        if (!(await this.repo.markSent(stream.id, this.owner, { firstPosition: logs[0]!.position, lastPosition: last }))) return delivered;
-        await this.transport.send(stream, logs);
+        const sentBefore = await this.repo.markSent(stream.id, this.owner, { firstPosition: logs[0]!.position, lastPosition: last });
+        if (sentBefore === null) return delivered;
+        try {
+          await this.transport.send(stream, logs);
+        } catch (error) {
+          throw error instanceof StreamNotDeliveredError ? Object.assign(error, { sentBefore }) : error;
+        }
         if (!(await this.repo.acknowledge(stream.id, this.owner, last, logs.length, this.options.leaseMs))) return delivered;
         position = last;
         delivered += logs.length;
@@ -83,7 +88,8 @@ export class DeliverLogStreams {
       await this.repo.release(stream.id, this.owner);
     } catch (error) {
       const retryAt = new Date(this.clock.now().getTime() + streamBackoffMs(stream.failures + 1, this.options));
-      await this.repo.recordFailure(stream.id, this.owner, describe(error), retryAt);
+      const sentBefore = error instanceof StreamNotDeliveredError ? (error as StreamNotDeliveredError & { sentBefore?: number }).sentBefore : undefined;
+      await this.repo.recordFailure(stream.id, this.owner, describe(error), retryAt, sentBefore);
     }
     return delivered;
   }

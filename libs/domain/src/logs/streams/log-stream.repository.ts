@@ -35,17 +35,35 @@ export abstract class LogStreamRepository {
   abstract claimDue(owner: string, limit: number, leaseMs: number): Promise<LogStream[]>;
   /** The tenant's committed logs after `position`, in chain order, at most `limit`. */
   abstract readAfter(tenantId: string, position: number, limit: number): Promise<Log[]>;
-  /** Records that a batch is about to leave; false when the lease is no longer ours. */
-  abstract markSent(streamId: string, owner: string, batch: SentBatch): Promise<boolean>;
+  /**
+   * Records that a batch is about to leave (what of it was sent before is counted as redelivered); returns the
+   * position sent up to before it, or null when the lease is no longer ours.
+   */
+  abstract markSent(streamId: string, owner: string, batch: SentBatch): Promise<number | null>;
   /** The receiver took the logs up to `position`: moves the stream on and renews the lease; false when the lease is lost. */
   abstract acknowledge(streamId: string, owner: string, position: number, count: number, leaseMs: number): Promise<boolean>;
-  /** A failed attempt: the error (never a secret), the next attempt's time; the lease is released. */
-  abstract recordFailure(streamId: string, owner: string, error: string, retryAt: Date): Promise<void>;
+  /**
+   * A failed attempt: the error (never a secret), the next attempt's time; the lease is released. `sentBefore`: given
+   * when the receiver surely took nothing of it (refused connection, an error answer): the position sent up to is put
+   * back to what it was before this attempt, so sending the batch again counts as no redelivery.
+   */
+  abstract recordFailure(streamId: string, owner: string, error: string, retryAt: Date, sentBefore?: number): Promise<void>;
   /** Gives the lease up (the stream is due again at once if still behind). */
   abstract release(streamId: string, owner: string): Promise<void>;
 }
 
-/** Sends one batch to the stream's receiver; resolves only once the receiver acknowledged all of it. */
+/** A failed send of which the receiver surely took nothing: no connection, or an answer refusing the batch. */
+export class StreamNotDeliveredError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StreamNotDeliveredError';
+  }
+}
+
+/**
+ * Sends one batch to the stream's receiver; resolves only once the receiver acknowledged all of it. Throws
+ * StreamNotDeliveredError when the receiver surely took none of it, any other error when it may have.
+ */
 export abstract class LogStreamTransport {
   abstract send(stream: LogStream, logs: Log[]): Promise<void>;
 }
