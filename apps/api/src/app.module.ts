@@ -1,9 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { CheckpointSigner } from '@gatehouse/domain';
-import { Database, LocalKeyWrapper } from '@gatehouse/persistence';
+import { Database } from '@gatehouse/persistence';
 import { logStreamsModule, persistenceAndJobsModules } from '@gatehouse/runtime';
-import { AppConfig, resolveLogSigningKey, resolveVaultKeys } from '@gatehouse/config';
+import { AppConfig } from '@gatehouse/config';
 import { ApplicationsModule } from './applications/applications.module';
 import { AuthModule } from './auth/auth.module';
 import { Draining } from './health/draining';
@@ -30,18 +29,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        ...persistenceAndJobsModules(
-          options.database,
-          { redisUrl: options.config.redisUrl, keyWrapper: new LocalKeyWrapper(() => resolveVaultKeys(options.config)) },
-          {
-            runJobs: options.runJobs,
-            redisUrl: options.config.redisUrl,
-            prefix: options.config.queuePrefix,
-            checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(options.config).key),
-            checkpointIntervalMs: options.config.logCheckpointIntervalMs,
-            logPartitionInterval: options.config.logPartitionInterval,
-          },
-        ),
+        ...persistenceAndJobsModules(options.database, options.config, { runJobs: options.runJobs }),
         RateLimitsModule.forRoot(options.config),
         AuthModule,
         ApplicationsModule,

@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, resolveLogSigningKey, resolveVaultKeys } from '@gatehouse/config';
-import { CheckpointSigner, LogStreamDeliveryOptions } from '@gatehouse/domain';
-import { Database, LocalKeyWrapper } from '@gatehouse/persistence';
+import { AppConfig } from '@gatehouse/config';
+import { LogStreamDeliveryOptions } from '@gatehouse/domain';
+import { Database } from '@gatehouse/persistence';
 import { BackgroundJobsOptions } from '@gatehouse/jobs';
 import { logStreamsModule, persistenceAndJobsModules } from '@gatehouse/runtime';
 
@@ -22,20 +22,7 @@ export class WorkerModule {
     return {
       module: WorkerModule,
       imports: [
-        // redisUrl: the worker's deletions (expiries) must invalidate the api replicas' caches too.
-        ...persistenceAndJobsModules(
-          options.database,
-          { redisUrl: config.redisUrl, keyWrapper: new LocalKeyWrapper(() => resolveVaultKeys(config)) },
-          {
-            redisUrl: config.redisUrl,
-            prefix: config.queuePrefix,
-            checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(config).key),
-            checkpointIntervalMs: config.logCheckpointIntervalMs,
-            logPartitionInterval: config.logPartitionInterval,
-            ...options.jobs,
-            runJobs: true,
-          },
-        ),
+        ...persistenceAndJobsModules(options.database, config, { runJobs: true, jobs: options.jobs }),
         logStreamsModule(config, options.streams, options.streams?.intervalMs),
       ],
     };

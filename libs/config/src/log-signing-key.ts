@@ -1,7 +1,6 @@
 import { createPrivateKey, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AppConfig } from './config';
 import { preparePrivateDirectory } from './private-directory';
 
 // PKCS#8 DER of an Ed25519 private key: this fixed 16-byte header, then the 32-byte seed.
@@ -24,13 +23,20 @@ export function parseSigningKey(text: string): KeyObject {
 
 export const GENERATED_KEY_FILE = 'log-signing-key.pem';
 
+/** The settings that name the signing key: AppConfig's members of these names (AppConfig is one). */
+export interface LogSigningKeySettings {
+  logSigningKey?: string;
+  logSigningKeyFile?: string;
+  dataDir: string;
+}
+
 /**
  * The checkpoint signing key: LOG_SIGNING_KEY, else the file LOG_SIGNING_KEY_FILE, else `<DATA_DIR>/log-signing-key.pem`,
  * generated there (mode 0600) on first use. Processes that share DATA_DIR share the generated key; processes on
  * different hosts must be given one key (docs/audit-trail.md, "Verifying the audit trail").
  */
 export function resolveLogSigningKey(
-  config: Pick<AppConfig, 'logSigningKey' | 'logSigningKeyFile' | 'dataDir'>,
+  config: LogSigningKeySettings,
   options: { generate?: boolean } = {},
 ): { key: KeyObject; generated?: string } {
   if (config.logSigningKey !== undefined) return { key: parseSigningKey(config.logSigningKey) };

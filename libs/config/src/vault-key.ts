@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AppConfig } from './config';
 import { preparePrivateDirectory } from './private-directory';
 
 /** A 256-bit key-encryption key from base64 (44 characters with padding) or hex (64 characters); throws otherwise. */
@@ -22,7 +21,14 @@ export function parseVaultKeyList(text: string): Buffer[] {
 
 export const GENERATED_VAULT_KEY_FILE = 'vault-key';
 
-type VaultKeyConfig = Pick<AppConfig, 'vaultKey' | 'vaultKeyFile' | 'vaultKeyPrevious' | 'vaultKeyPreviousFile' | 'dataDir'>;
+/** The settings that name the vault's keys: AppConfig's members of these names (AppConfig is one). */
+export interface VaultKeySettings {
+  vaultKey?: string;
+  vaultKeyFile?: string;
+  vaultKeyPrevious?: string;
+  vaultKeyPreviousFile?: string;
+  dataDir: string;
+}
 
 export interface VaultKeys {
   /** Wraps every new data key. */
@@ -41,7 +47,7 @@ export interface VaultKeys {
  * after the first (`gatehouse vault rotate-key` puts them there); VAULT_KEY_PREVIOUS / VAULT_KEY_PREVIOUS_FILE give
  * older keys otherwise. Keys are never logged, nor put into an error message.
  */
-export function resolveVaultKeys(config: VaultKeyConfig, options: { generate?: boolean } = {}): VaultKeys {
+export function resolveVaultKeys(config: VaultKeySettings, options: { generate?: boolean } = {}): VaultKeys {
   const previous = previousKeys(config);
   if (config.vaultKey !== undefined) return { current: parseVaultKey(config.vaultKey), previous, source: 'VAULT_KEY' };
   if (config.vaultKeyFile !== undefined) {
@@ -68,7 +74,7 @@ export function resolveVaultKeys(config: VaultKeyConfig, options: { generate?: b
   }
 }
 
-export function generatedVaultKeyFile(config: Pick<AppConfig, 'dataDir'>): string {
+export function generatedVaultKeyFile(config: Pick<VaultKeySettings, 'dataDir'>): string {
   return join(config.dataDir, GENERATED_VAULT_KEY_FILE);
 }
 
@@ -77,7 +83,7 @@ export function generatedVaultKeyFile(config: Pick<AppConfig, 'dataDir'>): strin
  * older ones kept below it (they unwrap what is not re-wrapped yet). Written to a temporary file and renamed, so a
  * reader sees the old file or the new one, never half of one.
  */
-export function rotateGeneratedVaultKey(config: VaultKeyConfig): VaultKeys {
+export function rotateGeneratedVaultKey(config: VaultKeySettings): VaultKeys {
   if (config.vaultKey !== undefined || config.vaultKeyFile !== undefined) {
     throw new Error('the key-encryption key is given (VAULT_KEY or VAULT_KEY_FILE): give the new key there and the old one in VAULT_KEY_PREVIOUS');
   }
@@ -91,7 +97,7 @@ export function rotateGeneratedVaultKey(config: VaultKeyConfig): VaultKeys {
   return { current: key, previous: [...existing, ...previousKeys(config)], source: file, generated: file };
 }
 
-function previousKeys(config: VaultKeyConfig): Buffer[] {
+function previousKeys(config: VaultKeySettings): Buffer[] {
   if (config.vaultKeyPrevious !== undefined) return parseVaultKeyList(config.vaultKeyPrevious);
   if (config.vaultKeyPreviousFile !== undefined) return readKeyFile(config.vaultKeyPreviousFile, 'VAULT_KEY_PREVIOUS_FILE');
   return [];

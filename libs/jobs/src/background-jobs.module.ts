@@ -10,7 +10,6 @@ import {
   IngestLogs,
   LogChainWriter,
   LogCheckpointRepository,
-  LogPartitionInterval,
   LogPartitions,
   MaintainLogPartitions,
   NoopApplicationExpiryScheduler,
@@ -23,40 +22,12 @@ import { BullmqJobConsumer } from './bullmq/bullmq-job-consumer';
 import { AuditLogBatchHandler, AuditLogHandler } from './handlers/audit-log.handlers';
 import { ExpireApplicationHandler } from './handlers/expire-application.handler';
 import { JobHandlerRegistry } from './job-handler';
-import { QueueDrivers, queuePrefix, retryOptions } from './job-queue.module';
+import { BackgroundJobsOptions, QueueDrivers, queuePrefix, retryOptions } from './jobs-options';
 import { QueueName } from './jobs';
-import { DEFAULT_LOG_BATCH, LogBatchOptions, LogBatchWriter } from './log-batch-writer';
+import { DEFAULT_LOG_BATCH, LogBatchWriter } from './log-batch-writer';
 import { PeriodicTask } from './periodic-task';
 import { QueuedApplicationExpiryScheduler } from './queued-application-expiry-scheduler';
-import { PublisherOptions, QueuedAuditEventPublisher } from './queued-audit-event-publisher';
-
-export interface BackgroundJobsOptions {
-  /** Run the jobs in this process: the worker, or the API when there is no Redis. */
-  runJobs: boolean;
-  /** BullMQ on this Redis; without it an in-process queue (and the jobs only run where `runJobs`). */
-  redisUrl?: string;
-  /** Key prefix of the BullMQ queues (default `gatehouse`): keys are `<prefix>:audit-logs:*`. */
-  prefix?: string;
-  /** False leaves audit events to the outbox relay alone (benchmarks compare the two). Default true. */
-  publishAuditEvents?: boolean;
-  expirySweepIntervalMs?: number;
-  outboxRelayIntervalMs?: number;
-  /** An outbox event younger than this is presumed on its way through the queue. */
-  outboxRelayMinAgeMs?: number;
-  /** Log jobs run at once per worker: the upper bound of rows one flush gathers from single-log jobs. */
-  logJobConcurrency?: number;
-  logBatch?: Partial<LogBatchOptions>;
-  publisher?: Partial<PublisherOptions>;
-  retry?: { maxAttempts?: number; backoffBaseMs?: number; backoffMaxMs?: number };
-  /** Signs the log chains' heads (where jobs run) and gives the api its public key. */
-  checkpointSigner: CheckpointSigner;
-  /** How often the chains that grew get a signed checkpoint (default 30 s). */
-  checkpointIntervalMs?: number;
-  /** LOG_PARTITION_INTERVAL: the logs' time partitions are days, weeks or months (default). */
-  logPartitionInterval?: LogPartitionInterval;
-  /** How often the partitions ahead are checked and created (default hourly, and at start). */
-  logPartitionCheckIntervalMs?: number;
-}
+import { QueuedAuditEventPublisher } from './queued-audit-event-publisher';
 
 /**
  * Expiry scheduling and, where `runJobs`, the jobs themselves (log writing, expiry, the outbox relay, the expiry
@@ -80,10 +51,24 @@ export class BackgroundJobsModule {
 
     const providers: Provider[] = [
       { provide: CheckpointSigner, useValue: options.checkpointSigner },
+      // The use cases the jobs run, over the persistence module's ports.
       {
         provide: ExpireApplications,
         inject: [UnitOfWork, ApplicationRepository, Clock],
         useFactory: (uow: UnitOfWork, apps: ApplicationRepository, clock: Clock) => new ExpireApplications(uow, apps, clock),
+      },
+      { provide: ExpireTokens, inject: [UnitOfWork, Clock], useFactory: (uow: UnitOfWork, clock: Clock) => new ExpireTokens(uow, clock) },
+      { provide: IngestLogs, inject: [LogChainWriter], useFactory: (logs: LogChainWriter) => new IngestLogs(logs) },
+      { provide: RelayAuditOutbox, inject: [LogChainWriter, Clock], useFactory: (logs: LogChainWriter, clock: Clock) => new RelayAuditOutbox(logs, clock) },
+      {
+        provide: SignLogCheckpoints,
+        inject: [LogCheckpointRepository, CheckpointSigner, Clock],
+        useFactory: (checkpoints: LogCheckpointRepository, signer: CheckpointSigner, clock: Clock) => new SignLogCheckpoints(checkpoints, signer, clock),
+      },
+      {
+        provide: MaintainLogPartitions,
+        inject: [LogPartitions, Clock],
+        useFactory: (partitions: LogPartitions, clock: Clock) => new MaintainLogPartitions(partitions, clock, options.logPartitionInterval ?? 'month'),
       },
       {
         provide: ApplicationExpiryScheduler,
@@ -95,17 +80,27 @@ export class BackgroundJobsModule {
       },
       {
         provide: BackgroundJobs,
-        inject: [QueueDrivers, AuditEventPublisher, ApplicationExpiryScheduler, ExpireApplications, LogChainWriter, LogCheckpointRepository, Clock, UnitOfWork, LogPartitions],
+        inject: [
+          QueueDrivers,
+          AuditEventPublisher,
+          ApplicationExpiryScheduler,
+          ExpireApplications,
+          ExpireTokens,
+          IngestLogs,
+          RelayAuditOutbox,
+          SignLogCheckpoints,
+          MaintainLogPartitions,
+        ],
         useFactory: (
           { bullmq, inProcess }: QueueDrivers,
           publisher: AuditEventPublisher,
           scheduler: ApplicationExpiryScheduler,
           expire: ExpireApplications,
-          logs: LogChainWriter,
-          checkpoints: LogCheckpointRepository,
-          clock: Clock,
-          uow: UnitOfWork,
-          partitions: LogPartitions,
+          expireTokens: ExpireTokens,
+          ingest: IngestLogs,
+          relay: RelayAuditOutbox,
+          signCheckpoints: SignLogCheckpoints,
+          maintainPartitions: MaintainLogPartitions,
         ) => {
           const parts = {
             bullmq,
@@ -114,18 +109,14 @@ export class BackgroundJobsModule {
             scheduler: scheduler instanceof QueuedApplicationExpiryScheduler ? scheduler : undefined,
           };
           if (!options.runJobs) return new BackgroundJobs(parts);
-          const writer = new LogBatchWriter(new IngestLogs(logs), logBatch);
+          const writer = new LogBatchWriter(ingest, logBatch);
           // Built here, at boot: a job name without exactly one handler stops the process before it takes jobs.
           const registry = new JobHandlerRegistry([
             new AuditLogHandler(writer),
             new AuditLogBatchHandler(writer),
             new ExpireApplicationHandler(expire),
           ]);
-          const relay = new RelayAuditOutbox(logs, clock);
-          const expireTokens = new ExpireTokens(uow, clock);
-          const signCheckpoints = new SignLogCheckpoints(checkpoints, options.checkpointSigner, clock);
           const minAgeMs = options.outboxRelayMinAgeMs ?? 5000;
-          const maintainPartitions = new MaintainLogPartitions(partitions, clock, options.logPartitionInterval ?? 'month');
           return new BackgroundJobs({
             ...parts,
             runner: {

@@ -20,3 +20,4 @@ export * from './streams/log-stream-transport';
 export * from './streams/outbound';
 export * from './streams/stream-records';
 export * from './streams/syslog-sender';
+export * from './jobs-options';

@@ -1,29 +1,11 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { AuditEventPublisher, NoopAuditEventPublisher } from '@gatehouse/domain';
-import type { BackgroundJobsOptions } from './background-jobs.module';
 import { BullmqJobQueue } from './bullmq/bullmq-job-queue';
 import { InProcessJobQueue } from './in-process/in-process-job-queue';
 import { JobQueue } from './job-queue';
 import { DEFAULT_PUBLISHER, QueuedAuditEventPublisher } from './queued-audit-event-publisher';
+import { BackgroundJobsOptions, QueueDrivers, queuePrefix, retryOptions } from './jobs-options';
 import { IoredisHealth, RedisHealth } from './redis-health';
-
-const DEFAULT_QUEUE_PREFIX = 'gatehouse';
-
-/** The queue drivers of this process, for the BackgroundJobsModule that starts and stops them. */
-export abstract class QueueDrivers {
-  abstract readonly bullmq?: BullmqJobQueue;
-  abstract readonly inProcess?: InProcessJobQueue;
-}
-
-/** Key prefix of the BullMQ queues: keys are `<prefix>:audit-logs:*`. */
-export function queuePrefix(options: BackgroundJobsOptions): string {
-  return options.prefix ?? DEFAULT_QUEUE_PREFIX;
-}
-
-/** Attempts and backoff of a failing job, the same for both drivers. */
-export function retryOptions(options: BackgroundJobsOptions) {
-  return { maxAttempts: 12, backoffBaseMs: 1000, backoffMaxMs: 60_000, ...options.retry };
-}
 
 /**
  * The producing side of the queue: the queue itself (BullMQ, or the in-process driver where jobs run here), the

@@ -1,6 +1,6 @@
 import { AddressPolicy } from './address-policy';
 import { OutboundHttp, type OutboundOutcome, type OutboundSettings } from './outbound-http';
-import { parseSvcRequest } from './svc-relay';
+import { parseSvcRequest } from './svc-bridge-relay';
 
 export interface InvocationLimits extends OutboundSettings {
   timeoutMs: number;
@@ -59,7 +59,7 @@ export class Invocation {
     if (!this.active) return 'the invocation has ended';
     if (!this.forwardSvc) return 'svc is not available: the proxy names no application';
     if (typeof id !== 'number' || typeof requestJson !== 'string') return 'invalid svc request';
-    // Checked here so the transform sees a refusal at once, as a thrown error; SvcRelay checks again.
+    // Checked here so the transform sees a refusal at once, as a thrown error; SvcBridgeRelay checks again.
     if (this.svcStarted >= this.limits.maxSvcRequests) return `a transform may make at most ${this.limits.maxSvcRequests} svc requests`;
     const request = parseSvcRequest(requestJson);
     if (typeof request === 'string') return request;
@@ -68,7 +68,7 @@ export class Invocation {
     return null;
   }
 
-  /** The API process's answer to a svc request (see SvcRelay). */
+  /** The API process's answer to a svc request (see SvcBridgeRelay). */
   svcAnswered(id: number, payload: string): void {
     this.deliver(id, payload);
   }

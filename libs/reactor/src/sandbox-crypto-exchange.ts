@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import { types } from 'node:util';
 import { keyOf, keyRecord } from './sandbox-crypto';
-import type { HostAnswer } from './sandbox-host-functions';
+import type { HostAnswer } from './sandbox-host-answer';
 
 /**
  * Key agreement and certificates for a transform's `require('crypto')`: `createECDH`, `createDiffieHellman`,

@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { types } from 'node:util';
-import type { HostAnswer } from './sandbox-host-functions';
+import type { HostAnswer } from './sandbox-host-answer';
 
 /**
  * The heavy half of a transform's `require('crypto')`: ciphers, keys, signatures, RSA encryption, key derivation and

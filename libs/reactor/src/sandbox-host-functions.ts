@@ -5,9 +5,7 @@ import { cryptoCall, newCryptoState, type CryptoState } from './sandbox-crypto';
 import { exchangeCall, newExchangeState, type ExchangeState } from './sandbox-crypto-exchange';
 import { subtleCall } from './sandbox-subtle';
 import { crc32, zlibCall, zlibConstants } from './sandbox-zlib';
-
-/** What the sandbox gets back from every host call: never a thrown host error (it would carry a host stack). */
-export type HostAnswer = [true, unknown] | [false, string];
+import type { HostAnswer } from './sandbox-host-answer';
 
 /** The invocation currently allowed to use a context's host function; null once it has ended. */
 export interface ContextBinding {

@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { SvcRelay } from './svc-relay';
+import { SvcBridgeRelay } from './svc-bridge-relay';
 import {
   decodeCounters,
   frameFields,
@@ -74,7 +74,7 @@ interface InFlight {
   resolve(outcome: RunOutcome): void;
   /** When it became the one running (performance.now()), 0 while it waits behind another. */
   startedAt: number;
-  relay: SvcRelay | null;
+  relay: SvcBridgeRelay | null;
   outbound: OutboundTally | null;
 }
 
@@ -283,7 +283,7 @@ export class SandboxProcess {
         const f = frameFields(frame, 3);
         if (!f || head?.id !== Number(f[0])) return;
         const id = head.id;
-        head.relay ??= new SvcRelay(head.run.svc, this.options.settings.maxSvcRequests, (svcId, payload) => this.send(`s\t${id}\t${svcId}\t${payload}`));
+        head.relay ??= new SvcBridgeRelay(head.run.svc, this.options.settings.maxSvcRequests, (svcId, payload) => this.send(`s\t${id}\t${svcId}\t${payload}`));
         head.relay.request(Number(f[1]), f[2]);
         return;
       }

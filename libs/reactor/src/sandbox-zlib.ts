@@ -1,6 +1,6 @@
 import { types } from 'node:util';
 import * as zlib from 'node:zlib';
-import type { HostAnswer } from './sandbox-host-functions';
+import type { HostAnswer } from './sandbox-host-answer';
 
 type ZlibMethod = 'deflate' | 'inflate' | 'deflateRaw' | 'inflateRaw' | 'gzip' | 'gunzip' | 'unzip' | 'brotliCompress' | 'brotliDecompress';
 

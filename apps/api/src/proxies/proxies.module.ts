@@ -1,6 +1,9 @@
 import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import {
+  ApplicationRepository,
   AuthenticateApiKey,
+  AuthenticateSvcBridgeCall,
+  AuthenticationThrottle,
   Clock,
   CreateProxy,
   DeleteProxy,
@@ -26,7 +29,7 @@ import {
   ProxyInvocationSettings,
 } from '../proxy-invocation/proxy-invocation.handler';
 import { ProxyDetokenization } from '../proxy-invocation/proxy-detokenization';
-import { SvcLoopback } from '../proxy-invocation/svc-bridge';
+import { SvcBridgeListener } from '../proxy-invocation/svc-bridge';
 import { TokensModule } from '../tokens/tokens.module';
 import { ProxiesController } from './proxies.controller';
 import { ReactorTransformCompiler } from './reactor-transform-compiler';
@@ -88,8 +91,9 @@ export class ProxiesModule {
         useCase(DeleteProxy, [UnitOfWork]),
         useCase(GetProxy, [ProxyRepository]),
         useCase(ListProxies, [ProxyRepository]),
-        useCase(ResolveProxyForInvocation, [ProxyRepository, AuthenticateApiKey]),
-        SvcLoopback,
+        useCase(ResolveProxyForInvocation, [ProxyRepository, AuthenticateApiKey, AuthenticationThrottle]),
+        useCase(AuthenticateSvcBridgeCall, [ApplicationRepository, Clock]),
+        SvcBridgeListener,
         ProxyDetokenization,
         ProxyInvocation,
       ],

@@ -17,7 +17,7 @@ import { PayloadTooLargeError, ProxyFailures, ResponseTooLargeError } from './pr
 import { sendPayload, sendTransformError, setHeaders } from './proxy-responses';
 import { destinationOf, MOUNT, parseTarget, PROXY_KEY_PARAMETER, queryObject } from './proxy-target';
 import { ProxyDetokenization } from './proxy-detokenization';
-import { SvcLoopback } from './svc-bridge';
+import { SvcBridgeListener } from './svc-bridge';
 import { TransformConsole } from './transform-console';
 import { rawBodyOf, resultPayloadOf } from './transform-payloads';
 
@@ -50,7 +50,7 @@ export class ProxyInvocation implements OnApplicationShutdown {
   constructor(
     private readonly resolveProxy: ResolveProxyForInvocation,
     private readonly reactor: Reactor,
-    private readonly svc: SvcLoopback,
+    private readonly svc: SvcBridgeListener,
     private readonly rateLimiter: RateLimiter,
     private readonly detokenization: ProxyDetokenization,
     @Inject(DESTINATION_DISPATCHER) private readonly dispatcher: Dispatcher,

@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { Pool } from 'undici';
-import { AuthenticateApiKey, AuthenticationError, pathEscape, Principal, Proxy } from '@gatehouse/domain';
+import { AuthenticateSvcBridgeCall, AuthenticationError, pathEscape, Principal, Proxy } from '@gatehouse/domain';
 import { isJsonMediaType, transformBodyOf, type SvcBridge, type SvcRequest, type SvcResponse } from '@gatehouse/reactor';
 import { PrincipalResolver, PrincipalResolvers } from '../auth/principal-resolver';
 
@@ -36,7 +36,7 @@ export class SvcRequestRefusedError extends Error {
  * cache is invalidated like keys), so a delete or a permission change applies to the very next svc call.
  */
 @Injectable()
-export class SvcLoopback implements PrincipalResolver, OnApplicationBootstrap, OnApplicationShutdown {
+export class SvcBridgeListener implements PrincipalResolver, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly secret = Buffer.from(randomBytes(32).toString('base64url'));
   private readonly internalSockets = new WeakSet<Socket>();
   private server?: Server;
@@ -44,7 +44,7 @@ export class SvcLoopback implements PrincipalResolver, OnApplicationBootstrap, O
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
-    private readonly authenticate: AuthenticateApiKey,
+    private readonly authenticate: AuthenticateSvcBridgeCall,
     resolvers: PrincipalResolvers,
   ) {
     resolvers.register(this);
@@ -90,7 +90,7 @@ export class SvcLoopback implements PrincipalResolver, OnApplicationBootstrap, O
       throw new AuthenticationError("The proxy's application no longer exists");
     }
     const writerId = req.headers[WRITER_HEADER];
-    return this.authenticate.asApplication(tenantId, applicationId, typeof writerId === 'string' && writerId !== '' ? writerId : null);
+    return this.authenticate.execute(tenantId, applicationId, typeof writerId === 'string' && writerId !== '' ? writerId : null);
   }
 
   /** The svc client handed to a transform of `proxy`; undefined when the proxy names no application. */

@@ -1,7 +1,6 @@
 import { DynamicModule, Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import { AuthenticationThrottle, Clock, InMemoryRateCounter, LastUseRecorder, RateCounter, RateLimiter } from '@gatehouse/domain';
-import { DATABASE, Database, RedisRateCounter, TypeormLastUseStore } from '@gatehouse/persistence';
-import { LastUseFlusher } from '../applications/last-use.flusher';
+import { AuthenticationThrottle, Clock, InMemoryRateCounter, RateCounter, RateLimiter } from '@gatehouse/domain';
+import { RedisRateCounter } from '@gatehouse/persistence';
 import { ForwardedForWarning } from '../auth/forwarded-for-warning';
 import { AppConfig } from '@gatehouse/config';
 
@@ -19,7 +18,7 @@ class RateCounterShutdown implements OnApplicationShutdown {
 
 /**
  * What authentication keeps count of: the one counting mechanism (RateCounter: Redis with REDIS_URL, else in memory)
- * with the failed-authentication throttle and the rate limits of applications and proxies, and the keys' last use.
+ * with the failed-authentication throttle and the rate limits of applications and proxies.
  * Global, because the guard and the /proxy data plane both authenticate and both enforce limits.
  */
 @Global()
@@ -42,15 +41,9 @@ export class RateLimitsModule {
         },
         { provide: RateLimiter, inject: [RateCounter], useFactory: (counter: RateCounter) => new RateLimiter(counter) },
         RateCounterShutdown,
-        {
-          provide: LastUseRecorder,
-          inject: [DATABASE, Clock],
-          useFactory: (database: Database, clock: Clock) => new LastUseRecorder(new TypeormLastUseStore(database.dataSource), clock),
-        },
-        LastUseFlusher,
         { provide: ForwardedForWarning, useFactory: () => new ForwardedForWarning(config.trustedProxies) },
       ],
-      exports: [RateCounter, AuthenticationThrottle, RateLimiter, LastUseRecorder, ForwardedForWarning],
+      exports: [RateCounter, AuthenticationThrottle, RateLimiter, ForwardedForWarning],
     };
   }
 }

@@ -3,7 +3,7 @@ import type { Proxy } from '@gatehouse/domain';
 import { MANAGEMENT_PERMISSIONS } from '@gatehouse/domain';
 import type { TestApp } from '@gatehouse/test-support/test-app';
 import type { Upstream } from '@gatehouse/test-support/upstream';
-import { SvcLoopback } from '../../src/proxy-invocation/svc-bridge';
+import { SvcBridgeListener } from '../../src/proxy-invocation/svc-bridge';
 import { appWithUpstream, as, auditEvents, Caller, CONDITION_RULE, createApplication, expectProblem, managementWith, newTenant, VALID } from '../support/application-fixtures';
 
 // Transforms run in a sandbox pool started per file.
@@ -246,7 +246,7 @@ describe('no escalation between applications', () => {
     it('a management identity on the bridge meets the same rule as its key would', async () => {
       const admin = await newTenant(t);
       const weak = await managementWith(t, admin, ['application:update', 'application:delete', 'application:read']);
-      const bridge = t.app.get(SvcLoopback).bridgeFor({ tenantId: admin.tenantId, applicationId: weak.id, modifiedBy: weak.id } as Proxy)!;
+      const bridge = t.app.get(SvcBridgeListener).bridgeFor({ tenantId: admin.tenantId, applicationId: weak.id, modifiedBy: weak.id } as Proxy)!;
       const hash = await keyHashOf(admin.applicationId);
       for (const [method, path] of [
         ['POST', `/applications/${admin.applicationId}/regenerate`],

@@ -4,7 +4,7 @@ import { request as undiciRequest } from 'undici';
 import type { Proxy } from '@gatehouse/domain';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { startUpstream, Upstream } from '@gatehouse/test-support/upstream';
-import { checkedPath, SvcLoopback } from '../../src/proxy-invocation/svc-bridge';
+import { checkedPath, SvcBridgeListener } from '../../src/proxy-invocation/svc-bridge';
 import { Caller, newTenant } from '../support/application-fixtures';
 
 // Apps with their sandbox pools start per file, and some tests run transforms to the reactor's limits.
@@ -105,7 +105,7 @@ describe('the svc bridge', () => {
     expect(value.proxy.ok).toBe(false);
 
     // The bridge itself, bound to a management application of tenant A (which may read): B's resources are 404s.
-    const bridge = t.app.get(SvcLoopback).bridgeFor({ tenantId: a.tenantId, applicationId: a.applicationId, modifiedBy: a.applicationId } as Proxy)!;
+    const bridge = t.app.get(SvcBridgeListener).bridgeFor({ tenantId: a.tenantId, applicationId: a.applicationId, modifiedBy: a.applicationId } as Proxy)!;
     expect(await bridge.request({ method: 'GET', path: `/applications/${aApp.id}` })).toMatchObject({ status: 200, body: { id: aApp.id } });
     expect(await bridge.request({ method: 'GET', path: `/applications/${bApp.id}` })).toMatchObject({ status: 404 });
     expect(await bridge.request({ method: 'GET', path: `/proxies/${bProxy.id}` })).toMatchObject({ status: 404 });
@@ -161,7 +161,7 @@ describe('the svc bridge', () => {
 
   it('the internal listener admits nothing without its secret, and the secret counts nowhere else', async () => {
     const owner = await newTenant(t);
-    const loopback = t.app.get(SvcLoopback) as unknown as { secret: Buffer; server: Server };
+    const loopback = t.app.get(SvcBridgeListener) as unknown as { secret: Buffer; server: Server };
     const port = (loopback.server.address() as AddressInfo).port;
     const svcHeaders = {
       'x-gatehouse-svc-secret': loopback.secret.toString(),

@@ -3,7 +3,8 @@ import { AuthenticationError, NotFoundError, ValidationError } from '../shared/d
 import { CreateTenant } from '../tenants/tenant-commands';
 import { hashApiKey } from './api-key';
 import { CreateApplication, DeleteApplication, RegenerateApplicationKey, UpdateApplication } from './application-commands';
-import { AuthenticateApiKey, GetApplication } from './application-queries';
+import { GetApplication } from './application-queries';
+import { AuthenticateApiKey } from './authenticate-api-key';
 import { principalOf } from './principal';
 
 async function setup() {

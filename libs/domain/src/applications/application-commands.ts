@@ -1,9 +1,11 @@
 import { Actor } from '../audit/audit-event';
+import { actorOf } from '../audit/actor';
 import { Clock } from '../shared/clock';
 import { FieldErrorCollector, NotFoundError, PermissionDeniedError, ValidationError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
 import { UnitOfWork } from '../shared/unit-of-work';
-import { describeRateLimit, RateLimit, sameRateLimit, validateRateLimit } from '../rate-limits/rate-counter';
+import { describeRateLimit, RateLimit, validateRateLimit } from '../rate-limits/rate-counter';
+import { rateLimitChange } from '../rate-limits/rate-limit-change';
 import { generateApiKey, hashApiKey } from './api-key';
 import {
   AccessRule,
@@ -17,7 +19,7 @@ import { ApplicationExpiryScheduler } from './application-expiry';
 import { ApplicationRepository } from './application.repository';
 import { ApplicationType } from './permissions';
 import { requireAuthorityOver, requireGrantable } from './authority';
-import { mayCreateApplications, Principal, requirePermission } from './principal';
+import { Principal, requirePermission } from './principal';
 
 export interface CreateApplicationInput {
   name: string;
@@ -42,10 +44,6 @@ export interface UpdateApplicationInput {
 export interface ApplicationWithKey {
   application: Application;
   key: string;
-}
-
-export function actorOf(principal: Principal): Actor {
-  return { id: principal.applicationId, type: 'application', ...(principal.origin ? { origin: principal.origin } : {}) };
 }
 
 export class CreateApplication {
@@ -256,14 +254,4 @@ export async function deleteApplication(
     });
     return true;
   });
-}
-
-/** The audit message's account of a rate-limit change, '' when it did not change. */
-export function rateLimitChange(before: RateLimit | null | undefined, after: RateLimit | null | undefined): string {
-  if (sameRateLimit(before, after)) return '';
-  return after ? `; rate limit set to ${describeRateLimit(after)}` : '; rate limit removed';
-}
-
-export function assertMayCreate(principal: Principal): void {
-  if (!mayCreateApplications(principal)) throw new PermissionDeniedError('application:create');
 }

@@ -47,6 +47,11 @@ export interface Application {
   tenantRateLimit?: RateLimit;
 }
 
+/** An application past its expires_at: its key authenticates no more, and it lends nothing (svc bridge calls). */
+export function applicationExpired(application: Pick<Application, 'expiresAt'>, now: Date): boolean {
+  return application.expiresAt !== null && application.expiresAt.getTime() <= now.getTime();
+}
+
 /**
  * A new application's record from what defines it: everything else starts empty (no rules, never modified, no
  * expiry, no rate limit of its own, no previous key, never used) unless `fields` sets it.

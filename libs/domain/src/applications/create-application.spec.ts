@@ -4,7 +4,7 @@ import { CreateTenant } from '../tenants/tenant-commands';
 import { hashApiKey } from './api-key';
 import { AccessRule } from './application';
 import { CreateApplication, CreateApplicationInput } from './application-commands';
-import { AuthenticateApiKey } from './application-queries';
+import { AuthenticateApiKey } from './authenticate-api-key';
 import { APPLICATION_TYPES, ApplicationType, PERMISSIONS } from './permissions';
 import { Principal, principalOf } from './principal';
 

@@ -1,7 +1,7 @@
 import { inMemoryPorts } from '../testing/in-memory-ports';
 import { CreateTenant } from '../tenants/tenant-commands';
 import { CreateApplication, DeleteApplication, RegenerateApplicationKey } from './application-commands';
-import { AuthenticateApiKey } from './application-queries';
+import { AuthenticateApiKey } from './authenticate-api-key';
 import { ExpireApplications } from './expire-applications';
 import { principalOf } from './principal';
 

@@ -3,7 +3,7 @@ import { EscalationError, NotFoundError } from '../shared/domain-error';
 import { CreateTenant } from '../tenants/tenant-commands';
 import { hashApiKey } from './api-key';
 import { CreateApplication, DeleteApplication, RegenerateApplicationKey, UpdateApplication } from './application-commands';
-import { AuthenticateApiKey } from './application-queries';
+import { AuthenticateApiKey } from './authenticate-api-key';
 import { powersBeyond } from './authority';
 import { MANAGEMENT_PERMISSIONS } from './permissions';
 import { principalOf } from './principal';

@@ -4,7 +4,7 @@ import { CreateTenant } from '../tenants/tenant-commands';
 import { CreateProxy, DeleteProxy, PatchProxy, ReplaceProxy } from '../proxies/proxy-commands';
 import { ProxyRepository } from '../proxies/proxy.repository';
 import { CreateApplication, DeleteApplication, RegenerateApplicationKey, UpdateApplication } from './application-commands';
-import { AuthenticateApiKey } from './application-queries';
+import { AuthenticateApiKey } from './authenticate-api-key';
 import { PERMISSIONS } from './permissions';
 import { LASTING_PERMISSIONS, Principal, principalOf, requirePermission } from './principal';
 

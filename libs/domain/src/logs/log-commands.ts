@@ -1,4 +1,4 @@
-import { actorOf } from '../applications/application-commands';
+import { actorOf } from '../audit/actor';
 import { Principal } from '../applications/principal';
 import { Clock } from '../shared/clock';
 import { UnitOfWork } from '../shared/unit-of-work';

@@ -1,6 +1,6 @@
 import { Application } from '../applications/application';
 import { generateApiKey, hashApiKey } from '../applications/api-key';
-import { AuthenticateApiKey } from '../applications/application-queries';
+import { AuthenticateApiKey } from '../applications/authenticate-api-key';
 import { ApplicationRepository } from '../applications/application.repository';
 import { ApplicationType } from '../applications/permissions';
 import { Principal } from '../applications/principal';
@@ -12,7 +12,8 @@ import { FixedClock, InMemoryApplicationRepository, InMemoryProxyRepository, InM
 import { DestinationPolicy } from './destination-policy';
 import { applyProxyPatch, looksLikeProxyKey, ProxyInput, TransformField, validateDestinationUrl } from './proxy';
 import { CreateProxy, DeleteProxy, PatchProxy, ReplaceProxy } from './proxy-commands';
-import { GetProxy, ListProxies, ResolveProxyForInvocation } from './proxy-queries';
+import { GetProxy, ListProxies } from './proxy-queries';
+import { ResolveProxyForInvocation } from './resolve-proxy-for-invocation';
 import { ProxyRepository } from './proxy.repository';
 import { TransformCompiler } from './transform-compiler';
 
@@ -449,7 +450,7 @@ describe('ResolveProxyForInvocation', () => {
   it('throttles guessed proxy keys and API keys of one address together, then refuses it without lookups', async () => {
     const s = setup();
     const throttle = new AuthenticationThrottle(new InMemoryRateCounter(s.clock), { limit: 2, windowSeconds: 60 }, s.clock);
-    const resolve = new ResolveProxyForInvocation(s.proxies, new AuthenticateApiKey(s.applications, s.clock, throttle));
+    const resolve = new ResolveProxyForInvocation(s.proxies, new AuthenticateApiKey(s.applications, s.clock, throttle), throttle);
     const proxy = await s.create.execute(principal(), input());
     const open = await s.create.execute(principal(), input({ requireAuth: false }));
     const lookups = jest.spyOn(s.proxies, 'findByKey');
@@ -465,7 +466,7 @@ describe('ResolveProxyForInvocation', () => {
   it('keeps serving, from a blocked address, a proxy key and an API key accepted from it before', async () => {
     const s = setup();
     const throttle = new AuthenticationThrottle(new InMemoryRateCounter(s.clock), { limit: 2, windowSeconds: 60 }, s.clock);
-    const resolve = new ResolveProxyForInvocation(s.proxies, new AuthenticateApiKey(s.applications, s.clock, throttle));
+    const resolve = new ResolveProxyForInvocation(s.proxies, new AuthenticateApiKey(s.applications, s.clock, throttle), throttle);
     const caller = principal();
     const invoker = await anApplication(s.applications, caller.tenantId, 'private', ['proxy:invoke']);
     const guarded = await s.create.execute(caller, input());

@@ -1,4 +1,5 @@
-import { actorOf, rateLimitChange } from '../applications/application-commands';
+import { actorOf } from '../audit/actor';
+import { rateLimitChange } from '../rate-limits/rate-limit-change';
 import { Application } from '../applications/application';
 import { describeRateLimit } from '../rate-limits/rate-counter';
 import { ApplicationRepository } from '../applications/application.repository';

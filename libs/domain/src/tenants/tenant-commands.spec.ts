@@ -1,6 +1,6 @@
 import { inMemoryPorts } from '../testing/in-memory-ports';
 import { hashApiKey } from '../applications/api-key';
-import { AuthenticateApiKey } from '../applications/application-queries';
+import { AuthenticateApiKey } from '../applications/authenticate-api-key';
 import { MANAGEMENT_PERMISSIONS, permissionsFor } from '../applications/permissions';
 import { ConflictError, NotFoundError, ValidationError } from '../shared/domain-error';
 import { CreateTenant, RotateManagementKey } from './tenant-commands';

@@ -1,4 +1,4 @@
-import { actorOf } from '../applications/application-commands';
+import { actorOf } from '../audit/actor';
 import { Principal } from '../applications/principal';
 import { SYSTEM_ACTOR } from '../audit/audit-event';
 import { Clock } from '../shared/clock';

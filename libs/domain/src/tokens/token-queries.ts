@@ -1,4 +1,4 @@
-import { actorOf } from '../applications/application-commands';
+import { actorOf } from '../audit/actor';
 import { Principal } from '../applications/principal';
 import { FieldErrorCollector, NotFoundError } from '../shared/domain-error';
 import { Page } from '../shared/page';

@@ -1,4 +1,4 @@
-import { actorOf } from '../applications/application-commands';
+import { actorOf } from '../audit/actor';
 import type { NewAuditEvent } from '../audit/audit-event';
 import { Principal } from '../applications/principal';
 import { FieldErrorCollector, ValidationError } from '../shared/domain-error';

@@ -2,11 +2,11 @@ import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { parseSigningKey } from '@gatehouse/config';
-import { CheckpointSigner } from '@gatehouse/domain';
-import { Database, openDatabase, PersistenceModule } from '@gatehouse/persistence';
-import { BackgroundJobs, BackgroundJobsModule, BackgroundJobsOptions, JobQueueModule, QueueName, RedisHealth } from '@gatehouse/jobs';
-import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
+import { loadConfig } from '@gatehouse/config';
+import { Database, openDatabase } from '@gatehouse/persistence';
+import { BackgroundJobs, BackgroundJobsOptions, QueueName, RedisHealth } from '@gatehouse/jobs';
+import { persistenceAndJobsModules } from '@gatehouse/runtime';
+import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL, TEST_VAULT_KEY } from '@gatehouse/test-support/test-env';
 import { testKeyWrapper } from '@gatehouse/test-support/test-vault';
 
 /** Queue keys of one test file alone: parallel runs and earlier runs cannot see each other's jobs. */
@@ -58,13 +58,18 @@ export async function countLogs(database: Database, tenantId: string): Promise<n
   return row.n;
 }
 
+/** Where jobs run or not (`runJobs`), and tuning beyond the test configuration. */
+export type JobsHostOptions = Partial<BackgroundJobsOptions> & { runJobs: boolean };
+
 @Module({})
 class JobsHostModule {
-  static register(database: Database, options: BackgroundJobsOptions): DynamicModule {
-    // As the runtime's persistenceAndJobsModules wires them (the queue's tests may not import the runtime, which imports the queue).
-    const queue = JobQueueModule.forRoot(options);
-    const persistence = PersistenceModule.forRoot(database, { publisher: queue, keyWrapper: testKeyWrapper() });
-    return { module: JobsHostModule, imports: [queue, persistence, BackgroundJobsModule.forRoot(options, { queue, persistence })] };
+  static register(database: Database, options: JobsHostOptions): DynamicModule {
+    // Wired as the api and the worker wire them, over the test configuration.
+    const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, VAULT_KEY: TEST_VAULT_KEY });
+    return {
+      module: JobsHostModule,
+      imports: persistenceAndJobsModules(database, config, { runJobs: options.runJobs, jobs: options, keyWrapper: testKeyWrapper() }),
+    };
   }
 }
 
@@ -76,10 +81,9 @@ export interface JobsHost {
 }
 
 /** The background-jobs module over its own connection pool, as the worker (or an api without Redis) runs it. */
-export async function startJobsHost(options: Omit<BackgroundJobsOptions, 'checkpointSigner'> & Partial<BackgroundJobsOptions>): Promise<JobsHost> {
+export async function startJobsHost(options: JobsHostOptions): Promise<JobsHost> {
   const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 });
-  const signer = new CheckpointSigner(() => parseSigningKey(TEST_LOG_SIGNING_KEY));
-  const context = await NestFactory.createApplicationContext(JobsHostModule.register(database, { checkpointSigner: signer, ...options }), {
+  const context = await NestFactory.createApplicationContext(JobsHostModule.register(database, options), {
     logger: false,
   });
   if (options.redisUrl) await producerReady(context);

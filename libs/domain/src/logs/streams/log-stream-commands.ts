@@ -1,4 +1,4 @@
-import { actorOf } from '../../applications/application-commands';
+import { actorOf } from '../../audit/actor';
 import { Principal, requirePermission } from '../../applications/principal';
 import { Clock } from '../../shared/clock';
 import { ConflictError, FieldErrorCollector, NotFoundError } from '../../shared/domain-error';

@@ -8,7 +8,7 @@ const SVC_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
  * limit, sent to the bridge, and the answer (or a failure the tenant may see) handed back as the JSON
  * the runtime expects. Once ended, answers are dropped.
  */
-export class SvcRelay {
+export class SvcBridgeRelay {
   private started = 0;
   private active = true;
 
