@@ -2,7 +2,8 @@ import { ApplicationExpiryScheduler, ApplicationRepository, deleteApplication, U
 import { expiryJobId, QueueName } from '@gatehouse/jobs';
 import { TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
 import { applicationExists, insertExpiringApplication, logsOf } from './support/applications';
-import { deleteQueueKeys, JobsHost, rawQueue, startJobsHost, uniquePrefix, waitFor } from './support/queue-test-support';
+import { deleteQueueKeys, rawQueue, uniquePrefix, waitFor } from './support/queue-test-support';
+import { JobsHost, startJobsHost } from '@gatehouse/test-support/jobs-host';
 
 // The project-level testTimeout is not applied to multi-project runs; these tests wait on real queues.
 jest.setTimeout(60_000);

@@ -3,7 +3,8 @@ import { Job } from 'bullmq';
 import { TenantRepository, UnitOfWork } from '@gatehouse/domain';
 import { BullmqJobConsumer, JobHandler, JobHandlerRegistry, JobName, QueueName } from '@gatehouse/jobs';
 import { TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
-import { countLogs, deleteQueueKeys, JobsHost, rawQueue, startJobsHost, uniquePrefix, waitFor } from './support/queue-test-support';
+import { countLogs, deleteQueueKeys, rawQueue, uniquePrefix, waitFor } from './support/queue-test-support';
+import { JobsHost, startJobsHost } from '@gatehouse/test-support/jobs-host';
 
 // The project-level testTimeout is not applied to multi-project runs; these tests wait on real queues.
 jest.setTimeout(60_000);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { UnitOfWork } from '@gatehouse/domain';
 import { InProcessJobQueue, JobName, JobQueue } from '@gatehouse/jobs';
-import { countLogs, JobsHost, startJobsHost, waitFor } from './support/queue-test-support';
+import { countLogs, waitFor } from './support/queue-test-support';
+import { JobsHost, startJobsHost } from '@gatehouse/test-support/jobs-host';
 
 // The project-level testTimeout is not applied to multi-project runs; these tests wait on real queues.
 jest.setTimeout(60_000);

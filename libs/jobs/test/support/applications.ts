@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Application, insertApplication, newApplicationRecord, UnitOfWork } from '@gatehouse/domain';
-import { JobsHost } from './queue-test-support';
+import type { JobsHost } from '@gatehouse/test-support/jobs-host';
 
 /** A committed expiring application (and its tenant's id), as CreateApplication leaves one. */
 export async function insertExpiringApplication(host: JobsHost, expiresInMs: number): Promise<Application> {
