@@ -151,6 +151,22 @@ describe('time partitions of the logs', () => {
     await expect(query(`SELECT log_partitions_ensure(now(), now(), 'year')`)).rejects.toThrow(/a day, a week or a month, not year/);
   });
 
+  it('gives up dropping behind a long reader of the logs (nothing dropped), instead of holding the writers behind it', async () => {
+    const partitions = new TypeormLogPartitions(own.database.dataSource.manager);
+    const before = (await partitions.list()).map((p) => p.name);
+    const reader = own.database.dataSource.createQueryRunner();
+    await reader.connect();
+    try {
+      await reader.startTransaction();
+      await reader.query('SELECT 1 FROM logs LIMIT 1'); // ACCESS SHARE on logs and its partitions until the end
+      await expect(partitions.dropBefore(new Date('2031-02-01T00:00:00Z'))).rejects.toMatchObject({ code: '55P03' });
+    } finally {
+      await reader.rollbackTransaction();
+      await reader.release();
+    }
+    expect((await partitions.list()).map((p) => p.name)).toEqual(before);
+  }, 30_000);
+
   it('drops the partitions older than a date with their ids, and keeps the one straddling it', async () => {
     const tenant = randomUUID();
     const writer = new TypeormLogChainWriter(own.database.dataSource.manager);

@@ -1,6 +1,8 @@
 import { EntityManager } from 'typeorm';
 import { LogPartition, LogPartitionInterval, LogPartitions } from '@gatehouse/domain';
 
+const DROP_LOCK_TIMEOUT = '5s';
+
 /** The SQL functions of migration 1764400000000 (libs/persistence/src/migrations/log-partitions.functions.ts). */
 export class TypeormLogPartitions extends LogPartitions {
   constructor(private readonly em: EntityManager) {
@@ -17,9 +19,17 @@ export class TypeormLogPartitions extends LogPartitions {
     return rows.map((r) => ({ name: r.name, from: r.from_at, to: r.to_at }));
   }
 
+  /**
+   * Dropping a partition takes the logs table's ACCESS EXCLUSIVE lock for a moment, at the end: waiting for it behind a
+   * long reader (an export) would hold every writer queued behind the drop, so it gives up after DROP_LOCK_TIMEOUT
+   * (PostgreSQL's lock_not_available, 55P03) and the caller tries again later; nothing is dropped then.
+   */
   async dropBefore(before: Date): Promise<string[]> {
-    const rows: { name: string }[] = await this.em.query('SELECT log_partitions_drop_before($1) AS name', [before]);
-    return rows.map((r) => r.name);
+    return this.em.transaction(async (em) => {
+      await em.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
+      const rows: { name: string }[] = await em.query('SELECT log_partitions_drop_before($1) AS name', [before]);
+      return rows.map((r) => r.name);
+    });
   }
 }
 
