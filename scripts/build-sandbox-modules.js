@@ -143,7 +143,7 @@ function makeCodeCaches() {
   const compiled = join(root, 'dist', 'libs', 'reactor', 'src', 'code-cache-child.js');
   const args = existsSync(compiled)
     ? [compiled]
-    : ['--require', join(root, 'libs', 'reactor', 'test', 'support', 'register-ts.js'), join(root, 'libs', 'reactor', 'src', 'code-cache-child.ts')];
+    : ['--require', join(root, 'libs', 'reactor', 'src', 'register-ts-sources.js'), join(root, 'libs', 'reactor', 'src', 'code-cache-child.ts')];
   const run = spawnSync(process.execPath, ['--no-node-snapshot', '--disable-warning=ExperimentalWarning', ...args], { stdio: 'inherit', cwd: root });
   // Without caches every module still loads (compiled from its source): a failure here is reported, not fatal.
   if (run.status !== 0) rmSync(codeCachePath, { force: true });

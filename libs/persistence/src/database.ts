@@ -184,7 +184,3 @@ async function migrate(database: Database): Promise<string[]> {
     await unbounded.destroy();
   }
 }
-
-export async function hasPendingMigrations(dataSource: DataSource): Promise<boolean> {
-  return dataSource.showMigrations();
-}

@@ -14,7 +14,7 @@ import { SANDBOX_EXEC_ARGV } from './sandbox-process';
 async function main(): Promise<void> {
   const directory = sandboxModulesDirectory();
   if (directory === null) throw new Error('dist/sandbox-modules is not built');
-  const own = process.execArgv.filter((arg) => !arg.startsWith('--require') && !arg.endsWith('register-ts.js'));
+  const own = process.execArgv.filter((arg) => !arg.startsWith('--require') && !arg.endsWith('register-ts-sources.js'));
   if (JSON.stringify(own) !== JSON.stringify(SANDBOX_EXEC_ARGV)) {
     throw new Error(`run with the sandbox processes' arguments (${SANDBOX_EXEC_ARGV.join(' ')}), not ${own.join(' ')}`);
   }

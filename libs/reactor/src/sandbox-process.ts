@@ -64,7 +64,7 @@ export const SANDBOX_EXEC_ARGV = ['--no-node-snapshot', '--disable-warning=Exper
 function childEntry(): { module: string; execArgv: string[] } {
   const execArgv = [...SANDBOX_EXEC_ARGV];
   if (__filename.endsWith('.js')) return { module: join(__dirname, 'sandbox-child.js'), execArgv };
-  return { module: join(__dirname, 'sandbox-child.ts'), execArgv: [...execArgv, '--require', join(__dirname, '..', 'test', 'support', 'register-ts.js')] };
+  return { module: join(__dirname, 'sandbox-child.ts'), execArgv: [...execArgv, '--require', join(__dirname, 'register-ts-sources.js')] };
 }
 
 /** An invocation sent to the process and not answered yet. */

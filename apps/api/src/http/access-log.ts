@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { endServerSpan, startServerSpan, withContext } from '@gatehouse/runtime/tracing';
@@ -124,9 +124,4 @@ export function noteFailure(req: IncomingMessage | undefined, error: unknown): v
   const record = accessRecord(req);
   if (typeof code === 'string' && /^[a-z_]{1,40}$/.test(code)) record.error = code;
   else if (error instanceof Error) record.error = error.constructor.name.slice(0, 60);
-}
-
-/** The response's request, for code that only holds the response (express sets `res.req`). */
-export function requestOf(res: ServerResponse): IncomingMessage | undefined {
-  return (res as ServerResponse & { req?: IncomingMessage }).req;
 }
