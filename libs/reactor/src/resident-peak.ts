@@ -4,7 +4,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
  * The sandbox process's resident-set high-water mark over one run, less the windows the runtime's own
  * work is excluded from (compiling and evaluating a bundled package: the parser's memory is the
  * runtime's, not the transform's). Linux resets the mark when '5' is written to /proc/self/clear_refs,
- * and getrusage's ru_maxrss then reports the peak since that reset: about 8 µs per run. Where the file
+ * and getrusage's ru_maxrss then reports the peak since that reset (cost: docs/benchmarks/history.md). Where the file
  * cannot be written (not Linux, a /proc mounted read-only), there is no reading and the heap check
  * after the run is the only one.
  */

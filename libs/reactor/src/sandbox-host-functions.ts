@@ -138,8 +138,8 @@ function digestInput(value: unknown, max: number): Uint8Array | null {
 
 /**
  * HMAC (RFC 2104) over the one-shot hash: H((K ^ opad) || H((K ^ ipad) || data)), K zero-padded to the
- * hash's block (hashed first when longer). The same bytes as createHmac, at a third of its cost: OpenSSL 3
- * sets up an HMAC context per createHmac (about 10 µs), where a one-shot hash costs about 1 µs.
+ * hash's block (hashed first when longer). The same bytes as createHmac, at a fraction of its cost: OpenSSL 3
+ * sets up an HMAC context per createHmac, where a one-shot hash sets up none (docs/benchmarks/history.md).
  */
 export function hmac(algorithm: string, key: Uint8Array, data: Uint8Array): Buffer {
   const block = HMAC_BLOCKS.get(algorithm) ?? 64;

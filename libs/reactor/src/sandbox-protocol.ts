@@ -158,9 +158,9 @@ export class FrameReader {
 /**
  * Coalesces the frames sent during one turn of the event loop into one write, made after that turn's I/O
  * callbacks (setImmediate): the invocations started by every request read in that turn leave in one
- * system call and wake the sandbox process once. On this 2-CPU machine a write that wakes another process
- * costs the writer about 20 µs, most of a round trip's price; flushing per callback (process.nextTick)
- * made one write per frame, as each request's transform starts in a callback of its own.
+ * system call and wake the sandbox process once. A write that wakes another process is most of a round
+ * trip's price (docs/benchmarks/history.md); flushing per callback (process.nextTick) made one write per
+ * frame, as each request's transform starts in a callback of its own.
  */
 export class FrameWriter {
   private outgoing = '';

@@ -57,7 +57,7 @@ function shortened(text: string): string {
  *
  * Checked by the ApiKeyGuard once it has let a request through (after its 401, 429 and 403, before any pipe's 400),
  * where an interceptor of this ran before: any interceptor makes Nest run every request of every route through an
- * RxJS pipeline (about 8 µs of CPU a request), for a check that needs none.
+ * RxJS pipeline (CPU on every request: docs/benchmarks/history.md), for a check that needs none.
  */
 @Injectable()
 export class StrictQuery {

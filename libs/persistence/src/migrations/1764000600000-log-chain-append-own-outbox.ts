@@ -6,7 +6,7 @@ import { logChainAppendFunction } from './1764000513000-log-chain-append';
  * a log written through the queue under one tenant with the id of another tenant's pending outbox event (ids of
  * queued logs are the producer's) deleted that event: a log the API had committed was lost before its job or the
  * relay could write it or report the conflict. The writer now sends each outbox id's tenant beside it (pairing them
- * from the batch's JSON in the database instead cost as much as parsing the batch again, about 5 µs a log). The
+ * from the batch's JSON in the database instead cost as much as parsing the batch again: docs/benchmarks/history.md). The
  * function of the old arguments stays, pairing them that way, for a worker not yet upgraded during a rolling deploy.
  */
 export class LogChainAppendOwnOutbox1764000600000 implements MigrationInterface {
