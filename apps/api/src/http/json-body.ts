@@ -5,7 +5,8 @@ import { problem, ProblemDetails, sendProblem } from './problem-details';
 
 /**
  * JSON bodies for the management API: `application/json` for POST and PUT, `application/merge-patch+json`
- * for PATCH (RFC 7396); GET, HEAD and DELETE take none (a non-empty body is a 400); anything else carrying a body is a 415, and so is a `charset` other than UTF-8. The body
+ * for PATCH (RFC 7396); GET, HEAD and DELETE take none (a non-empty body is a 400); anything else carrying a body is
+ * a 415, and so is a `charset` other than UTF-8. The body
  * must be strict UTF-8 and a JSON object whose every string is well-formed Unicode: what is accepted is exactly what
  * was sent, never a decoder's U+FFFD. The proxy route streams its own bodies.
  */

@@ -1,6 +1,7 @@
 // The sandbox runtime: what the polyfills of util and querystring lack of Node's own behaviour (util.format's
 // specifiers, isDeepStrictEqual, TextEncoder; querystring's lenient unescape), added when they are first required.
-/* global ArrayIsArray, ErrorCtor, G, JSONStringify, MapCtor, MapGet, MapSet, ObjectKeys, StringCtor, TypeErrorCtor, define, U8, getBuffer, getTextDecoder, getTextEncoder, requireModule, utf8Decode */
+/* global ArrayIsArray, ErrorCtor, G, JSONStringify, MapCtor, MapGet, MapSet, ObjectKeys, StringCtor, TypeErrorCtor */
+/* global define, U8, getBuffer, getTextDecoder, getTextEncoder, requireModule, utf8Decode */
 /* exported extendQuerystring, extendUtil */
 function extendUtil(util) {
   const inspect = util.inspect;
