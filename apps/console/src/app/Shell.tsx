@@ -3,6 +3,7 @@ import { Page } from '../components/Page';
 import { ApplicationsPage } from '../features/applications/components/ApplicationsPage';
 import { LogsPage } from '../features/logs/components/LogsPage';
 import { ProxiesPage } from '../features/proxies/components/ProxiesPage';
+import { StreamsPage } from '../features/streams/components/StreamsPage';
 import { holdsTokenPermission } from '../features/tokens/api/tokens';
 import { TokensPage } from '../features/tokens/components/TokensPage';
 import { Link, navigate, useRoute } from './router';
@@ -11,6 +12,7 @@ import { useSession } from './SessionContext';
 /** The console's sections, each shown only when the key holds the permission its list needs. */
 const SECTIONS = [
   { path: 'logs', label: 'Logs', permission: 'log:read' },
+  { path: 'streams', label: 'Log streams', permission: 'log:stream' },
   { path: 'applications', label: 'Applications', permission: 'application:read' },
   { path: 'proxies', label: 'Proxies', permission: 'proxy:read' },
   { path: 'tokens', label: 'Tokens', permission: 'token:read' },
@@ -106,5 +108,7 @@ function SectionPage({ section, subPath }: { section: SectionPath; subPath: stri
       return <ProxiesPage path={subPath} />;
     case 'tokens':
       return <TokensPage path={subPath} />;
+    case 'streams':
+      return <StreamsPage path={subPath} />;
   }
 }

@@ -52,17 +52,18 @@ export async function resolveKey(key: string, onRefused: () => void): Promise<{ 
 
 /**
  * A key without application:read (an auditor's key holding log:read alone, say) cannot read its own application, so
- * what it may list is asked of the lists themselves: one entry each, a 403 meaning no. Only a management key can hold
+ * what it may list is asked of the lists themselves (logs, log streams, proxies, tokens): one entry each, a 403 meaning no. Only a management key can hold
  * log:read or proxy:read, so that is its type. Nothing else is known: the pages show no action needing more.
  */
 async function probedSession(api: Api): Promise<Session> {
-  const [logs, proxies, tokens] = await Promise.all([
+  const [logs, streams, proxies, tokens] = await Promise.all([
     api.GET('/logs', { params: { query: { size: 1 } } }),
+    api.GET('/logs/streams', { params: { query: { size: 1 } } }),
     api.GET('/proxies', { params: { query: { size: 1 } } }),
     // A private or public application's key (token permissions, no application:read) is the usual one for tokens.
     api.GET('/v2/tokens', { params: { query: { size: 1 } } }),
   ]);
-  const permissions = [logs.response.ok && 'log:read', proxies.response.ok && 'proxy:read', tokens.response.ok && 'token:read'].filter(
+  const permissions = [logs.response.ok && 'log:read', streams.response.ok && 'log:stream', proxies.response.ok && 'proxy:read', tokens.response.ok && 'token:read'].filter(
     (p): p is string => typeof p === 'string',
   );
   const application: Application = {
