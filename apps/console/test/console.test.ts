@@ -283,7 +283,7 @@ describe('console (in chromium)', () => {
     // focus on the new page's heading, Tab to its first control, Enter.
     await signIn(page, tenant.key);
     await nav.getByRole('link', { name: 'Proxies' }).waitFor();
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['Logs', 'Applications', 'Proxies']);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Logs', 'Log streams', 'Applications', 'Proxies']);
     await nav.getByRole('link', { name: 'Logs' }).click();
     await page.getByRole('heading', { name: 'Audit logs' }).waitFor();
     await nav.getByRole('link', { name: 'Applications' }).focus();
