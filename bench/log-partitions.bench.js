@@ -46,8 +46,8 @@ async function seed(c) {
   return { rows, seconds: (Date.now() - started) / 1000 };
 }
 
-/** Runs `probe` every `everyMs` until stopped; the slowest run and how many ran. */
-function every(everyMs, probe) {
+/** Runs `probe` every `everyMs` until stopped; the slowest run and how many ran. Runs over 100 ms go to stderr. */
+function every(everyMs, probe, label = '') {
   let stopped = false;
   let slowest = 0;
   let runs = 0;
@@ -55,7 +55,9 @@ function every(everyMs, probe) {
     while (!stopped) {
       const t = process.hrtime.bigint();
       await probe();
-      slowest = Math.max(slowest, Number(process.hrtime.bigint() - t) / 1e6);
+      const ms = Number(process.hrtime.bigint() - t) / 1e6;
+      if (label && ms > 100) process.stderr.write(`  ${new Date().toISOString()} slow ${label}: ${ms.toFixed(0)} ms\n`);
+      slowest = Math.max(slowest, ms);
       runs += 1;
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
@@ -89,9 +91,11 @@ async function main() {
        VALUES ($1, $2, 'system', 'token', 'probe', 'read', 'probe', now(), $3, '\\x00')`,
       [randomUUID(), probeTenant, ++seq],
     ),
+    'insert',
   );
   const stopReader = every(10, () =>
     reader.query('SELECT id FROM logs WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT 50', [TENANTS[0]]),
+    'first page',
   );
   let held = 0;
   let longest = 0;
@@ -101,13 +105,16 @@ async function main() {
     const now = Date.now();
     if (rowCount > 0) since ??= now;
     else if (since !== undefined) {
+      process.stderr.write(`  ${new Date().toISOString()} ACCESS EXCLUSIVE on logs released after ${now - since} ms\n`);
       held += 1;
       longest = Math.max(longest, now - since);
       since = undefined;
     }
   });
   const started = Date.now();
+  process.stderr.write(`  ${new Date().toISOString()} migration starts\n`);
   const applied = await migrate(DB);
+  process.stderr.write(`  ${new Date().toISOString()} migration done\n`);
   const seconds = (Date.now() - started) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 200));
   const [w, r] = [await stopWriter(), await stopReader()];
