@@ -24,9 +24,6 @@ export function tracingEnabled(): boolean {
   return provider !== undefined;
 }
 
-/** The samplers OTEL_TRACES_SAMPLER may name (the specification's, less the Jaeger and X-Ray remote ones). */
-export const TRACES_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
-
 /**
  * Starts exporting spans over OTLP/HTTP (JSON) to `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`, or to
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given; a no-op when neither is set, or when OTEL_SDK_DISABLED=true or

@@ -5,7 +5,7 @@ import { DestinationRefusedError, guardedLookup, type LookupFunction } from '@ga
 import { IpDestinationPolicy } from './destination-policy';
 
 // The connect-time guard lives with the address rules (@gatehouse/reactor): the sandbox processes apply it too.
-export { DestinationRefusedError, guardedLookup, type LookupFunction, type NetLookupCallback } from '@gatehouse/reactor';
+export { DestinationRefusedError, guardedLookup, type LookupFunction } from '@gatehouse/reactor';
 
 export interface DestinationAgentOptions {
   policy: IpDestinationPolicy;
