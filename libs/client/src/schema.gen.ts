@@ -126,6 +126,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenant/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get the tenant's settings */
+        get: operations["getTenantSettings"];
+        /** Replace the tenant's settings (its audit logs' retention period); audited */
+        put: operations["updateTenantSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/proxies": {
         parameters: {
             query?: never;
@@ -227,6 +245,40 @@ export interface paths {
         };
         /** Get the public key that verifies checkpoints */
         get: operations["getLogPublicKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/logs/public-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the current and retired public keys that verify checkpoints and retention anchors */
+        get: operations["listLogPublicKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/logs/retention-anchor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get the anchor the retained trail verifies from (the tenant's retention removed the logs up to it) */
+        get: operations["getLogRetentionAnchor"];
         put?: never;
         post?: never;
         delete?: never;
@@ -621,6 +673,14 @@ export interface components {
             /** @description Seconds the key being replaced keeps working (0 to 86400); 0 or absent: it stops at once */
             previous_key_expires_in_seconds?: number;
         };
+        TenantSettingsResponse: {
+            /** @description How many days the tenant's audit logs are kept; null keeps them forever. The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from */
+            log_retention_days: number | null;
+        };
+        TenantSettingsDto: {
+            /** @description How many days the tenant's audit logs are kept; null keeps them forever. The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from */
+            log_retention_days: number | null;
+        };
         ProxyTransformDto: {
             /** @description JavaScript (Node.js 16 and later, CommonJS): `module.exports = async function (req) { ... }`; at most 50000 characters */
             code: string;
@@ -780,6 +840,29 @@ export interface components {
             public_key: string;
             /** @description The same key as PEM (SPKI) */
             public_key_pem: string;
+        };
+        LogPublicKeysItem: {
+            /** @enum {string} */
+            algorithm: "Ed25519";
+            /** @description First 16 hex digits of the SHA-256 of the raw public key */
+            key_id: string;
+            /** @description The raw 32-byte public key, base64 */
+            public_key: string;
+            /** @description The same key as PEM (SPKI) */
+            public_key_pem: string;
+            /**
+             * @description `current` signs now; a `retired` key signed earlier checkpoints and anchors
+             * @enum {string}
+             */
+            status: "current" | "retired";
+        };
+        LogPublicKeysResponse: {
+            /** @description The current key first, then the retired ones */
+            data: components["schemas"]["LogPublicKeysItem"][];
+        };
+        RetentionAnchorResponse: {
+            /** @description The newest retention anchor: the logs up to its position were removed by the tenant's retention period, and the trail verifies from its hash (its signature covers `gatehouse.retention.v1`); null when none was removed */
+            anchor: components["schemas"]["LogCheckpointResponse"] | null;
         };
         EntityTypeResponse: {
             /** @example Application */
@@ -1885,6 +1968,182 @@ export interface operations {
             };
         };
     };
+    getTenantSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantSettingsResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    updateTenantSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TenantSettingsDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantSettingsResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (1 MiB by default) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unsupported Content-Type or charset (PATCH takes application/merge-patch+json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listProxies: {
         parameters: {
             query?: {
@@ -2747,6 +3006,160 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LogPublicKeyResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listLogPublicKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogPublicKeysResponse"];
+                };
+            };
+            /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description `SVC-API-KEY` missing, unknown, regenerated away, or of an expired application */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description An unexpected fault, logged with the request id that `instance` carries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A dependency (the database) is unavailable; retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getLogRetentionAnchor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetentionAnchorResponse"];
                 };
             };
             /** @description Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field */

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { parseSigningKey } from './log-signing-key';
 import { parseVaultKey, parseVaultKeyList } from './vault-key';
-import { boolean, Check, cidrs, integer, listenHost, matching, oneOf, origin, Parsed, portOrOff, ratio, secret, text, url, variable } from './variable-kinds';
+import { boolean, Check, cidrs, integer, listenHost, matching, oneOf, origin, Parsed, portOrOff, publicKeyList, ratio, secret, text, url, variable } from './variable-kinds';
 
 export { GROUPS } from './variable-kinds';
 export type { Check, Reader, Variable } from './variable-kinds';
@@ -181,6 +181,24 @@ export const VARIABLES = [
     kind: text(),
     example: '/run/secrets/log-signing-key.pem',
     meaning: 'the same, read from a file (give one of the two); with neither, a key is generated into `DATA_DIR/log-signing-key.pem` on first use',
+  }),
+  variable({
+    name: 'LOG_SIGNING_RETIRED_KEYS',
+    key: 'logSigningRetiredKeys',
+    group: 'keys',
+    readBy: 'both',
+    kind: publicKeyList(),
+    example: 'QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=',
+    meaning:
+      'the public keys (32 raw bytes as base64 or hex, comma-separated) of signing keys rotated out: `GET /logs/public-keys` lists them as retired, and `gatehouse logs verify` accepts the checkpoints and retention anchors they signed ([key rotation](docs/audit-trail.md#key-rotation))',
+  }),
+  variable({
+    name: 'LOG_RETENTION_INTERVAL_MS',
+    key: 'logRetentionIntervalMs',
+    group: 'keys',
+    readBy: 'worker',
+    kind: integer(10_000, 86_400_000, 600_000),
+    meaning: "how often the worker removes the logs older than their tenant's retention period, in bounded batches behind a signed retention anchor ([retention](docs/audit-trail.md#retention-and-its-anchor))",
   }),
   variable({
     name: 'LOG_CHECKPOINT_INTERVAL_MS',

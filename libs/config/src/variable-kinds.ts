@@ -96,6 +96,24 @@ export function integer(min: number, max: Bound, fallback?: number | ((parsed: P
   };
 }
 
+/**
+ * Ed25519 public keys, each the 32 raw bytes as base64 or hex, separated by commas or white space (LOG_SIGNING_RETIRED_KEYS);
+ * none: an empty list.
+ */
+export function publicKeyList(): Kind<string[]> {
+  return {
+    fallback: [],
+    parse(raw, { name }) {
+      const keys = raw.split(/[\s,]+/).filter((k) => k.length > 0);
+      for (const [i, key] of keys.entries()) {
+        const bytes = /^[0-9a-f]{64}$/i.test(key) ? 32 : /^[A-Za-z0-9+/]{43}=$/.test(key) ? 32 : 0;
+        if (bytes !== 32) throw new ConfigError(`${name} must list Ed25519 public keys (32 bytes as base64 or hex, separated by commas): entry ${i + 1} is not one`);
+      }
+      return keys;
+    },
+  };
+}
+
 /** A port, or `off` (any case) for none: undefined. */
 export function portOrOff(fallback: number): Kind<number | undefined> {
   const port = integer(0, 65535);

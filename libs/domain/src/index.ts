@@ -48,6 +48,8 @@ export * from './logs/log-signing';
 export * from './logs/public-keys';
 export * from './logs/chain-verifier';
 export * from './logs/log-partitions';
+export * from './logs/retention-anchor';
+export * from './logs/log-retention';
 export * from './vault/vault-crypto';
 export * from './vault/key-wrapper';
 export * from './tokens';

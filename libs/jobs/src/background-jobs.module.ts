@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import {
   ApplicationExpiryScheduler,
   ApplicationRepository,
+  ApplyLogRetention,
   AuditEventPublisher,
   CheckpointSigner,
   Clock,
@@ -11,6 +12,7 @@ import {
   LogChainWriter,
   LogCheckpointRepository,
   LogPartitions,
+  LogRetentionRepository,
   MaintainLogPartitions,
   NoopApplicationExpiryScheduler,
   RelayAuditOutbox,
@@ -66,6 +68,12 @@ export class BackgroundJobsModule {
         useFactory: (checkpoints: LogCheckpointRepository, signer: CheckpointSigner, clock: Clock) => new SignLogCheckpoints(checkpoints, signer, clock),
       },
       {
+        provide: ApplyLogRetention,
+        inject: [UnitOfWork, LogRetentionRepository, CheckpointSigner, Clock],
+        useFactory: (uow: UnitOfWork, retention: LogRetentionRepository, signer: CheckpointSigner, clock: Clock) =>
+          new ApplyLogRetention(uow, retention, signer, clock),
+      },
+      {
         provide: MaintainLogPartitions,
         inject: [LogPartitions, Clock],
         useFactory: (partitions: LogPartitions, clock: Clock) => new MaintainLogPartitions(partitions, clock, options.logPartitionInterval ?? 'month'),
@@ -90,6 +98,7 @@ export class BackgroundJobsModule {
           RelayAuditOutbox,
           SignLogCheckpoints,
           MaintainLogPartitions,
+          ApplyLogRetention,
         ],
         useFactory: (
           { bullmq, inProcess }: QueueDrivers,
@@ -101,6 +110,7 @@ export class BackgroundJobsModule {
           relay: RelayAuditOutbox,
           signCheckpoints: SignLogCheckpoints,
           maintainPartitions: MaintainLogPartitions,
+          applyRetention: ApplyLogRetention,
         ) => {
           const parts = {
             bullmq,
@@ -145,6 +155,9 @@ export class BackgroundJobsModule {
               ),
               tokenExpirySweep: new PeriodicTask('TokenExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expireTokens.sweep(), (n) =>
                 `deleted ${n} expired token(s)`,
+              ),
+              logRetention: new PeriodicTask('LogRetention', options.retentionIntervalMs ?? 600_000, () => applyRetention.execute(), (n) =>
+                `removed ${n} log(s) past their tenant's retention period`,
               ),
             },
           });

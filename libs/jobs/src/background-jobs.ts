@@ -25,6 +25,8 @@ export interface BackgroundJobParts {
     tokenExpirySweep: PeriodicTask;
     /** The logs' time partitions of now and the next intervals, created ahead (MaintainLogPartitions). */
     logPartitions: PeriodicTask;
+    /** Logs older than their tenant's retention period, removed in bounded batches behind signed anchors. */
+    logRetention: PeriodicTask;
   };
 }
 
@@ -43,6 +45,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     runner.checkpoints.start();
     runner.expirySweep.start();
     runner.tokenExpirySweep.start();
+    runner.logRetention.start();
   }
 
   /** The partitions, the relay, the checkpoints and the sweep, now: for tests and operators' scripts. */
@@ -60,6 +63,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnApplicationShut
     await runner?.expirySweep.stop();
     await runner?.tokenExpirySweep.stop();
     await runner?.logPartitions.stop();
+    await runner?.logRetention.stop();
     // Running jobs finish first: their logs commit and the events of their own writes get published.
     await runner?.consumer?.close();
     await scheduler?.close();

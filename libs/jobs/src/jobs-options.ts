@@ -1,5 +1,5 @@
 import { AppConfig, resolveLogSigningKey } from '@gatehouse/config';
-import { CheckpointSigner, LogPartitionInterval } from '@gatehouse/domain';
+import { CheckpointSigner, LogPartitionInterval, parsePublicKey } from '@gatehouse/domain';
 import type { BullmqJobQueue } from './bullmq/bullmq-job-queue';
 import type { InProcessJobQueue } from './in-process/in-process-job-queue';
 import type { LogBatchOptions } from './log-batch-writer';
@@ -27,6 +27,8 @@ export interface BackgroundJobsOptions {
   checkpointSigner: CheckpointSigner;
   /** How often the chains that grew get a signed checkpoint (default 30 s). */
   checkpointIntervalMs?: number;
+  /** How often logs past their tenant's retention period are removed (default 10 min). */
+  retentionIntervalMs?: number;
   /** LOG_PARTITION_INTERVAL: the logs' time partitions are days, weeks or months (default). */
   logPartitionInterval?: LogPartitionInterval;
   /** How often the partitions ahead are checked and created (default hourly, and at start). */
@@ -41,7 +43,8 @@ export function backgroundJobsOptions(config: AppConfig, runJobs: boolean, tunin
   return {
     redisUrl: config.redisUrl,
     prefix: config.queuePrefix,
-    checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(config).key),
+    checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(config).key, config.logSigningRetiredKeys.map((key) => parsePublicKey(key))),
+    retentionIntervalMs: config.logRetentionIntervalMs,
     checkpointIntervalMs: config.logCheckpointIntervalMs,
     logPartitionInterval: config.logPartitionInterval,
     ...tuning,

@@ -13,6 +13,7 @@ export * from './persistence.module';
 export * from './repositories/typeorm-log.repository';
 export * from './repositories/typeorm-log-chain-writer';
 export * from './repositories/typeorm-log-checkpoint.repository';
+export * from './repositories/typeorm-log-retention.repository';
 export * from './entities/log.entity';
 export * from './cache/version-store';
 export * from './cache/cached-application.repository';

@@ -8,6 +8,7 @@ import {
   LogChainWriter,
   LogCheckpointRepository,
   LogPartitions,
+  LogRetentionRepository,
   LogRepository,
   LogStreamRepository,
   ProxyRepository,
@@ -26,6 +27,7 @@ import { TypeormTenantRepository } from './repositories/typeorm-tenant.repositor
 import { TypeormProxyRepository } from './repositories/typeorm-proxy.repository';
 import { TypeormLogCheckpointRepository } from './repositories/typeorm-log-checkpoint.repository';
 import { TypeormLogChainWriter } from './repositories/typeorm-log-chain-writer';
+import { TypeormLogRetentionRepository } from './repositories/typeorm-log-retention.repository';
 import { TypeormLogRepository } from './repositories/typeorm-log.repository';
 import { TypeormLogStreamRepository } from './repositories/typeorm-log-stream.repository';
 import { TOKEN_BATCH_INSERT, TypeormTokenRepository } from './repositories/typeorm-token.repository';
@@ -78,6 +80,7 @@ export class PersistenceModule implements OnApplicationShutdown {
       .register(LogRepository, (em) => new TypeormLogRepository(em))
       .register(LogChainWriter, (em) => new TypeormLogChainWriter(em))
       .register(LogCheckpointRepository, (em) => new TypeormLogCheckpointRepository(em))
+      .register(LogRetentionRepository, (em) => new TypeormLogRetentionRepository(em))
       .register(TokenRepository, (em) => new TypeormTokenRepository(em))
       .registerBatchInsert(TokenRepository, TOKEN_BATCH_INSERT)
       .register(LogStreamRepository, (em) => new TypeormLogStreamRepository(em, vault));
@@ -104,6 +107,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         { provide: LogChainWriter, useValue: registry.build(LogChainWriter, database.dataSource.manager) },
         { provide: LogCheckpointRepository, useValue: registry.build(LogCheckpointRepository, database.dataSource.manager) },
         { provide: LogPartitions, useValue: new TypeormLogPartitions(database.dataSource.manager) },
+        { provide: LogRetentionRepository, useValue: registry.build(LogRetentionRepository, database.dataSource.manager) },
         { provide: TokenRepository, useValue: new CachedTokenRepository(registry.build(TokenRepository, database.dataSource.manager), versions) },
         { provide: LogStreamRepository, useValue: registry.build(LogStreamRepository, database.dataSource.manager) },
         {
@@ -122,7 +126,7 @@ export class PersistenceModule implements OnApplicationShutdown {
           },
         },
       ],
-      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, LogChainWriter, LogCheckpointRepository, LogPartitions, TokenRepository, LogStreamRepository],
+      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, LogChainWriter, LogCheckpointRepository, LogRetentionRepository, LogPartitions, TokenRepository, LogStreamRepository],
     };
   }
 }

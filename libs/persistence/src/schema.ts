@@ -16,6 +16,7 @@ import { SealedProxies1764100100000 } from './migrations/1764100100000-sealed-pr
 import { TokenEntity } from './entities/token.entity';
 import { Tokens1764100200000 } from './migrations/1764100200000-tokens';
 import { TokenMaskJson1764100300000 } from './migrations/1764100300000-token-mask-json';
+import { LogRetention1764200000000 } from './migrations/1764200000000-log-retention';
 import { LogStreams1764300000000 } from './migrations/1764300000000-log-streams';
 import { LogPartitions1764400000000 } from './migrations/1764400000000-log-partitions';
 
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   SealedProxies1764100100000,
   Tokens1764100200000,
   TokenMaskJson1764100300000,
+  LogRetention1764200000000,
   LogStreams1764300000000,
   LogPartitions1764400000000,
 ];

@@ -2,7 +2,17 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createPublicKey, KeyObject } from 'node:crypto';
 import { resolveLogSigningKey } from '@gatehouse/config';
-import { ChainVerification, ChainVerifier, LogCheckpoint, LogCheckpointRepository, LogRepository, parsePublicKey, VerifyLogChain } from '@gatehouse/domain';
+import {
+  ChainVerification,
+  ChainVerifier,
+  LogCheckpoint,
+  LogCheckpointRepository,
+  LogRepository,
+  LogRetentionRepository,
+  parsePublicKey,
+  RetentionAnchor,
+  VerifyLogChain,
+} from '@gatehouse/domain';
 import { CliCommand, CliUsageError, CommandContext } from '../cli/command';
 import { fromCheckpointJson, fromLogJson } from './log-json';
 
@@ -10,17 +20,21 @@ import { fromCheckpointJson, fromLogJson } from './log-json';
  * `gatehouse logs verify`: recomputes a tenant's hash chain and checks it against its signed checkpoints, in the
  * database (`--tenant`) or in an export, offline (`--file`). Exit status 0 when everything verifies, 1 when something
  * does not (the first log that does not verify is named), 2 for a usage error.
- *   K (--public-key): a file or a value: the JSON of GET /logs/public-key, a PEM public key, or the raw key in base64 or hex.
+ *   K (--public-key): a file or a value: the JSON of GET /logs/public-keys (every key, current and retired) or of
+ *   GET /logs/public-key, a PEM public key, or the raw key in base64 or hex.
+ *   A (--anchor): the JSON of GET /logs/retention-anchor: an export of a tenant whose retention removed its oldest logs
+ *   verifies from that anchor (in the database, the newest anchor is read).
  */
 export const LOGS_VERIFY_COMMAND: CliCommand = {
   name: 'logs verify',
-  synopsis: '--tenant ID [--public-key K] [--json] | --file EXPORT.ndjson --checkpoints CHECKPOINTS.json --public-key K [--json]',
+  synopsis: '--tenant ID [--public-key K] [--json] | --file EXPORT.ndjson --checkpoints CHECKPOINTS.json --public-key K [--anchor A] [--json]',
   summary: "verify a tenant's audit trail (hash chain, signed checkpoints) in the database, or an export offline",
   options: {
     tenant: { type: 'string' },
     file: { type: 'string' },
     checkpoints: { type: 'string' },
     'public-key': { type: 'string' },
+    anchor: { type: 'string' },
     json: { type: 'boolean' },
   },
   async run({ values }, context) {
@@ -31,7 +45,7 @@ export const LOGS_VERIFY_COMMAND: CliCommand = {
     }
     const progress = progressLine();
     const result = offline
-      ? await verifyFile(option('file')!, readCheckpoints(option('checkpoints')!), readPublicKey(option('public-key')!), progress)
+      ? await verifyFile(option('file')!, readCheckpoints(option('checkpoints')!), readPublicKeys(option('public-key')!), readAnchor(option('anchor')), progress)
       : await verifyDatabase(option('tenant')!, option('public-key'), await context(), progress);
     progress.done();
     return { stdout: values.json ? `${JSON.stringify(result, null, 2)}\n` : describe(result), code: result.valid ? 0 : 1 };
@@ -39,14 +53,21 @@ export const LOGS_VERIFY_COMMAND: CliCommand = {
 };
 
 async function verifyDatabase(tenantId: string, publicKeyOption: string | undefined, { app, config }: CommandContext, progress: Progress): Promise<ChainVerification> {
-  const publicKey = publicKeyOption
-    ? readPublicKey(publicKeyOption)
-    : createPublicKey(resolveLogSigningKey(config, { generate: false }).key);
-  return new VerifyLogChain(app.get(LogRepository), app.get(LogCheckpointRepository)).execute(tenantId, publicKey, progress.update);
+  // Without --public-key: this installation's signing key and the retired ones (LOG_SIGNING_RETIRED_KEYS).
+  const publicKeys = publicKeyOption
+    ? readPublicKeys(publicKeyOption)
+    : [createPublicKey(resolveLogSigningKey(config, { generate: false }).key), ...config.logSigningRetiredKeys.map((k) => parsePublicKey(k))];
+  return new VerifyLogChain(app.get(LogRepository), app.get(LogCheckpointRepository), app.get(LogRetentionRepository)).execute(tenantId, publicKeys, progress.update);
 }
 
 /** Streams the export line by line: memory stays flat whatever its size. */
-async function verifyFile(file: string, checkpoints: LogCheckpoint[], publicKey: KeyObject, progress: Progress): Promise<ChainVerification> {
+async function verifyFile(
+  file: string,
+  checkpoints: LogCheckpoint[],
+  publicKey: KeyObject[],
+  anchor: RetentionAnchor | undefined,
+  progress: Progress,
+): Promise<ChainVerification> {
   let verifier: ChainVerifier | undefined;
   let lineNumber = 0;
   const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
@@ -61,7 +82,7 @@ async function verifyFile(file: string, checkpoints: LogCheckpoint[], publicKey:
     }
     if (!verifier) {
       // The tenant is the first log's; a log of another tenant further on fails verification.
-      verifier = new ChainVerifier(log.tenantId, publicKey);
+      verifier = new ChainVerifier(log.tenantId, publicKey, anchor);
       verifier.addCheckpoints(checkpoints);
     }
     if (!verifier.add(log)) break;
@@ -69,7 +90,7 @@ async function verifyFile(file: string, checkpoints: LogCheckpoint[], publicKey:
   }
   lines.close();
   if (!verifier) {
-    verifier = new ChainVerifier(checkpoints[0]?.tenantId ?? '00000000-0000-0000-0000-000000000000', publicKey);
+    verifier = new ChainVerifier(anchor?.tenantId ?? checkpoints[0]?.tenantId ?? '00000000-0000-0000-0000-000000000000', publicKey, anchor);
     verifier.addCheckpoints(checkpoints);
   }
   return verifier.finish();
@@ -89,23 +110,33 @@ function readCheckpoints(file: string): LogCheckpoint[] {
   return items.map(fromCheckpointJson);
 }
 
-function readPublicKey(value: string): KeyObject {
+function readPublicKeys(value: string): KeyObject[] {
   const text = existsSync(value) ? readFileSync(value, 'utf8') : value;
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
-    const json = JSON.parse(trimmed) as { public_key?: string; public_key_pem?: string };
-    return parsePublicKey(json.public_key_pem ?? json.public_key ?? '');
+    type KeyJson = { public_key?: string; public_key_pem?: string };
+    const json = JSON.parse(trimmed) as KeyJson & { data?: KeyJson[] };
+    return (json.data ?? [json]).map((key) => parsePublicKey(key.public_key_pem ?? key.public_key ?? ''));
   }
-  return parsePublicKey(trimmed);
+  return [parsePublicKey(trimmed)];
+}
+
+/** The JSON of GET /logs/retention-anchor (or the anchor itself); none: the trail starts at position 1. */
+function readAnchor(file: string | undefined): RetentionAnchor | undefined {
+  if (file === undefined) return undefined;
+  const json = JSON.parse(readFileSync(file, 'utf8')) as { anchor?: unknown };
+  const anchor = 'anchor' in json ? json.anchor : json;
+  return anchor === null ? undefined : fromCheckpointJson(anchor);
 }
 
 function describe(r: ChainVerification): string {
   const lines = [
     `tenant ${r.tenantId}: ${r.valid ? 'VERIFIED' : 'NOT VERIFIED'}`,
     `  logs read: ${r.logs}; chain head: position ${r.head.position}, hash ${r.head.hash}`,
+    ...(r.anchor ? [`  retention removed positions 1-${r.anchor.position}: verified from its signed anchor (signed ${r.anchor.signedAt})`] : []),
     `  checkpoints: ${r.checkpoints}` +
       (r.lastVerifiedCheckpoint
-        ? `; the newest that verifies covers positions 1-${r.lastVerifiedCheckpoint.position} (signed ${r.lastVerifiedCheckpoint.signedAt})`
+        ? `; the newest that verifies covers positions ${(r.anchor?.position ?? 0) + 1}-${r.lastVerifiedCheckpoint.position} (signed ${r.lastVerifiedCheckpoint.signedAt})`
         : '; none verifies yet'),
   ];
   if (r.unsignedLogs > 0) lines.push(`  ${r.unsignedLogs} log(s) after the newest checkpoint are chained but not signed yet (the next checkpoint covers them)`);

@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { CheckpointSigner, ENTITY_TYPES, ExportLogs, ListLogCheckpoints, ListLogs, Principal, rawPublicKey } from '@gatehouse/domain';
+import { CheckpointSigner, ENTITY_TYPES, ExportLogs, GetRetentionAnchor, ListLogCheckpoints, ListLogs, Principal } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, PagingQueryDto, toPageQuery } from '../http/paging.dto';
 import { ValidatedQuery } from '../http/validation';
@@ -13,11 +13,14 @@ import {
   LogCheckpointResponse,
   LogListResponse,
   LogPublicKeyResponse,
+  LogPublicKeysResponse,
   LogResponse,
+  RetentionAnchorResponse,
   toCheckpointResponse,
   toEntityTypeResponse,
   toLogFilter,
   toLogResponse,
+  toPublicKeyResponse,
 } from './logs.dto';
 import { streamLogExport } from './log-export.stream';
 
@@ -30,6 +33,7 @@ export class LogsController {
     private readonly listCheckpoints: ListLogCheckpoints,
     private readonly exportLogs: ExportLogs,
     private readonly signer: CheckpointSigner,
+    private readonly retentionAnchor: GetRetentionAnchor,
   ) {}
 
   @Get()
@@ -73,13 +77,25 @@ export class LogsController {
   @ApiOperation({ operationId: 'getLogPublicKey', summary: 'Get the public key that verifies checkpoints' })
   @ApiOkResponse({ type: LogPublicKeyResponse })
   publicKey(): LogPublicKeyResponse {
-    const key = this.signer.publicKey;
-    return {
-      algorithm: 'Ed25519',
-      key_id: this.signer.keyId,
-      public_key: rawPublicKey(key).toString('base64'),
-      public_key_pem: key.export({ format: 'pem', type: 'spki' }) as string,
-    };
+    const { status: _current, ...key } = toPublicKeyResponse(this.signer.publicKeys()[0]!);
+    return key;
+  }
+
+  /** Any valid key: a verifier needs nothing else. Keys rotate: checkpoints and anchors name the key that signed. */
+  @Get('public-keys')
+  @ApiOperation({ operationId: 'listLogPublicKeys', summary: 'List the current and retired public keys that verify checkpoints and retention anchors' })
+  @ApiOkResponse({ type: LogPublicKeysResponse })
+  publicKeys(): LogPublicKeysResponse {
+    return { data: this.signer.publicKeys().map(toPublicKeyResponse) };
+  }
+
+  @Get('retention-anchor')
+  @ApiOperation({ operationId: 'getLogRetentionAnchor', summary: "Get the anchor the retained trail verifies from (the tenant's retention removed the logs up to it)" })
+  @RequirePermission('log:read')
+  @ApiOkResponse({ type: RetentionAnchorResponse })
+  async anchor(@CurrentPrincipal() principal: Principal): Promise<RetentionAnchorResponse> {
+    const anchor = await this.retentionAnchor.execute(principal.tenantId);
+    return { anchor: anchor ? toCheckpointResponse(anchor) : null };
   }
 
   @Get('entity-types')

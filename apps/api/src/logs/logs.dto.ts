@@ -11,6 +11,8 @@ import {
   LogFilter,
   MAX_ENTITY_ID_LENGTH,
   MAX_REQUEST_ID_LENGTH,
+  rawPublicKey,
+  SigningPublicKey,
   toLogJson,
 } from '@gatehouse/domain';
 import { PaginationResponse, PagingQueryDto } from '../http/paging.dto';
@@ -106,6 +108,35 @@ export class LogPublicKeyResponse {
   @ApiProperty({ description: 'First 16 hex digits of the SHA-256 of the raw public key' }) key_id: string;
   @ApiProperty({ description: 'The raw 32-byte public key, base64' }) public_key: string;
   @ApiProperty({ description: 'The same key as PEM (SPKI)' }) public_key_pem: string;
+}
+
+export class LogPublicKeysItem extends LogPublicKeyResponse {
+  @ApiProperty({ enum: ['current', 'retired'], description: '`current` signs now; a `retired` key signed earlier checkpoints and anchors' })
+  status: 'current' | 'retired';
+}
+
+export class LogPublicKeysResponse {
+  @ApiProperty({ type: [LogPublicKeysItem], description: 'The current key first, then the retired ones' }) data: LogPublicKeysItem[];
+}
+
+export class RetentionAnchorResponse {
+  @ApiProperty({
+    type: LogCheckpointResponse,
+    nullable: true,
+    description:
+      "The newest retention anchor: the logs up to its position were removed by the tenant's retention period, and the trail verifies from its hash (its signature covers `gatehouse.retention.v1`); null when none was removed",
+  })
+  anchor: LogCheckpointResponse | null;
+}
+
+export function toPublicKeyResponse(key: SigningPublicKey): LogPublicKeysItem {
+  return {
+    algorithm: 'Ed25519',
+    key_id: key.keyId,
+    public_key: rawPublicKey(key.publicKey).toString('base64'),
+    public_key_pem: key.publicKey.export({ format: 'pem', type: 'spki' }) as string,
+    status: key.current ? 'current' : 'retired',
+  };
 }
 
 export function toCheckpointResponse(checkpoint: LogCheckpoint): LogCheckpointResponse {

@@ -2,7 +2,8 @@ import { KeyObject } from 'node:crypto';
 import { Log } from './log';
 import { chainHash, GENESIS_HASH } from './log-hash';
 import { checkpointSignatureValid, LogCheckpoint } from './log-signing';
-import { keyIdOf } from './public-keys';
+import { PublicKeySet } from './public-keys';
+import { RetentionAnchor, retentionAnchorProblem } from './retention-anchor';
 
 export interface InvalidLog {
   /** The position where the chain first fails; `id` is absent when no log is there (deleted, truncated). */
@@ -24,6 +25,8 @@ export interface ChainVerification {
   logs: number;
   head: { position: number; hash: string };
   checkpoints: number;
+  /** Where the retained trail starts: the logs up to this position were removed by retention (its signed anchor). */
+  anchor?: { position: number; signedAt: string };
   /** The newest checkpoint that is genuine and matches: every log up to it is proven unaltered. */
   lastVerifiedCheckpoint?: { position: number; signedAt: string };
   /** Logs after the newest checkpoint: chained, not yet signed (the next checkpoint will cover them). */
@@ -51,13 +54,29 @@ export class ChainVerifier {
   private count = 0;
   private matched = 0;
 
-  private readonly keyId: string;
+  private readonly keys: PublicKeySet;
+  private readonly anchor?: RetentionAnchor;
 
+  /**
+   * `keys`: every public key whose checkpoints are accepted (the current one and the retired ones: keys rotate).
+   * `anchor`: the newest retention anchor, when retention removed the oldest logs: the chain is verified from it (its
+   * position and hash stand for the removed logs), once its signature verifies; an anchor that does not is a failure.
+   */
   constructor(
     private readonly tenantId: string,
-    private readonly publicKey: KeyObject,
+    keys: KeyObject | readonly KeyObject[] | PublicKeySet,
+    anchor?: RetentionAnchor,
   ) {
-    this.keyId = keyIdOf(publicKey);
+    this.keys = keys instanceof PublicKeySet ? keys : new PublicKeySet(keys);
+    if (anchor === undefined) return;
+    const problem = retentionAnchorProblem(anchor, tenantId, this.keys);
+    if (problem !== undefined) {
+      this.fail({ position: anchor.position, reason: problem });
+      return;
+    }
+    this.anchor = anchor;
+    this.position = anchor.position;
+    this.hash = anchor.hash;
   }
 
   /**
@@ -69,8 +88,10 @@ export class ChainVerifier {
       const bad = (reason: string) =>
         this.invalidCheckpoints.push({ position: checkpoint.position, signedAt: checkpoint.signedAt.toISOString(), reason });
       if (checkpoint.tenantId !== this.tenantId) bad(`belongs to tenant ${checkpoint.tenantId}`);
-      else if (checkpoint.keyId !== this.keyId) bad(`signed by key ${checkpoint.keyId}, not by the given key ${this.keyId}`);
-      else if (!checkpointSignatureValid(checkpoint, this.publicKey)) bad('signature does not verify: the checkpoint was forged or altered');
+      else if (!this.keys.get(checkpoint.keyId)) bad(`signed by key ${checkpoint.keyId}, not by the given key ${this.keys.ids().join(', ')}`);
+      else if (!checkpointSignatureValid(checkpoint, this.keys.get(checkpoint.keyId)!)) bad('signature does not verify: the checkpoint was forged or altered');
+      // Covers logs that retention removed: nothing left to hold it against (the anchor stands for them).
+      else if (this.anchor && checkpoint.position <= this.anchor.position) continue;
       else if (checkpoint.position <= this.position) bad(`given after the logs it covers were verified`);
       else this.pending.push(checkpoint);
     }
@@ -106,12 +127,13 @@ export class ChainVerifier {
         reason: `the chain ends at position ${this.position} but a checkpoint signed at ${beyond.signedAt.toISOString()} covers position ${beyond.position}: logs were removed from the end`,
       });
     }
-    const lastCheckpointed = this.lastGood?.position ?? 0;
+    const lastCheckpointed = this.lastGood?.position ?? this.anchor?.position ?? 0;
     return {
       tenantId: this.tenantId,
       valid: !this.firstInvalid && this.invalidCheckpoints.length === 0,
       logs: this.count,
       head: { position: this.position, hash: this.hash },
+      anchor: this.anchor ? { position: this.anchor.position, signedAt: this.anchor.signedAt.toISOString() } : undefined,
       checkpoints: this.invalidCheckpoints.length + this.pending.length + this.matched,
       lastVerifiedCheckpoint: this.lastGood ? { position: this.lastGood.position, signedAt: this.lastGood.signedAt.toISOString() } : undefined,
       unsignedLogs: this.firstInvalid ? 0 : this.position - lastCheckpointed,
@@ -124,7 +146,7 @@ export class ChainVerifier {
     while (this.pending.length > 0 && this.pending[0]!.position === this.position) {
       const checkpoint = this.pending.shift()!;
       if (checkpoint.hash !== this.hash) {
-        const from = (this.lastGood?.position ?? 0) + 1;
+        const from = (this.lastGood?.position ?? this.anchor?.position ?? 0) + 1;
         return this.fail({
           position: from,
           id: from === this.position ? id : this.firstAfterGood,

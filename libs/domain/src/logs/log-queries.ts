@@ -5,6 +5,7 @@ import { KeyObject } from 'node:crypto';
 import { ChainVerification, ChainVerifier } from './chain-verifier';
 import { isEntityType, Log, MAX_ENTITY_ID_LENGTH } from './log';
 import { LogCheckpointRepository } from './log-checkpoint.repository';
+import { LogRetentionRepository } from './log-retention';
 import { LogCheckpoint } from './log-signing';
 import { LogFilter, LogRepository } from './log.repository';
 
@@ -53,10 +54,19 @@ export class VerifyLogChain {
   constructor(
     private readonly logs: LogRepository,
     private readonly checkpoints: LogCheckpointRepository,
+    /** Where retention removed the oldest logs: the chain is verified from the newest anchor. */
+    private readonly retention?: LogRetentionRepository,
   ) {}
 
-  async execute(tenantId: string, publicKey: KeyObject, onProgress?: (verified: number, total: number) => void, sliceSize = 5000): Promise<ChainVerification> {
-    const verifier = new ChainVerifier(tenantId, publicKey);
+  /** `publicKeys`: the current key and the retired ones (checkpoints and anchors name theirs). */
+  async execute(
+    tenantId: string,
+    publicKeys: KeyObject | readonly KeyObject[],
+    onProgress?: (verified: number, total: number) => void,
+    sliceSize = 5000,
+  ): Promise<ChainVerification> {
+    const anchor = await this.retention?.newestAnchor(tenantId);
+    const verifier = new ChainVerifier(tenantId, publicKeys, anchor);
     // The highest stored position first, then the head: a writer moves the head in the transaction that adds its
     // logs, so an honest head is never behind logs read before it. Up to the furthest of the head, those logs and
     // the newest checkpoint (only ever signed over committed logs); what is appended meanwhile is for next time.
@@ -64,7 +74,7 @@ export class VerifyLogChain {
     const head = await this.logs.chainHead(tenantId);
     const [newest] = (await this.checkpoints.listCheckpoints(tenantId, { page: 1, size: 1 })).items;
     const end = Math.max(head.position, highest, newest?.position ?? 0);
-    let after = 0;
+    let after = anchor?.position ?? 0;
     for (;;) {
       const slice = await this.logs.chainSlice(tenantId, {}, after, end, sliceSize);
       const upTo = slice.length < sliceSize ? end : slice[slice.length - 1]!.position;

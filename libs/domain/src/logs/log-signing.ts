@@ -1,6 +1,13 @@
 import { createPublicKey, KeyObject, sign, verify } from 'node:crypto';
 import { keyIdOf } from './public-keys';
 
+/** A public key a verifier may need: the signing key (`current`), or one rotated out whose signatures still stand. */
+export interface SigningPublicKey {
+  keyId: string;
+  publicKey: KeyObject;
+  current: boolean;
+}
+
 export const CHECKPOINT_TAG = 'gatehouse.checkpoint.v1';
 
 /** A signed statement that a tenant's chain had `hash` at `position` at `signedAt`. */
@@ -35,7 +42,18 @@ export function checkpointSignatureValid(checkpoint: LogCheckpoint, publicKey: K
 export class CheckpointSigner {
   private loaded?: { privateKey: KeyObject; publicKey: KeyObject; keyId: string };
 
-  constructor(private readonly loadPrivateKey: () => KeyObject) {}
+  /** `retiredPublicKeys`: the public keys of earlier signing keys (LOG_SIGNING_RETIRED_KEYS): keys rotate. */
+  constructor(
+    private readonly loadPrivateKey: () => KeyObject,
+    private readonly retiredPublicKeys: readonly KeyObject[] = [],
+  ) {}
+
+  /** The current public key first, then the retired ones (GET /logs/public-keys). */
+  publicKeys(): SigningPublicKey[] {
+    const current = { keyId: this.keyId, publicKey: this.publicKey, current: true };
+    const retired = this.retiredPublicKeys.map((publicKey) => ({ keyId: keyIdOf(publicKey), publicKey, current: false }));
+    return [current, ...retired.filter((k) => k.keyId !== current.keyId)];
+  }
 
   get publicKey(): KeyObject {
     return this.key().publicKey;

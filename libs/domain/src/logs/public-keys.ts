@@ -19,3 +19,20 @@ export function parsePublicKey(text: string): KeyObject {
   const spkiHeader = Buffer.from('302a300506032b6570032100', 'hex');
   return createPublicKey({ key: Buffer.concat([spkiHeader, raw]), format: 'der', type: 'spki' });
 }
+
+/** The public keys a verifier accepts, by key id: the current signing key and the retired ones (keys rotate). */
+export class PublicKeySet {
+  private readonly byId = new Map<string, KeyObject>();
+
+  constructor(keys: KeyObject | readonly KeyObject[]) {
+    for (const key of Array.isArray(keys) ? keys : [keys as KeyObject]) this.byId.set(keyIdOf(key), key);
+  }
+
+  get(keyId: string): KeyObject | undefined {
+    return this.byId.get(keyId);
+  }
+
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+}

@@ -11,4 +11,6 @@ export abstract class TenantRepository {
   abstract list(): Promise<Tenant[]>;
   /** Sets the tenant's default rate limit; false when there is no such tenant. */
   abstract setDefaultRateLimit(id: string, limit: RateLimit | null): Promise<boolean>;
+  /** Sets the tenant's log retention period (days, null: forever); false when there is no such tenant. */
+  abstract setLogRetention(id: string, days: number | null): Promise<boolean>;
 }

@@ -307,6 +307,13 @@ export class InMemoryTenantRepository extends TenantRepository implements HoldsT
     tenant.defaultRateLimit = limit ? { ...limit } : null;
     return true;
   }
+
+  async setLogRetention(id: string, days: number | null): Promise<boolean> {
+    const tenant = this.table.rows.get(id);
+    if (!tenant) return false;
+    tenant.logRetentionDays = days;
+    return true;
+  }
 }
 
 /** Remembers every audit event it is handed (after commit), in order. */

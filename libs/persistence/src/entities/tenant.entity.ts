@@ -15,4 +15,7 @@ export class TenantEntity {
 
   @Column({ name: 'default_rate_limit', type: 'jsonb', nullable: true })
   defaultRateLimit: RateLimit | null;
+
+  @Column({ name: 'log_retention_days', type: 'integer', nullable: true })
+  logRetentionDays: number | null;
 }

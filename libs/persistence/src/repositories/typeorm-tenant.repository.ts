@@ -31,4 +31,9 @@ export class TypeormTenantRepository extends TenantRepository {
     const result = await this.em.getRepository(TenantEntity).update({ id }, { defaultRateLimit: limit });
     return (result.affected ?? 0) > 0;
   }
+
+  async setLogRetention(id: string, days: number | null): Promise<boolean> {
+    const result = await this.em.getRepository(TenantEntity).update({ id }, { logRetentionDays: days });
+    return (result.affected ?? 0) > 0;
+  }
 }

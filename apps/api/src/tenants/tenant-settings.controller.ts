@@ -1,0 +1,61 @@
+import { Controller, Get, Put } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiProperty, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { IsInt, Max, Min, ValidateIf } from 'class-validator';
+import { actorOf, GetTenant, MAX_LOG_RETENTION_DAYS, Principal, SetLogRetention, Tenant } from '@gatehouse/domain';
+import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
+import { ValidatedBody } from '../http/validation';
+
+const RETENTION = {
+  type: 'integer',
+  nullable: true,
+  minimum: 1,
+  maximum: MAX_LOG_RETENTION_DAYS,
+  description:
+    "How many days the tenant's audit logs are kept; null keeps them forever. The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from",
+} as const;
+
+export class TenantSettingsDto {
+  @ApiProperty(RETENTION)
+  @ValidateIf((o: TenantSettingsDto) => o.log_retention_days !== null)
+  @IsInt({ message: 'log_retention_days must be a whole number of days, or null (kept forever)' })
+  @Min(1)
+  @Max(MAX_LOG_RETENTION_DAYS)
+  log_retention_days: number | null;
+}
+
+export class TenantSettingsResponse {
+  @ApiProperty(RETENTION) log_retention_days: number | null;
+}
+
+function toSettingsResponse(tenant: Pick<Tenant, 'logRetentionDays'>): TenantSettingsResponse {
+  return { log_retention_days: tenant.logRetentionDays ?? null };
+}
+
+/** The caller's tenant's settings: its audit logs' retention period. */
+@ApiTags('tenant')
+@ApiSecurity('api-key')
+@Controller('tenant/settings')
+export class TenantSettingsController {
+  constructor(
+    private readonly getTenant: GetTenant,
+    private readonly setLogRetention: SetLogRetention,
+  ) {}
+
+  @Get()
+  @ApiOperation({ operationId: 'getTenantSettings', summary: "Get the tenant's settings" })
+  @RequirePermission('tenant:read')
+  @ApiOkResponse({ type: TenantSettingsResponse })
+  async get(@CurrentPrincipal() principal: Principal): Promise<TenantSettingsResponse> {
+    return toSettingsResponse(await this.getTenant.execute(principal.tenantId));
+  }
+
+  @Put()
+  @ApiOperation({ operationId: 'updateTenantSettings', summary: "Replace the tenant's settings (its audit logs' retention period); audited" })
+  @RequirePermission('tenant:update')
+  @ApiBody({ type: TenantSettingsDto })
+  @ApiOkResponse({ type: TenantSettingsResponse })
+  async update(@CurrentPrincipal() principal: Principal, @ValidatedBody() dto: TenantSettingsDto): Promise<TenantSettingsResponse> {
+    const days = await this.setLogRetention.execute(principal.tenantId, dto.log_retention_days, actorOf(principal));
+    return toSettingsResponse({ logRetentionDays: days });
+  }
+}
