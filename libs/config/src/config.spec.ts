@@ -37,6 +37,8 @@ describe('loadConfig', () => {
       logStreamConcurrency: 4,
       logStreamIntervalMs: 1000,
       logPartitionInterval: 'month',
+      logSigningRetiredKeys: [],
+      logRetentionIntervalMs: 600_000,
       shutdownDelayMs: 0,
       migrateOnStart: true,
     });
@@ -81,6 +83,8 @@ describe('loadConfig', () => {
       LOG_STREAM_CONCURRENCY: '8',
       LOG_STREAM_INTERVAL_MS: '500',
       LOG_PARTITION_INTERVAL: 'week',
+      LOG_SIGNING_RETIRED_KEYS: 'QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=, d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
+      LOG_RETENTION_INTERVAL_MS: '60000',
       SHUTDOWN_DELAY_MS: '5000',
     });
     expect(config).toEqual({
@@ -117,6 +121,8 @@ describe('loadConfig', () => {
       logStreamConcurrency: 8,
       logStreamIntervalMs: 500,
       logPartitionInterval: 'week',
+      logSigningRetiredKeys: ['QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=', 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a'],
+      logRetentionIntervalMs: 60_000,
       shutdownDelayMs: 5000,
       migrateOnStart: true,
     });
