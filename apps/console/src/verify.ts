@@ -4,6 +4,8 @@ import type { Log } from './api/client';
  * The audit trail's verification in the browser, the same algorithm as `gatehouse logs verify`
  * (docs/audit-trail.md, "Verifying the audit trail"): positions 1, 2, 3, ... without gaps, each hash recomputed
  * from the log and the previous hash, each checkpoint's Ed25519 signature, and the recomputed hash at each checkpoint's position equal to the signed one.
+ * Where retention removed the oldest logs, the trail starts after its signed anchor (GET /logs/retention-anchor); keys
+ * rotate, so each signature is checked with the key its `key_id` names among those given (GET /logs/public-keys).
  */
 export interface Checkpoint {
   tenant_id: string;
@@ -15,7 +17,7 @@ export interface Checkpoint {
 }
 
 export type Verification =
-  | { ok: true; logs: number; checkpoints: number; lastSigned: number; unsigned: number }
+  | { ok: true; logs: number; checkpoints: number; lastSigned: number; unsigned: number; anchor?: number }
   | { ok: false; problem: string };
 
 const encoder = new TextEncoder();
@@ -66,19 +68,48 @@ async function chainHash(previous: Uint8Array<ArrayBuffer>, log: Log, position: 
   return new Uint8Array(await crypto.subtle.digest('SHA-256', input));
 }
 
-/** `exportText`: the unfiltered NDJSON export (position order); checkpoints in any order; the raw public key, base64. */
-export async function verifyTrail(exportText: string, checkpoints: Checkpoint[], publicKeyBase64: string): Promise<Verification> {
-  const key = await crypto.subtle.importKey('raw', base64ToBytes(publicKeyBase64), { name: 'Ed25519' }, false, ['verify']);
+/** A key's id: the first 16 hex digits of the SHA-256 of its raw 32 bytes (as the service names it). */
+async function keyIdOf(raw: Uint8Array<ArrayBuffer>): Promise<string> {
+  return bytesToHex(await crypto.subtle.digest('SHA-256', raw)).slice(0, 16);
+}
+
+function hexToBytes(hex: string): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+/**
+ * `exportText`: the unfiltered NDJSON export (position order); checkpoints in any order; the raw public keys, base64
+ * (one, or the current and retired ones); `anchor`: the tenant's retention anchor, when retention removed logs.
+ */
+export async function verifyTrail(exportText: string, checkpoints: Checkpoint[], publicKeysBase64: string | string[], anchor?: Checkpoint | null): Promise<Verification> {
+  const keys = new Map<string, CryptoKey>();
+  for (const base64 of Array.isArray(publicKeysBase64) ? publicKeysBase64 : [publicKeysBase64]) {
+    const raw = base64ToBytes(base64);
+    keys.set(await keyIdOf(raw), await crypto.subtle.importKey('raw', raw, { name: 'Ed25519' }, false, ['verify']));
+  }
+  // One key given: it verifies whatever id a signature names (what this verifier always did).
+  const keyOf = (id: string) => keys.get(id) ?? (keys.size === 1 ? [...keys.values()][0] : undefined);
+  const genuine = async (tag: string, c: Checkpoint) => {
+    const key = keyOf(c.key_id);
+    const message = encoder.encode([tag, c.tenant_id, String(c.position), c.hash, c.signed_at].join('\n'));
+    return key !== undefined && (await crypto.subtle.verify({ name: 'Ed25519' }, key, base64ToBytes(c.signature), message));
+  };
+  if (anchor && !(await genuine('gatehouse.retention.v1', anchor))) {
+    return { ok: false, problem: `The retention anchor at position ${anchor.position} (signed ${anchor.signed_at}) has a signature that does not verify.` };
+  }
+  const start = anchor?.position ?? 0;
+  checkpoints = checkpoints.filter((c) => c.position > start);
   for (const c of checkpoints) {
-    const message = encoder.encode(['gatehouse.checkpoint.v1', c.tenant_id, String(c.position), c.hash, c.signed_at].join('\n'));
-    if (!(await crypto.subtle.verify({ name: 'Ed25519' }, key, base64ToBytes(c.signature), message))) {
+    if (!(await genuine('gatehouse.checkpoint.v1', c))) {
       return { ok: false, problem: `The checkpoint at position ${c.position} (signed ${c.signed_at}) has a signature that does not verify.` };
     }
   }
   const byPosition = new Map(checkpoints.map((c) => [c.position, c]));
-  let previous = new Uint8Array(32);
-  let position = 0;
-  let lastSigned = 0;
+  let previous = anchor ? hexToBytes(anchor.hash) : new Uint8Array(32);
+  let position = start;
+  let lastSigned = start;
   for (const line of exportText.split('\n')) {
     if (!line) continue;
     const log = JSON.parse(line) as Log;
@@ -95,5 +126,5 @@ export async function verifyTrail(exportText: string, checkpoints: Checkpoint[],
   }
   const beyond = checkpoints.find((c) => c.position > position);
   if (beyond) return { ok: false, problem: `A checkpoint vouches for position ${beyond.position}, but the trail ends at ${position}: logs were removed.` };
-  return { ok: true, logs: position, checkpoints: checkpoints.length, lastSigned, unsigned: position - lastSigned };
+  return { ok: true, logs: position - start, checkpoints: checkpoints.length, lastSigned, unsigned: position - lastSigned, ...(anchor ? { anchor: start } : {}) };
 }
