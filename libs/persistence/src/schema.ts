@@ -17,6 +17,7 @@ import { TokenEntity } from './entities/token.entity';
 import { Tokens1764100200000 } from './migrations/1764100200000-tokens';
 import { TokenMaskJson1764100300000 } from './migrations/1764100300000-token-mask-json';
 import { LogRetention1764200000000 } from './migrations/1764200000000-log-retention';
+import { LogRetentionPartitions1764200000001 } from './migrations/1764200000001-log-retention-partitions';
 import { LogStreams1764300000000 } from './migrations/1764300000000-log-streams';
 import { LogPartitions1764400000000 } from './migrations/1764400000000-log-partitions';
 
@@ -38,6 +39,7 @@ export const MIGRATIONS = [
   Tokens1764100200000,
   TokenMaskJson1764100300000,
   LogRetention1764200000000,
+  LogRetentionPartitions1764200000001,
   LogStreams1764300000000,
   LogPartitions1764400000000,
 ];
