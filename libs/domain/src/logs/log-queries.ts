@@ -65,7 +65,24 @@ export class VerifyLogChain {
     onProgress?: (verified: number, total: number) => void,
     sliceSize = 5000,
   ): Promise<ChainVerification> {
-    const anchor = await this.retention?.newestAnchor(tenantId);
+    // Retention may remove the oldest logs while this reads them: a failure found while the anchor moved is run again
+    // from the new anchor (a removal outside retention moves no anchor, so it is still reported).
+    for (let attempt = 1; ; attempt++) {
+      const anchor = await this.retention?.newestAnchor(tenantId);
+      const result = await this.verifyFrom(tenantId, publicKeys, anchor ?? undefined, onProgress, sliceSize);
+      if (result.valid || attempt === 3) return result;
+      const now = await this.retention?.newestAnchor(tenantId);
+      if ((now?.position ?? 0) === (anchor?.position ?? 0)) return result;
+    }
+  }
+
+  private async verifyFrom(
+    tenantId: string,
+    publicKeys: KeyObject | readonly KeyObject[],
+    anchor: Awaited<ReturnType<LogRetentionRepository['newestAnchor']>> | undefined,
+    onProgress: ((verified: number, total: number) => void) | undefined,
+    sliceSize: number,
+  ): Promise<ChainVerification> {
     const verifier = new ChainVerifier(tenantId, publicKeys, anchor);
     // The highest stored position first, then the head: a writer moves the head in the transaction that adds its
     // logs, so an honest head is never behind logs read before it. Up to the furthest of the head, those logs and

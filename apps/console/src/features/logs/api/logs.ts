@@ -55,9 +55,9 @@ export function useExport(filters: Filters) {
 }
 
 /**
- * The audit trail verified in the browser (src/verify.ts) over every checkpoint, the public key the service serves and
- * the unfiltered NDJSON export; whatever did not load is a failed verification saying so. The newest checkpoint read
- * becomes the last signed one shown.
+ * The audit trail verified in the browser (src/verify.ts) over every checkpoint, the public keys the service serves
+ * (current and retired), the retention anchor and the unfiltered NDJSON export; whatever did not load is a failed
+ * verification saying so. The newest checkpoint read becomes the last signed one shown.
  */
 export function useVerifyTrail() {
   const api = useApi();
@@ -74,11 +74,21 @@ export function useVerifyTrail() {
           checkpoints.push(...page.data);
           start = page.pagination?.next;
         } while (start);
-        const key = await api.GET('/logs/public-key');
-        const trail = await api.GET('/logs/export', { params: { query: { format: 'ndjson' } }, parseAs: 'text' });
-        if (!key.data || typeof trail.data !== 'string') throw new Error('download');
+        const keys = await api.GET('/logs/public-keys');
+        if (!keys.data) throw new Error('public keys');
+        const publicKeys = keys.data.data.map((key) => key.public_key);
         queries.setQueryData(logKeys.latestCheckpoint, checkpoints[0] ?? null);
-        return await verifyTrail(trail.data, checkpoints, key.data.public_key);
+        // Retention may remove the oldest logs meanwhile: the export is verified from the anchor read before and after it.
+        for (let attempt = 1; ; attempt++) {
+          const before = await api.GET('/logs/retention-anchor');
+          const trail = await api.GET('/logs/export', { params: { query: { format: 'ndjson' } }, parseAs: 'text' });
+          const after = await api.GET('/logs/retention-anchor');
+          if (!before.data || !after.data || typeof trail.data !== 'string') throw new Error('download');
+          const anchor = (before.data.anchor ?? null) as Checkpoint | null;
+          if ((anchor?.position ?? 0) === (after.data.anchor?.position ?? 0) || attempt === 3) {
+            return await verifyTrail(trail.data, checkpoints, publicKeys, anchor);
+          }
+        }
       } catch (e) {
         return { ok: false, problem: `Verification could not run: ${e instanceof Error ? e.message : String(e)} did not load.` };
       }

@@ -26,7 +26,7 @@ export function Integrity() {
           : 'running' in result
             ? 'Verifying…'
             : result.ok
-              ? `Verified: ${result.logs} logs chained without a gap, ${result.checkpoints} checkpoint signatures valid, signed up to position ${result.lastSigned}${result.unsigned ? ` (${result.unsigned} newer logs not signed yet)` : ''}. Checked against the key this service serves; for an independent check, run gatehouse logs verify with a key obtained out of band.`
+              ? `Verified: ${result.logs} logs chained without a gap${result.anchor ? ` from the retention anchor at position ${result.anchor} (older logs removed by the tenant's retention period)` : ''}, ${result.checkpoints} checkpoint signatures valid, signed up to position ${result.lastSigned}${result.unsigned ? ` (${result.unsigned} newer logs not signed yet)` : ''}. Checked against the key this service serves; for an independent check, run gatehouse logs verify with a key obtained out of band.`
               : `Verification failed: ${result.problem}`}
       </p>
     </section>
