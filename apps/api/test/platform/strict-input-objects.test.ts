@@ -2,10 +2,7 @@ import type { TestApp } from '@gatehouse/test-support/test-app';
 import { Upstream } from '@gatehouse/test-support/upstream';
 import { PATCH_TYPE, useStrictInput } from './strict-input.fixture';
 
-/**
- * Strict input (issue 9 part 3), closed as classes across every endpoint and field: what the API accepts is exactly
- * what was sent, and what a write acknowledges is what a later read returns.
- */
+/** Strict input (issue 9 part 3): see strict-input.test.ts. */
 
 describe('strict input', () => {
   const env = useStrictInput();

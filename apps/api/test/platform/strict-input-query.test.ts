@@ -3,10 +3,7 @@ import { startUpstream, Upstream } from '@gatehouse/test-support/upstream';
 import { ANY_UUID, as, Caller, createApplication } from '../support/application-fixtures';
 import { useStrictInput } from './strict-input.fixture';
 
-/**
- * Strict input (issue 9 part 3), closed as classes across every endpoint and field: what the API accepts is exactly
- * what was sent, and what a write acknowledges is what a later read returns.
- */
+/** Strict input (issue 9 part 3): see strict-input.test.ts. */
 
 describe('strict input', () => {
   const env = useStrictInput();
