@@ -7,7 +7,19 @@ import tseslint from 'typescript-eslint';
 const ADAPTER_ONLY = ['@nestjs/*', 'typeorm', 'typeorm/*', 'bullmq', 'ioredis', 'isolated-vm', 'express', 'undici', 'pg', '@electric-sql/*', 'pino'];
 
 export default [
-  { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', '.data/**', 'coverage/**', 'libs/*/index.js', 'tmp/**', 'apps/console/src/api/schema.gen.ts', 'libs/client/src/schema.gen.ts'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '.nx/**',
+      '.data/**',
+      'coverage/**',
+      'libs/*/index.js',
+      'tmp/**',
+      'apps/console/src/api/schema.gen.ts',
+      'libs/client/src/schema.gen.ts',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
@@ -22,7 +34,9 @@ export default [
     // @gatehouse/... (the shared test support as @gatehouse/test-support/<file>). Import cycles: `npm run lint:cycles`.
     files: ['**/*.ts', '**/*.tsx'],
     plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: ['tsconfig.json', 'apps/console/tsconfig.json'], noWarnOnMultipleProjects: true })] },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: ['tsconfig.json', 'apps/console/tsconfig.json'], noWarnOnMultipleProjects: true })],
+    },
     rules: { 'import-x/no-relative-packages': 'error' },
   },
   {
@@ -57,16 +71,28 @@ export default [
   {
     files: ['libs/domain/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ADAPTER_ONLY, message: 'libs/domain imports no framework or driver: add a port instead.' }] },
-      ],
+      'no-restricted-imports': ['error', { patterns: [{ group: ADAPTER_ONLY, message: 'libs/domain imports no framework or driver: add a port instead.' }] }],
     },
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     ignores: ['libs/reactor/src/runtime/**'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        process: 'readonly',
+        console: 'readonly',
+        __dirname: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        URL: 'readonly',
+      },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {

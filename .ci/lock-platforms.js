@@ -77,7 +77,9 @@ function missingEntries(packages) {
       const fields = platformOf(name);
       for (const flag of ENTRY_FLAGS) if (flagsFrom[flag]) fields[flag] = true;
       // npm's own key order, so a later `npm install` leaves the entry as it is.
-      const sorted = Object.keys(fields).sort().map((key) => [key, fields[key]]);
+      const sorted = Object.keys(fields)
+        .sort()
+        .map((key) => [key, fields[key]]);
       const added = { version: spec, resolved: tarballOf(name, spec), ...Object.fromEntries(sorted) };
       missing.push({ at, added });
     }
@@ -97,10 +99,14 @@ if (process.argv.includes('--check')) {
     console.log('package-lock.json records the optional packages of every platform');
     process.exit(0);
   }
-  console.error(`package-lock.json lacks ${missing.length} platform package(s), e.g. ${missing[0].at}: run \`npm run lock:platforms\` and commit the lock (README, Dependencies)`);
+  console.error(
+    `package-lock.json lacks ${missing.length} platform package(s), e.g. ${missing[0].at}: run \`npm run lock:platforms\` and commit the lock (README, Dependencies)`,
+  );
   process.exit(1);
 }
 for (const { at, added } of missing) lock.packages[at] = added;
 lock.packages = sortedPackages(lock.packages);
 fs.writeFileSync(LOCK, `${JSON.stringify(lock, null, 2)}\n`);
-console.log(`package-lock.json: recorded ${missing.length} platform package(s)${missing.length ? `: ${missing.map((m) => m.at.replace(/^.*node_modules\//, '')).join(', ')}` : ''}`);
+console.log(
+  `package-lock.json: recorded ${missing.length} platform package(s)${missing.length ? `: ${missing.map((m) => m.at.replace(/^.*node_modules\//, '')).join(', ')}` : ''}`,
+);

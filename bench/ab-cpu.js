@@ -34,7 +34,14 @@ async function main() {
   const a = require(join(resolve(process.argv[2]), 'bench/service'));
   await b.recreateDatabase(DB);
   // One vault key for both checkouts (each would generate its own into its DATA_DIR).
-  const env = { DATABASE_URL: b.databaseUrl(DB), LOG_LEVEL: 'warn', REDIS_URL, VAULT_KEY: randomBytes(32).toString('hex'), PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8' };
+  const env = {
+    DATABASE_URL: b.databaseUrl(DB),
+    LOG_LEVEL: 'warn',
+    REDIS_URL,
+    VAULT_KEY: randomBytes(32).toString('hex'),
+    PROXY_ALLOW_HTTP: 'true',
+    PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
+  };
   const upstreamPort = await b.freePort();
   const key = b.createTenant(env).application.key;
   // Every process started is stopped at the end, whatever fails on the way.
@@ -43,7 +50,10 @@ async function main() {
   const builds = {};
   try {
     if (ROUTES.includes('proxy')) children.push((upstream = await b.startScript(b.ECHO_UPSTREAM_SOURCE, { PORT: String(upstreamPort) })));
-    for (const [name, service] of [['a', a], ['b', b]]) {
+    for (const [name, service] of [
+      ['a', a],
+      ['b', b],
+    ]) {
       builds[name] = await service.startGatehouse({ ...env, QUEUE_PREFIX: `bench-${randomUUID()}` });
       children.push(builds[name].child);
     }
@@ -67,14 +77,23 @@ async function main() {
       name === 'bare'
         ? { url: build.base, path: '/health/live' }
         : name === 'proxy'
-          ? { url: build.base, path: '/proxy/orders', method: 'POST', headers: { 'content-type': 'application/json', 'svc-proxy-key': proxy.key }, body: PAYLOAD }
+          ? {
+              url: build.base,
+              path: '/proxy/orders',
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'svc-proxy-key': proxy.key },
+              body: PAYLOAD,
+            }
           : { url: build.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': name === 'limited' ? target.key : key } };
     const results = Object.fromEntries(ROUTES.map((name) => [name, { a: [], b: [] }]));
     for (let round = -1; round < ROUNDS; round++) {
       for (const name of ROUTES) {
         const before = { a: b.cpuMs(builds.a.child.pid), b: b.cpuMs(builds.b.child.pid) };
         const [ra, rb] = await Promise.all(['a', 'b'].map((v) => load({ ...route(builds[v], name), connections: 5, durationMs: DURATION_MS, warmupMs: 500 })));
-        for (const [v, r] of [['a', ra], ['b', rb]]) {
+        for (const [v, r] of [
+          ['a', ra],
+          ['b', rb],
+        ]) {
           if (r.errors) throw new Error(`${v} ${name}: ${r.errors} errors`);
           if (round >= 0) results[name][v].push(((b.cpuMs(builds[v].child.pid) - before[v]) * 1000) / (r.requests + r.warmupRequests));
         }
@@ -87,7 +106,9 @@ async function main() {
     for (const name of ROUTES) {
       const { a: xs, b: ys } = results[name];
       const diffs = ys.map((y, i) => y - xs[i]);
-      console.log(`| ${name} | ${median(xs).toFixed(1)} | ${median(ys).toFixed(1)} | ${median(diffs).toFixed(1)} | ${diffs.map((d) => d.toFixed(0)).join(' ')} |`);
+      console.log(
+        `| ${name} | ${median(xs).toFixed(1)} | ${median(ys).toFixed(1)} | ${median(diffs).toFixed(1)} | ${diffs.map((d) => d.toFixed(0)).join(' ')} |`,
+      );
     }
   } finally {
     for (const child of children) child.kill('SIGTERM');

@@ -69,8 +69,11 @@ async function main() {
   const ratio = s.auth.rps / s.bare.rps;
   const limitedRatio = s.limited.rps / s.bare.rps;
   const added = s.auth.p50 - s.bare.p50;
-  const row = (label, r) => `| ${label} | ${fmt(r.rps, 0)} | ${fmt((r.rps / s.bare.rps) * 100, 1)}% | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${fmt(r.cpu, 0)} | ${fmt(r.redisCpu, 1)} | ${r.errors} |`;
-  console.log(`\nbench:auth  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, loopback, PostgreSQL ${DB}, Redis ${REDIS_URL}`);
+  const row = (label, r) =>
+    `| ${label} | ${fmt(r.rps, 0)} | ${fmt((r.rps / s.bare.rps) * 100, 1)}% | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${fmt(r.cpu, 0)} | ${fmt(r.redisCpu, 1)} | ${r.errors} |`;
+  console.log(
+    `\nbench:auth  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, loopback, PostgreSQL ${DB}, Redis ${REDIS_URL}`,
+  );
   console.log('| route | req/s | of bare | p50 ms | p99 ms | server CPU µs/req | Redis CPU µs/req | errors |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   console.log(row('GET /health/live (reference, no auth)', s.bare));

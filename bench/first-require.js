@@ -58,9 +58,13 @@ async function main() {
         await reactor.close();
       }
     }
-    console.log(`| \`${name}\` | ${fmt(median(cold))} ms | ${fmt(Math.min(...cold))}-${fmt(Math.max(...cold))} ms | ${fmt(median(coldCpu))} ms | ${fmt(median(warm))} ms |`);
+    console.log(
+      `| \`${name}\` | ${fmt(median(cold))} ms | ${fmt(Math.min(...cold))}-${fmt(Math.max(...cold))} ms | ${fmt(median(coldCpu))} ms | ${fmt(median(warm))} ms |`,
+    );
   }
-  console.log(`\n${ROUNDS} rounds each; ${fromCache} of ${compiled} bundles compiled from the code cache; load average ${load.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.`);
+  console.log(
+    `\n${ROUNDS} rounds each; ${fromCache} of ${compiled} bundles compiled from the code cache; load average ${load.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.`,
+  );
 }
 
 main().catch((error) => {

@@ -85,16 +85,19 @@ async function main() {
   const probeTenant = randomUUID();
   let seq = 0;
   // Without ON CONFLICT: the plain insert works on both schemas (the probe's ids are not claimed in log_ids).
-  const stopWriter = every(10, () =>
-    writer.query(
-      `INSERT INTO logs (id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash)
+  const stopWriter = every(
+    10,
+    () =>
+      writer.query(
+        `INSERT INTO logs (id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash)
        VALUES ($1, $2, 'system', 'token', 'probe', 'read', 'probe', now(), $3, '\\x00')`,
-      [randomUUID(), probeTenant, ++seq],
-    ),
+        [randomUUID(), probeTenant, ++seq],
+      ),
     'insert',
   );
-  const stopReader = every(10, () =>
-    reader.query('SELECT id FROM logs WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT 50', [TENANTS[0]]),
+  const stopReader = every(
+    10,
+    () => reader.query('SELECT id FROM logs WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT 50', [TENANTS[0]]),
     'first page',
   );
   let held = 0;
@@ -130,7 +133,12 @@ async function main() {
   row('slowest probe insert during the migration', `${w.slowest.toFixed(0)} ms (${w.runs} inserts)`);
   row('slowest probe first page during the migration', `${r.slowest.toFixed(0)} ms (${r.runs} reads)`);
   row('partitions after', String(partitions));
-  process.stdout.write(`load average: ${require('node:os').loadavg().map((l) => l.toFixed(2)).join(', ')}\n`);
+  process.stdout.write(
+    `load average: ${require('node:os')
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ')}\n`,
+  );
 }
 
 main().catch((error) => {

@@ -25,7 +25,17 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
 
 const SIZES = QUICK
   ? { ingest: 40_000, singleJobs: 10_000, writeSeconds: 3, writePairs: 3, queryTenants: 100, total: 1_000_000, big: 200_000, medium: 100_000, samples: 60 }
-  : { ingest: 200_000, singleJobs: 50_000, writeSeconds: 5, writePairs: 8, queryTenants: 100, total: 10_000_000, big: 1_000_000, medium: 100_000, samples: 200 };
+  : {
+      ingest: 200_000,
+      singleJobs: 50_000,
+      writeSeconds: 5,
+      writePairs: 8,
+      queryTenants: 100,
+      total: 10_000_000,
+      big: 1_000_000,
+      medium: 100_000,
+      samples: 200,
+    };
 const QUERY_DB = QUICK ? 'gatehouse_bench_quick' : 'gatehouse_bench';
 // 2: rows carry chain positions (and placeholder hashes: the bench reads, it does not verify). 3: time partitions
 // (seeded unpartitioned, then converted by the migration as an upgrade does).
@@ -34,7 +44,11 @@ const SEED_VERSION = 3;
 // ---------------------------------------------------------------------------------------------- helpers
 
 const { bar, fmt, phase, stderr } = require('./progress-bar');
-const loadAverage = () => require('node:os').loadavg().map((l) => l.toFixed(2)).join(', ');
+const loadAverage = () =>
+  require('node:os')
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function sql(url, fn) {
@@ -87,7 +101,12 @@ function startApi(database, port, publisher, env = {}) {
 }
 
 function startWorker(database, prefix = 'bench') {
-  return startProcess('dist/apps/worker/src/main.js', [], { DATABASE_URL: databaseUrl(database), REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'info' }, /gatehouse worker running/);
+  return startProcess(
+    'dist/apps/worker/src/main.js',
+    [],
+    { DATABASE_URL: databaseUrl(database), REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'info' },
+    /gatehouse worker running/,
+  );
 }
 
 async function serveApi() {
@@ -106,7 +125,14 @@ async function serveApi() {
   const server = createServer({ keepAliveTimeout: 65_000 }, app.getHttpAdapter().getInstance());
   await new Promise((resolve) => server.listen(config.port, '127.0.0.1', resolve));
   process.stdout.write('gatehouse api listening\n');
-  process.on('SIGTERM', () => server.close(() => app.close().then(() => database.close()).then(() => process.exit(0))));
+  process.on('SIGTERM', () =>
+    server.close(() =>
+      app
+        .close()
+        .then(() => database.close())
+        .then(() => process.exit(0)),
+    ),
+  );
   server.closeIdleConnections?.();
 }
 
@@ -169,11 +195,13 @@ function withPositions(entries) {
 }
 
 async function rawInsert(url, entries, batch = 2000, connections = 2) {
-  const clients = await Promise.all(Array.from({ length: connections }, async () => {
-    const c = new Client({ connectionString: url });
-    await c.connect();
-    return c;
-  }));
+  const clients = await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const c = new Client({ connectionString: url });
+      await c.connect();
+      return c;
+    }),
+  );
   const backends = await Promise.all(clients.map(async (c) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid));
   const cpuBefore = cpuByPid(backends);
   let next = 0;
@@ -355,7 +383,16 @@ async function seedQueryDatabase() {
     const seeded = await sql(url, async (c) => {
       const t = await c.query("SELECT to_regclass('bench_seed') AS t");
       if (!t.rows[0].t) return null;
-      return (await c.query('SELECT * FROM bench_seed WHERE version = $1 AND total = $2 AND big = $3 AND medium = $4', [SEED_VERSION, SIZES.total, SIZES.big, SIZES.medium])).rows[0] ?? null;
+      return (
+        (
+          await c.query('SELECT * FROM bench_seed WHERE version = $1 AND total = $2 AND big = $3 AND medium = $4', [
+            SEED_VERSION,
+            SIZES.total,
+            SIZES.big,
+            SIZES.medium,
+          ])
+        ).rows[0] ?? null
+      );
     });
     if (seeded) {
       phase(`queries: reusing ${QUERY_DB} (${fmt(SIZES.total)} logs, seeded ${seeded.seeded_at.toISOString()})`);
@@ -376,7 +413,7 @@ async function seedQueryDatabase() {
     ...Array.from({ length: others }, (_, i) => ({ id: randomUUID(), rows: Math.floor(rest / others) + (i < rest % others ? 1 : 0) })),
   ];
   await sql(url, async (c) => {
-    await c.query("SET synchronous_commit = off");
+    await c.query('SET synchronous_commit = off');
     await c.query("SET maintenance_work_mem = '1GB'");
     await c.query('SET max_parallel_maintenance_workers = 2');
     const buildIndexes = await withoutLogIndexes(c);
@@ -415,7 +452,14 @@ async function seedQueryDatabase() {
     await c.query(`CREATE TABLE bench_seed (version int, total int, big int, medium int, big_tenant uuid, big_key text,
       medium_tenant uuid, medium_key text, seeded_at timestamptz DEFAULT now())`);
     await c.query('INSERT INTO bench_seed (version, total, big, medium, big_tenant, big_key, medium_tenant, medium_key) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)', [
-      SEED_VERSION, SIZES.total, SIZES.big, SIZES.medium, big.id, big.key, medium.id, medium.key,
+      SEED_VERSION,
+      SIZES.total,
+      SIZES.big,
+      SIZES.medium,
+      big.id,
+      big.key,
+      medium.id,
+      medium.key,
     ]);
   });
   return sql(url, async (c) => (await c.query('SELECT * FROM bench_seed')).rows[0]);
@@ -451,13 +495,19 @@ async function queries() {
   await api.started;
   const n = SIZES.samples;
   const pick = (xs, i) => xs[i % xs.length];
-  const months = Array.from({ length: 12 }, (_, m) => [`2025-${String(m + 1).padStart(2, '0')}-01T00:00:00Z`, `2025-${String(m + 2).padStart(2, '0')}-01T00:00:00Z`]).slice(0, 11);
+  const months = Array.from({ length: 12 }, (_, m) => [
+    `2025-${String(m + 1).padStart(2, '0')}-01T00:00:00Z`,
+    `2025-${String(m + 2).padStart(2, '0')}-01T00:00:00Z`,
+  ]).slice(0, 11);
   const firstPages = (tenantKey) => ({
     unfiltered: Array.from({ length: n }, () => '/logs?size=20'),
     entity_type: Array.from({ length: n }, (_, i) => `/logs?entity_type=${pick(ENTITY_TYPES, i)}&size=20`),
     'entity_type + entity_id': Array.from({ length: n }, (_, i) => `/logs?entity_type=${pick(ENTITY_TYPES, i)}&entity_id=ent_${(i * 37) % 5000}&size=20`),
     'date range (1 month)': Array.from({ length: n }, (_, i) => `/logs?start_date=${pick(months, i)[0]}&end_date=${pick(months, i)[1]}&size=20`),
-    'entity_type + date range': Array.from({ length: n }, (_, i) => `/logs?entity_type=${pick(ENTITY_TYPES, i)}&start_date=${pick(months, i)[0]}&end_date=${pick(months, i)[1]}&size=20`),
+    'entity_type + date range': Array.from(
+      { length: n },
+      (_, i) => `/logs?entity_type=${pick(ENTITY_TYPES, i)}&start_date=${pick(months, i)[0]}&end_date=${pick(months, i)[1]}&size=20`,
+    ),
     key: tenantKey,
   });
   const results = { first: {}, firstBig: {}, deep: {} };
@@ -467,21 +517,26 @@ async function queries() {
   for (const [label, paths] of Object.entries(medium)) if (label !== 'key') results.first[label] = await timePaths(port, seed.medium_key, paths);
   phase(`queries: first pages with total_items, tenant of ${fmt(SIZES.big)} rows (for reference)`);
   const bigPages = firstPages(seed.big_key);
-  for (const [label, paths] of Object.entries(bigPages)) if (label !== 'key') results.firstBig[label] = await timePaths(port, seed.big_key, paths.slice(0, Math.ceil(n / 2)));
+  for (const [label, paths] of Object.entries(bigPages))
+    if (label !== 'key') results.firstBig[label] = await timePaths(port, seed.big_key, paths.slice(0, Math.ceil(n / 2)));
 
   phase(`queries: keyset pages deep in the tenant of ${fmt(SIZES.big)} rows`);
   const deepCursor = async (filter, offset) => {
-    const row = await sql(databaseUrl(QUERY_DB), async (c) =>
-      (await c.query(
-        `SELECT created_at, id FROM logs WHERE tenant_id = $1 ${filter ? 'AND entity_type = $3' : ''} ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
-        filter ? [seed.big_tenant, offset, filter] : [seed.big_tenant, offset],
-      )).rows[0],
+    const row = await sql(
+      databaseUrl(QUERY_DB),
+      async (c) =>
+        (
+          await c.query(
+            `SELECT created_at, id FROM logs WHERE tenant_id = $1 ${filter ? 'AND entity_type = $3' : ''} ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
+            filter ? [seed.big_tenant, offset, filter] : [seed.big_tenant, offset],
+          )
+        ).rows[0],
     );
     return Buffer.from(`${row.created_at.toISOString()}|${row.id}`, 'utf8').toString('base64url');
   };
   for (const [label, filter, offset] of [
     [`unfiltered, from row ${fmt(Math.floor(SIZES.big * 0.8))}`, null, Math.floor(SIZES.big * 0.8)],
-    [`entity_type, from row ${fmt(Math.floor(SIZES.big / 7 * 0.8))}`, 'card', Math.floor((SIZES.big / 7) * 0.8)],
+    [`entity_type, from row ${fmt(Math.floor((SIZES.big / 7) * 0.8))}`, 'card', Math.floor((SIZES.big / 7) * 0.8)],
   ]) {
     const first = await deepCursor(filter, offset);
     // Each page starts where the one before ended, and carries no total_items.
@@ -573,10 +628,32 @@ async function streamThroughput() {
   const tenant = tenantIn(db, 'streams');
   const entries = withPositions(makeEntries(n).map((e) => ({ ...e, tenant_id: tenant.id })));
   const raw = await rawInsert(url, entries);
-  await sql(url, (c) => c.query(`INSERT INTO log_chains (tenant_id, seq, hash) VALUES ($1, $2, '\\x00'::bytea) ON CONFLICT (tenant_id) DO UPDATE SET seq = $2`, [tenant.id, n]));
+  await sql(url, (c) =>
+    c.query(`INSERT INTO log_chains (tenant_id, seq, hash) VALUES ($1, $2, '\\x00'::bytea) ON CONFLICT (tenant_id) DO UPDATE SET seq = $2`, [tenant.id, n]),
+  );
 
   const dir = mkdtempSync(path.join(require('node:os').tmpdir(), 'bench-stream-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'key.pem',
+      '-out',
+      'cert.pem',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { cwd: dir, stdio: 'pipe' },
+  );
   const cert = readFileSync(path.join(dir, 'cert.pem'), 'utf8');
   let received = 0;
   const server = https.createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert }, (req, res) => {
@@ -596,11 +673,28 @@ async function streamThroughput() {
   const res = await fetch(`http://127.0.0.1:${port}/logs/streams`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'svc-api-key': tenant.key },
-    body: JSON.stringify({ name: 'bench', kind: 'https', start: 'beginning', settings: { url: `https://127.0.0.1:${server.address().port}/hook`, batch_size: 1000, tls_ca: cert } }),
+    body: JSON.stringify({
+      name: 'bench',
+      kind: 'https',
+      start: 'beginning',
+      settings: { url: `https://127.0.0.1:${server.address().port}/hook`, batch_size: 1000, tls_ca: cert },
+    }),
   });
   if (res.status !== 201) throw new Error(`stream not created: ${res.status} ${await res.text()}`);
   await api.stop();
-  const worker = startProcess('dist/apps/worker/src/main.js', [], { DATABASE_URL: url, REDIS_URL, QUEUE_PREFIX: `bench-streams-${process.pid}`, LOG_LEVEL: 'info', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', LOG_STREAM_INTERVAL_MS: '100' }, /gatehouse worker running/);
+  const worker = startProcess(
+    'dist/apps/worker/src/main.js',
+    [],
+    {
+      DATABASE_URL: url,
+      REDIS_URL,
+      QUEUE_PREFIX: `bench-streams-${process.pid}`,
+      LOG_LEVEL: 'info',
+      PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
+      LOG_STREAM_INTERVAL_MS: '100',
+    },
+    /gatehouse worker running/,
+  );
   await worker.started;
   const started = performance.now();
   while (received < n) {
@@ -637,9 +731,19 @@ async function main() {
     rows.push(
       ['Ingestion', 'raw multi-row INSERT (same rows)', `${fmt(Math.round(ingest.raw.rate))} logs/s`, ''],
       ['', '  PostgreSQL CPU', us(ingest.raw.pgCpuUsPerLog), ''],
-      ['', 'worker, audit-log-batch jobs (500 logs)', `${fmt(Math.round(ingest.batch.rate))} logs/s`, `>= 20k logs/s: ${ingest.batch.rate >= 20_000 ? 'met' : 'MISSED'}`],
+      [
+        '',
+        'worker, audit-log-batch jobs (500 logs)',
+        `${fmt(Math.round(ingest.batch.rate))} logs/s`,
+        `>= 20k logs/s: ${ingest.batch.rate >= 20_000 ? 'met' : 'MISSED'}`,
+      ],
       ['', '  share of raw', `${(share * 100).toFixed(0)}%`, `>= 50%: ${share >= 0.5 ? 'met' : 'MISSED'}`],
-      ['', '  worker CPU / PostgreSQL CPU', `${us(ingest.batch.workerCpuUsPerLog)} / ${us(ingest.batch.pgCpuUsPerLog)}`, '(move far less with load than rates)'],
+      [
+        '',
+        '  worker CPU / PostgreSQL CPU',
+        `${us(ingest.batch.workerCpuUsPerLog)} / ${us(ingest.batch.pgCpuUsPerLog)}`,
+        '(move far less with load than rates)',
+      ],
       ['', 'worker, audit-log jobs (1 log each)', `${fmt(Math.round(ingest.single.rate))} logs/s`, '(another service, one job per log)'],
       ['', '  worker CPU / PostgreSQL CPU', `${us(ingest.single.workerCpuUsPerLog)} / ${us(ingest.single.pgCpuUsPerLog)}`, ''],
     );
@@ -653,9 +757,15 @@ async function main() {
     );
   }
   for (const [label, r] of Object.entries(query.first)) {
-    rows.push([`First page + total (${fmt(SIZES.medium)} rows)`, label, `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`, `p95 <= 100 ms: ${r.p95 <= 100 ? 'met' : 'MISSED'}`]);
+    rows.push([
+      `First page + total (${fmt(SIZES.medium)} rows)`,
+      label,
+      `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`,
+      `p95 <= 100 ms: ${r.p95 <= 100 ? 'met' : 'MISSED'}`,
+    ]);
   }
-  for (const [label, r] of Object.entries(query.firstBig)) rows.push([`First page + total (${fmt(SIZES.big)} rows)`, label, `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`, '(no target)']);
+  for (const [label, r] of Object.entries(query.firstBig))
+    rows.push([`First page + total (${fmt(SIZES.big)} rows)`, label, `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`, '(no target)']);
   for (const [label, r] of Object.entries(query.deep)) {
     rows.push([`Keyset pages (${fmt(SIZES.big)} rows)`, label, `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}`, `p95 <= 20 ms: ${r.p95 <= 20 ? 'met' : 'MISSED'}`]);
   }
@@ -671,14 +781,21 @@ async function main() {
   if (streamed) {
     rows.push(
       ['Log stream', `raw multi-row INSERT of the same ${fmt(streamed.n)} rows`, `${fmt(Math.round(streamed.raw))} logs/s`, ''],
-      ['', 'https stream to a local HTTPS receiver (batches of 1000)', `${fmt(Math.round(streamed.rate))} logs/s`, `>= 20k logs/s: ${streamed.rate >= 20_000 ? 'met' : 'MISSED'}`],
+      [
+        '',
+        'https stream to a local HTTPS receiver (batches of 1000)',
+        `${fmt(Math.round(streamed.rate))} logs/s`,
+        `>= 20k logs/s: ${streamed.rate >= 20_000 ? 'met' : 'MISSED'}`,
+      ],
     );
   }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length)));
   const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   process.stdout.write(`\n${line(['Measure', 'Case', 'Figure', 'Target'])}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n`);
   for (const r of rows) process.stdout.write(`${line(r)}\n`);
-  process.stdout.write(`\n${QUICK ? 'quick run, ' : ''}${fmt(SIZES.total)} logs in the query database; total time ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  process.stdout.write(
+    `\n${QUICK ? 'quick run, ' : ''}${fmt(SIZES.total)} logs in the query database; total time ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+  );
   process.stdout.write(`load average (1, 5, 15 min): at the start ${loadStart}, at the end ${loadAverage()}\n`);
 }
 

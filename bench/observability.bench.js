@@ -72,7 +72,9 @@ async function main() {
   collector.child.kill('SIGTERM');
 
   const quiet = summarize(results.quiet);
-  console.log(`\nbench:observability  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, GET /applications/{id}, loopback, PostgreSQL ${DB}`);
+  console.log(
+    `\nbench:observability  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, GET /applications/{id}, loopback, PostgreSQL ${DB}`,
+  );
   console.log('| process | req/s | p50 ms | p99 ms | errors | server CPU µs/req | CPU added µs/req |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const name of names) {

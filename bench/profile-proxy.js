@@ -87,12 +87,27 @@ async function main() {
       body: JSON.stringify({ name: which, destination_url: `http://127.0.0.1:${port}/`, require_auth: false, ...transforms }),
     });
     const proxy = await res.json();
-    const o = { url: api.base, path: '/proxy/orders', method: 'POST', headers: { 'content-type': 'application/json', 'svc-proxy-key': proxy.key }, body: PAYLOAD, connections };
+    const o = {
+      url: api.base,
+      path: '/proxy/orders',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'svc-proxy-key': proxy.key },
+      body: PAYLOAD,
+      connections,
+    };
     const measure = async (durationMs) => {
       if (!rate) return load({ ...o, durationMs, warmupMs: 0 });
       const run = await openLoop({ ...o, rate, durationMs, warmupMs: 0 });
       const q = (p) => quantile(run.latencies, p);
-      return { requests: run.latencies.length, rps: run.latencies.length / (run.elapsedMs / 1000), errors: run.errors, p50: q(50), p90: q(90), p99: q(99), p999: q(99.9) };
+      return {
+        requests: run.latencies.length,
+        rps: run.latencies.length / (run.elapsedMs / 1000),
+        errors: run.errors,
+        p50: q(50),
+        p90: q(90),
+        p99: q(99),
+        p999: q(99.9),
+      };
     };
     await measure(2000);
     const sandboxes = childrenOf(api.child.pid);
@@ -100,7 +115,8 @@ async function main() {
     const sandboxBefore = sandboxes.map(processCpuUs);
     const ioBefore = io(api.child.pid);
     // BENCH_STRACE=1: the API process's system calls (every thread) counted by strace during the measured window.
-    const strace = process.env.BENCH_STRACE === '1' ? spawn('strace', ['-c', '-f', '-p', String(api.child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] }) : null;
+    const strace =
+      process.env.BENCH_STRACE === '1' ? spawn('strace', ['-c', '-f', '-p', String(api.child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] }) : null;
     let straced = '';
     strace?.stderr.on('data', (chunk) => (straced += chunk));
     const started = performance.now();
@@ -125,15 +141,24 @@ async function main() {
       .filter(([, us]) => us > 0)
       .sort((a, b) => b[1] - a[1]);
     for (const [name, us] of threads) if (!name.endsWith(' (system)')) apiTotal += us;
-    console.log(`${which}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(3)} ms, errors ${r.errors}; CPU per request: API ${perReq(apiTotal)} µs, sandbox processes ${perReq(sandbox)} µs`);
+    console.log(
+      `${which}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(3)} ms, errors ${r.errors}; CPU per request: API ${perReq(apiTotal)} µs, sandbox processes ${perReq(sandbox)} µs`,
+    );
     console.log(`API threads: ${threads.map(([name, us]) => `${name} ${perReq(us)}`).join(', ')} µs/req`);
-    console.log(`API system calls per request: reads ${perReq((ioAfter.reads - ioBefore.reads) * 1)}, writes ${perReq((ioAfter.writes - ioBefore.writes) * 1)}`);
-    if (rate) console.log(`at ${rate} req/s (open loop): p50 ${r.p50.toFixed(3)} p90 ${r.p90.toFixed(3)} p99 ${r.p99.toFixed(3)} p99.9 ${r.p999.toFixed(3)} ms`);
+    console.log(
+      `API system calls per request: reads ${perReq((ioAfter.reads - ioBefore.reads) * 1)}, writes ${perReq((ioAfter.writes - ioBefore.writes) * 1)}`,
+    );
+    if (rate)
+      console.log(`at ${rate} req/s (open loop): p50 ${r.p50.toFixed(3)} p90 ${r.p90.toFixed(3)} p99 ${r.p99.toFixed(3)} p99.9 ${r.p999.toFixed(3)} ms`);
     if (probed) {
-      const gcs = Object.entries(probed.gc).map(([kind, g]) => `${kind} ${g.count} (${(g.totalMs * 1000 / r.requests).toFixed(1)} µs/req, longest ${g.maxMs.toFixed(2)} ms)`);
+      const gcs = Object.entries(probed.gc).map(
+        ([kind, g]) => `${kind} ${g.count} (${((g.totalMs * 1000) / r.requests).toFixed(1)} µs/req, longest ${g.maxMs.toFixed(2)} ms)`,
+      );
       const d = probed.loopDelayMs;
       console.log(`API heap: ${(probed.allocatedBytes / r.requests).toFixed(0)} bytes allocated per request; collections: ${gcs.join(', ') || 'none'}`);
-      console.log(`API event-loop delay (1 ms timer): p50 ${d.p50.toFixed(2)} p90 ${d.p90.toFixed(2)} p99 ${d.p99.toFixed(2)} p99.9 ${d.p999.toFixed(2)} max ${d.max.toFixed(2)} ms`);
+      console.log(
+        `API event-loop delay (1 ms timer): p50 ${d.p50.toFixed(2)} p90 ${d.p90.toFixed(2)} p99 ${d.p99.toFixed(2)} p99.9 ${d.p999.toFixed(2)} max ${d.max.toFixed(2)} ms`,
+      );
       if (probed.heapProfile) allocationSites(JSON.parse(readFileSync(probed.heapProfile, 'utf8')), r.requests);
     }
     if (process.env.BENCH_NO_PROFILE === '1') return;
@@ -142,7 +167,10 @@ async function main() {
     api.child.kill('SIGTERM');
     await exited;
     const stoppingMs = performance.now() - killed;
-    const file = join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')));
+    const file = join(
+      dir,
+      readdirSync(dir).find((f) => f.endsWith('.cpuprofile')),
+    );
     const profile = JSON.parse(readFileSync(file, 'utf8'));
     const afterMs = stoppingMs + (killed - started - measuredMs);
     summarise(profile, r.requests, measuredMs, afterMs, INCLUSIVE);
@@ -167,7 +195,8 @@ function allocationSites(profile, requests) {
   };
   walk(profile.head);
   console.log(`sampled allocation: ${(total / requests).toFixed(0)} bytes per request; by allocating function:`);
-  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${(bytes / requests).toFixed(0).padStart(7)} B/req  ${site}`);
+  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    console.log(`  ${(bytes / requests).toFixed(0).padStart(7)} B/req  ${site}`);
 }
 
 const INCLUSIVE = [

@@ -16,7 +16,12 @@ async function main() {
   const route = process.argv[2] ?? 'limited';
   const seconds = Number(process.argv[3] ?? 8);
   await recreateDatabase(DB);
-  const env = { DATABASE_URL: databaseUrl(DB), LOG_LEVEL: 'warn', REDIS_URL: route === 'redis' || route === 'limited' ? REDIS_URL : '', QUEUE_PREFIX: `bench-${randomUUID()}` };
+  const env = {
+    DATABASE_URL: databaseUrl(DB),
+    LOG_LEVEL: 'warn',
+    REDIS_URL: route === 'redis' || route === 'limited' ? REDIS_URL : '',
+    QUEUE_PREFIX: `bench-${randomUUID()}`,
+  };
   const key = createTenant(env).application.key;
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-profile-'));
   process.env.BENCH_PROFILE_DIR = dir;
@@ -31,9 +36,10 @@ async function main() {
   };
   const target = await create({ name: 'target' });
   const limited = await create({ name: 'limited', rate_limit: { limit: 1_000_000, window_seconds: 60 } });
-  const o = route === 'bare'
-    ? { url: api.base, path: '/health/live' }
-    : { url: api.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': route === 'limited' ? limited.key : key } };
+  const o =
+    route === 'bare'
+      ? { url: api.base, path: '/health/live' }
+      : { url: api.base, path: `/applications/${target.id}`, headers: { 'svc-api-key': route === 'limited' ? limited.key : key } };
   // Warm up, then measure: only the samples of the measured window are summarised.
   await load({ ...o, connections: 10, durationMs: 1000, warmupMs: 1000 });
   const before = cpuMs(api.child.pid);
@@ -46,8 +52,13 @@ async function main() {
   api.child.kill('SIGTERM');
   await exited;
   const stoppingMs = performance.now() - killed;
-  console.log(`${route}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(3)} ms, errors ${r.errors}, server CPU ${((cpu * 1000) / r.requests).toFixed(0)} us/req`);
-  const file = join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')));
+  console.log(
+    `${route}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(3)} ms, errors ${r.errors}, server CPU ${((cpu * 1000) / r.requests).toFixed(0)} us/req`,
+  );
+  const file = join(
+    dir,
+    readdirSync(dir).find((f) => f.endsWith('.cpuprofile')),
+  );
   summarise(JSON.parse(readFileSync(file, 'utf8')), r.requests, measuredMs, stoppingMs + (killed - started - measuredMs));
   console.log(`profile: ${file}`);
 }

@@ -113,8 +113,14 @@ function printRateReport(routes, summary, o, names, bodyBytes) {
     `\nbench:proxy --rate ${o.rate}: open loop (latency from each request's scheduled send), ${o.rounds} round(s) x ${o.durationMs / 1000} s per route ` +
       `after ${o.warmupMs / 1000} s of warm-up, ${o.workers} client workers x ${o.connections} connections, POST of a ${bodyBytes}-byte JSON body, loopback`,
   );
-  console.log(`${availableParallelism()} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other processes included)`);
-  console.log('| route | requests | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | p99 by round | errors | server CPU µs/req (sandbox processes) | send lag p99 ms | most waiting for a connection |');
+  console.log(
+    `${availableParallelism()} CPUs, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (other processes included)`,
+  );
+  console.log(
+    '| route | requests | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | p99 by round | errors | server CPU µs/req (sandbox processes) | send lag p99 ms | most waiting for a connection |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|');
   for (const route of routes) {
     const r = summary.get(route.name);
@@ -132,7 +138,11 @@ function printRateReport(routes, summary, o, names, bodyBytes) {
   console.log('\n| bar (fixed rate) | measured | met |');
   console.log('|---|---:|:-:|');
   if (none && reference) {
-    bar('no transforms: p99 <= 1.5x the reference forwarder\'s', `${fmt(none.p99, 3)} ms = ${fmt(none.p99 / reference.p99, 2)}x ${fmt(reference.p99, 3)} ms`, none.p99 <= 1.5 * reference.p99);
+    bar(
+      "no transforms: p99 <= 1.5x the reference forwarder's",
+      `${fmt(none.p99, 3)} ms = ${fmt(none.p99 / reference.p99, 2)}x ${fmt(reference.p99, 3)} ms`,
+      none.p99 <= 1.5 * reference.p99,
+    );
   }
   if (none) {
     bar('no transforms: p99 <= 2.5 ms', `${fmt(none.p99, 3)} ms`, none.p99 <= 2.5);

@@ -253,15 +253,23 @@ async function main() {
       `\nbench:proxy  ${ROUNDS} round(s) x ${DURATION_MS / 1000}s per route, ${CONNECTIONS} connections, POST of a ${PAYLOAD.length}-byte JSON body, loopback, PostgreSQL ${DB}`,
     );
     // Everything (load generator, upstream, forwarder, Gatehouse, PostgreSQL) shares this machine's CPUs.
-    console.log(`${availableParallelism()} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other processes included)`);
-    console.log('| route | req/s | p50 ms | p99 ms | errors | server CPU µs/req (API + sandbox processes) | of which sandbox processes | server context switches/req |');
+    console.log(
+      `${availableParallelism()} CPUs, load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} (other processes included)`,
+    );
+    console.log(
+      '| route | req/s | p50 ms | p99 ms | errors | server CPU µs/req (API + sandbox processes) | of which sandbox processes | server context switches/req |',
+    );
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const route of routes) {
       const r = s[route.name];
       const runs = results.get(route.name);
       const mean = (key) => runs.reduce((sum, run) => sum + run[key], 0) / runs.length;
       const sandboxes = route.pid === gatehouse.child.pid ? fmt(r.cpu - mean('ownCpuUsPerRequest'), 0) : '';
-      console.log(`| ${route.name} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} | ${fmt(r.cpu, 0)} | ${sandboxes} | ${fmt(mean('wakeupsPerRequest'), 1)} |`);
+      console.log(
+        `| ${route.name} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${r.errors} | ${fmt(r.cpu, 0)} | ${sandboxes} | ${fmt(mean('wakeupsPerRequest'), 1)} |`,
+      );
     }
     if (unloadedRoutes.length > 0) {
       console.log(`\none connection (no queueing), ${ROUNDS} round(s) x ${UNLOADED_DURATION_MS / 1000}s per route`);
@@ -308,10 +316,14 @@ async function main() {
       const addedAlone = summarize(unloaded.get(NONE)).p50 - summarize(unloaded.get(DIRECT)).p50;
       console.log(`| no transforms add <= 1 ms to p50 over direct, one connection | ${fmt(addedAlone, 3)} ms | ${addedAlone <= 1 ? 'yes' : 'NO'} |`);
     }
-    console.log(`| trivial transforms >= 50% of no-transform req/s (median of rounds) | ${shown(trivialRatio)} | ${trivialRatio.median >= 0.5 ? 'yes' : 'NO'} |`);
+    console.log(
+      `| trivial transforms >= 50% of no-transform req/s (median of rounds) | ${shown(trivialRatio)} | ${trivialRatio.median >= 0.5 ? 'yes' : 'NO'} |`,
+    );
     if (realisticS) {
       const realisticRatio = ratioOf(REALISTIC_ROUTE, NONE);
-      console.log(`| realistic transforms >= 40% of no-transform req/s (median of rounds) | ${shown(realisticRatio)} | ${realisticRatio.median >= 0.4 ? 'yes' : 'NO'} |`);
+      console.log(
+        `| realistic transforms >= 40% of no-transform req/s (median of rounds) | ${shown(realisticRatio)} | ${realisticRatio.median >= 0.4 ? 'yes' : 'NO'} |`,
+      );
     }
     if (s[PACKAGE_ROUTE]) {
       const packageRatio = ratioOf(PACKAGE_ROUTE, NONE);

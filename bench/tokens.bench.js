@@ -51,7 +51,11 @@ async function main() {
   const check = await call(api.base, vault.key, 'GET', `/tokens/${token.id}`);
   if (check.data?.number !== '424242XXXXXX4242') throw new Error('the bench token does not read back masked');
   // An outbound proxy and a caller that may use tokens (reveal on `/`).
-  const proxy = await call(api.base, admin, 'POST', '/proxies', { name: 'bench outbound', destination_url: `http://127.0.0.1:${upstreamPort}/`, require_auth: true });
+  const proxy = await call(api.base, admin, 'POST', '/proxies', {
+    name: 'bench outbound',
+    destination_url: `http://127.0.0.1:${upstreamPort}/`,
+    require_auth: true,
+  });
   const caller = await call(api.base, admin, 'POST', '/applications', {
     name: 'bench caller',
     type: 'private',
@@ -114,7 +118,9 @@ async function main() {
   console.log('|---|---:|:-:|');
   console.log(`| POST /tokens >= 50% of the reference | ${fmt(createRatio * 100, 1)}% | ${createRatio >= 0.5 ? 'yes' : 'NO'} |`);
   console.log(`| GET /tokens/{id} (mask) >= 60% of the reference | ${fmt(readRatio * 100, 1)}% | ${readRatio >= 0.6 ? 'yes' : 'NO'} |`);
-  console.log(`| detokenizing proxy call >= 70% of the same call without an expression | ${fmt(detokenizeRatio * 100, 1)}% | ${detokenizeRatio >= 0.7 ? 'yes' : 'NO'} |`);
+  console.log(
+    `| detokenizing proxy call >= 70% of the same call without an expression | ${fmt(detokenizeRatio * 100, 1)}% | ${detokenizeRatio >= 0.7 ? 'yes' : 'NO'} |`,
+  );
 }
 
 main().catch((error) => {

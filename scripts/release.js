@@ -65,7 +65,8 @@ function unpinnedBases(dockerfile) {
     const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
     if (!from) continue;
     const image = from[1].replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_, name) => args[name] ?? '');
-    if (!stages.has(image) && !/^[^\s@]+@sha256:[0-9a-f]{64}$/.test(image)) found.push(`Dockerfile: FROM ${from[1]} (${image || 'empty'}) is not pinned by digest`);
+    if (!stages.has(image) && !/^[^\s@]+@sha256:[0-9a-f]{64}$/.test(image))
+      found.push(`Dockerfile: FROM ${from[1]} (${image || 'empty'}) is not pinned by digest`);
     if (from[2]) stages.add(from[2]);
   }
   if (found.length === 0 && !/^FROM /m.test(dockerfile)) found.push('Dockerfile: no FROM');

@@ -17,7 +17,13 @@ import { testKeyWrapper } from './test-vault';
  */
 export async function producerReady(context: INestApplicationContext): Promise<void> {
   const health = context.get(RedisHealth);
-  if (!(await waitFor(() => health.ping(), (up) => up))) throw new Error('the producer did not connect to Redis');
+  if (
+    !(await waitFor(
+      () => health.ping(),
+      (up) => up,
+    ))
+  )
+    throw new Error('the producer did not connect to Redis');
 }
 
 /** Where jobs run or not (`runJobs`), and tuning beyond the test configuration. */

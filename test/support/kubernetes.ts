@@ -19,7 +19,11 @@ export const KUBERNETES_DIR = join(REPO_ROOT, 'deploy/kubernetes');
  * v2.0.3, which the manifests are written for too), parsed. KUBECTL names another kubectl to render with.
  */
 export function kustomize(dir: string): K8sObject[] {
-  const yaml = execFileSync(process.env.KUBECTL ?? 'kubectl', ['kustomize', join(KUBERNETES_DIR, dir)], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  const yaml = execFileSync(process.env.KUBECTL ?? 'kubectl', ['kustomize', join(KUBERNETES_DIR, dir)], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return (loadAll(yaml) as K8sObject[]).filter(Boolean);
 }
 
@@ -69,7 +73,14 @@ export function unknownMemberErrors(objects: K8sObject[]): string[] {
     return `export const o${i}: I${object.kind} = ${JSON.stringify(object)};`;
   });
   const source = [...imports, ...lines].join('\n');
-  const options: ts.CompilerOptions = { strict: true, noEmit: true, types: [], skipLibCheck: true, module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 };
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    types: [],
+    skipLibCheck: true,
+    module: ts.ModuleKind.CommonJS,
+    target: ts.ScriptTarget.ES2022,
+  };
   const host = ts.createCompilerHost(options);
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (name, language, ...rest) => (name === file ? ts.createSourceFile(name, source, language) : getSourceFile(name, language, ...rest));

@@ -50,7 +50,12 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const port = await freePort();
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
-  const pid = () => Number(execFileSync('head', ['-1', join(data, 'postmaster.pid')]).toString().trim());
+  const pid = () =>
+    Number(
+      execFileSync('head', ['-1', join(data, 'postmaster.pid')])
+        .toString()
+        .trim(),
+    );
   const start = () => void run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
   start();
   return {
@@ -65,7 +70,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       if (existsSync(join(data, 'postmaster.pid'))) process.kill(pid(), 'SIGCONT');
     },
     remove: () => {
-      spawnSync(asRoot ? 'runuser' : join(bin, 'pg_ctl'), asRoot ? ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop']);
+      spawnSync(
+        asRoot ? 'runuser' : join(bin, 'pg_ctl'),
+        asRoot ? ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop'],
+      );
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -48,7 +48,15 @@ export async function startCommand(command: string[], env: Record<string, string
   const child = spawn(file!, args, {
     cwd: REPO_ROOT,
     // The tests' vault key unless a test gives its own (VAULT_KEY_FILE, or VAULT_KEY '' to have one generated into DATA_DIR).
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', CONSOLE_PORT: '0', LOG_LEVEL: 'info', ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}), ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      PORT: '0',
+      CONSOLE_PORT: '0',
+      LOG_LEVEL: 'info',
+      ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -97,7 +105,13 @@ export function runToCompletion(script: string, args: string[], env: Record<stri
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--no-node-snapshot', script, ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CONSOLE_PORT: '0', ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}), ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        CONSOLE_PORT: '0',
+        ...(env.VAULT_KEY_FILE === undefined ? { VAULT_KEY: TEST_VAULT_KEY } : {}),
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

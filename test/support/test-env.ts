@@ -8,8 +8,7 @@ export function testDatabaseName(): string {
   return process.env.TEST_DATABASE_NAME ?? 'gatehouse_test';
 }
 
-export const TEST_DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? ADMIN_DATABASE_URL.replace(/\/[^/?]*(\?|$)/, `/${testDatabaseName()}$1`);
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? ADMIN_DATABASE_URL.replace(/\/[^/?]*(\?|$)/, `/${testDatabaseName()}$1`);
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
 /** The checkpoint signing key of the tests (a fixed Ed25519 seed, hex): tests never generate one into a DATA_DIR. */
 export const TEST_LOG_SIGNING_KEY = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';

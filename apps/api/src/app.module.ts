@@ -42,10 +42,7 @@ export class AppModule {
         TokensModule,
       ],
       controllers: [HealthController, PermissionsController],
-      providers: [
-        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
-        Draining,
-      ],
+      providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }, Draining],
     };
   }
 }

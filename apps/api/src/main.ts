@@ -50,7 +50,10 @@ async function main(): Promise<void> {
   const servers = consoleServer ? [server, consoleServer] : [server];
   if (consoleServer) origins.consolePort = (consoleServer.address() as AddressInfo).port;
   const consoleUrl = consoleServer ? `${config.consolePublicUrl ?? `http://localhost:${origins.consolePort}`}/console/` : undefined;
-  root.info({ console_port: origins.consolePort ?? null, console_url: consoleUrl ?? null }, consoleUrl ? 'console listening' : 'console off (CONSOLE_PORT=off)');
+  root.info(
+    { console_port: origins.consolePort ?? null, console_url: consoleUrl ?? null },
+    consoleUrl ? 'console listening' : 'console off (CONSOLE_PORT=off)',
+  );
 
   const created = await ensureFirstTenant(app, config.bootstrapManagementKey);
   if (created && config.bootstrapManagementKey) {

@@ -93,7 +93,10 @@ function toJsonSchemaNullability(node: unknown): void {
   Object.assign(record, {
     ...(description === undefined ? {} : { description }),
     ...(fallback === undefined ? {} : { default: fallback }),
-    anyOf: [schema.allOf && Object.keys(schema).length === 1 && (schema.allOf as unknown[]).length === 1 ? (schema.allOf as unknown[])[0] : schema, { type: 'null' }],
+    anyOf: [
+      schema.allOf && Object.keys(schema).length === 1 && (schema.allOf as unknown[]).length === 1 ? (schema.allOf as unknown[])[0] : schema,
+      { type: 'null' },
+    ],
   });
 }
 
@@ -132,7 +135,11 @@ const SHARED_SCHEMAS: Record<string, SchemaObject> = {
           title: { type: 'string', example: 'One or more validation errors occurred.' },
           status: { type: 'integer', minimum: 400, maximum: 599, example: 401 },
           detail: { type: 'string', example: 'Authentication Failed' },
-          errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, example: { error: ['MY-CUSTOM-API-KEY header is required'] } },
+          errors: {
+            type: 'object',
+            additionalProperties: { type: 'array', items: { type: 'string' } },
+            example: { error: ['MY-CUSTOM-API-KEY header is required'] },
+          },
         },
       },
     },
@@ -140,22 +147,26 @@ const SHARED_SCHEMAS: Record<string, SchemaObject> = {
 };
 
 const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } };
-const DESTINATION_STATUS = { 'svc-proxy-destination-status': { description: 'The status the destination answered with (when it answered)', schema: { type: 'integer' } } };
+const DESTINATION_STATUS = {
+  'svc-proxy-destination-status': { description: 'The status the destination answered with (when it answered)', schema: { type: 'integer' } },
+};
 
 function problemResponse(description: string, headers?: ResponseObject['headers']): ResponseObject {
   return { description, ...(headers ? { headers } : {}), content: { [PROBLEM]: { schema: { $ref: '#/components/schemas/ProblemDetails' } } } };
 }
 
 const ERRORS = {
-  400: problemResponse('Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field'),
+  400: problemResponse(
+    'Bad input: malformed or non-UTF-8 JSON, a wrong type, an unknown field or query parameter, a rule of the contract; `errors` names each field',
+  ),
   401: problemResponse('`SVC-API-KEY` missing, unknown, regenerated away, or of an expired application'),
   403: problemResponse(
     'The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit',
   ),
-  404: problemResponse('No such resource in the caller\'s tenant'),
+  404: problemResponse("No such resource in the caller's tenant"),
   413: problemResponse('The body exceeds the size limit (1 MiB by default)'),
   415: problemResponse('An unsupported Content-Type or charset (PATCH takes application/merge-patch+json)'),
-  429: problemResponse('Too many failed authentications from this client, or the application\'s rate limit; retry after `Retry-After`', RETRY_AFTER),
+  429: problemResponse("Too many failed authentications from this client, or the application's rate limit; retry after `Retry-After`", RETRY_AFTER),
   500: problemResponse('An unexpected fault, logged with the request id that `instance` carries'),
   503: problemResponse('A dependency (the database) is unavailable; retry after `Retry-After`', RETRY_AFTER),
 } satisfies Record<number, ResponseObject>;
@@ -196,10 +207,10 @@ function proxyDataPlane(): Record<string, PathItemObject> {
     operationId: `invokeProxy${withPath ? 'Path' : ''}${method[0]!.toUpperCase()}${method.slice(1)}`,
     summary: `Invoke a proxy (${method.toUpperCase()}${withPath ? ', with more path' : ''})`,
     description:
-      'Forwards the request to the proxy\'s `destination_url` (then the more path, then the query string without ' +
+      "Forwards the request to the proxy's `destination_url` (then the more path, then the query string without " +
       '`svc-proxy-key`), through its request and response transforms. The proxy is named by `SVC-PROXY-KEY` or ' +
-      '`?svc-proxy-key=`; with `require_auth` (the default) `SVC-API-KEY` of an application of the proxy\'s tenant ' +
-      'holding `proxy:invoke` is needed too. Any other query parameter is the destination\'s.',
+      "`?svc-proxy-key=`; with `require_auth` (the default) `SVC-API-KEY` of an application of the proxy's tenant " +
+      "holding `proxy:invoke` is needed too. Any other query parameter is the destination's.",
     security,
     parameters: withPath
       ? [
@@ -221,18 +232,40 @@ function proxyDataPlane(): Record<string, PathItemObject> {
         headers: DESTINATION_STATUS,
         content: { '*/*': { schema: {} } },
       },
-      400: answers("A path that escapes the destination's or a body that ended early (ProblemDetails); a transform's BadRequestError or InvalidReactorConfigurationError (ProxyError)", { problem: true, proxyError: true }),
-      401: answers("No proxy key, or (with `require_auth`) no valid `SVC-API-KEY` (ProblemDetails); a transform's AuthenticationError (ProxyError)", { problem: true, proxyError: true }),
+      400: answers(
+        "A path that escapes the destination's or a body that ended early (ProblemDetails); a transform's BadRequestError or InvalidReactorConfigurationError (ProxyError)",
+        { problem: true, proxyError: true },
+      ),
+      401: answers("No proxy key, or (with `require_auth`) no valid `SVC-API-KEY` (ProblemDetails); a transform's AuthenticationError (ProxyError)", {
+        problem: true,
+        proxyError: true,
+      }),
       402: answers("A transform's InvalidPaymentMethodError (ProxyError)", { proxyError: true }),
-      403: answers("The key lacks `proxy:invoke` or belongs to another tenant (ProblemDetails); a transform's AuthorizationError (ProxyError)", { problem: true, proxyError: true }),
+      403: answers("The key lacks `proxy:invoke` or belongs to another tenant (ProblemDetails); a transform's AuthorizationError (ProxyError)", {
+        problem: true,
+        proxyError: true,
+      }),
       404: answers('No proxy has this key (ProblemDetails)', { problem: true }),
       405: answers('A method proxies do not take (ProblemDetails, with `Allow`)', { problem: true }),
       413: answers('The body exceeds the size limit (ProblemDetails)', { problem: true }),
       422: answers("A transform's UnprocessableEntityError (ProxyError)", { proxyError: true }),
-      429: answers("Throttled or rate limited, `Retry-After` (ProblemDetails); a transform's RateLimitError (ProxyError)", { problem: true, proxyError: true }, RETRY_AFTER),
-      500: answers('A transform threw, timed out or ran out of memory (ProxyError, title ReactorRuntimeError); an unexpected fault (ProblemDetails)', { problem: true, proxyError: true }),
-      502: answers('The destination could not be reached, resolves to a refused address, or answered too large for a transform (ProblemDetails)', { problem: true }),
-      503: answers("A dependency is unavailable or the sandbox pool is saturated, `Retry-After` (ProblemDetails); a transform's ServiceUnavailableError (ProxyError)", { problem: true, proxyError: true }, RETRY_AFTER),
+      429: answers(
+        "Throttled or rate limited, `Retry-After` (ProblemDetails); a transform's RateLimitError (ProxyError)",
+        { problem: true, proxyError: true },
+        RETRY_AFTER,
+      ),
+      500: answers('A transform threw, timed out or ran out of memory (ProxyError, title ReactorRuntimeError); an unexpected fault (ProblemDetails)', {
+        problem: true,
+        proxyError: true,
+      }),
+      502: answers('The destination could not be reached, resolves to a refused address, or answered too large for a transform (ProblemDetails)', {
+        problem: true,
+      }),
+      503: answers(
+        "A dependency is unavailable or the sandbox pool is saturated, `Retry-After` (ProblemDetails); a transform's ServiceUnavailableError (ProxyError)",
+        { problem: true, proxyError: true },
+        RETRY_AFTER,
+      ),
       504: answers('The destination did not answer in time (ProblemDetails)', { problem: true }),
     },
   });

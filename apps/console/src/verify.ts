@@ -17,8 +17,7 @@ export interface Checkpoint {
 }
 
 export type Verification =
-  | { ok: true; logs: number; checkpoints: number; lastSigned: number; unsigned: number; anchor?: number }
-  | { ok: false; problem: string };
+  { ok: true; logs: number; checkpoints: number; lastSigned: number; unsigned: number; anchor?: number } | { ok: false; problem: string };
 
 const encoder = new TextEncoder();
 
@@ -83,7 +82,12 @@ function hexToBytes(hex: string): Uint8Array<ArrayBuffer> {
  * `exportText`: the unfiltered NDJSON export (position order); checkpoints in any order; the raw public keys, base64
  * (one, or the current and retired ones); `anchor`: the tenant's retention anchor, when retention removed logs.
  */
-export async function verifyTrail(exportText: string, checkpoints: Checkpoint[], publicKeysBase64: string | string[], anchor?: Checkpoint | null): Promise<Verification> {
+export async function verifyTrail(
+  exportText: string,
+  checkpoints: Checkpoint[],
+  publicKeysBase64: string | string[],
+  anchor?: Checkpoint | null,
+): Promise<Verification> {
   const keys = new Map<string, CryptoKey>();
   for (const base64 of Array.isArray(publicKeysBase64) ? publicKeysBase64 : [publicKeysBase64]) {
     const raw = base64ToBytes(base64);
@@ -120,11 +124,19 @@ export async function verifyTrail(exportText: string, checkpoints: Checkpoint[],
     if (hex !== log.hash) return { ok: false, problem: `Log ${position} (${log.id}) does not match its hash: it was altered, inserted or moved.` };
     const checkpoint = byPosition.get(position);
     if (checkpoint) {
-      if (checkpoint.hash !== hex) return { ok: false, problem: `The chain at position ${position} differs from its signed checkpoint: logs after ${lastSigned} were rewritten.` };
+      if (checkpoint.hash !== hex)
+        return { ok: false, problem: `The chain at position ${position} differs from its signed checkpoint: logs after ${lastSigned} were rewritten.` };
       lastSigned = position;
     }
   }
   const beyond = checkpoints.find((c) => c.position > position);
   if (beyond) return { ok: false, problem: `A checkpoint vouches for position ${beyond.position}, but the trail ends at ${position}: logs were removed.` };
-  return { ok: true, logs: position - start, checkpoints: checkpoints.length, lastSigned, unsigned: position - lastSigned, ...(anchor ? { anchor: start } : {}) };
+  return {
+    ok: true,
+    logs: position - start,
+    checkpoints: checkpoints.length,
+    lastSigned,
+    unsigned: position - lastSigned,
+    ...(anchor ? { anchor: start } : {}),
+  };
 }

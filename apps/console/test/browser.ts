@@ -98,7 +98,11 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   // Evaluated over the DevTools protocol, which the page's CSP does not govern: the console's own CSP stays on.
   await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
   const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> }> };
+      }
+    ).axe;
     return axe.run(document, { resultTypes: ['violations'] });
   });
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);

@@ -96,7 +96,9 @@ describe('console (in chromium)', () => {
     const expected: string[] = [];
     let start: string | undefined;
     do {
-      const res = await fetch(`${service.baseUrl}/applications?size=100${start ? `&start=${encodeURIComponent(start)}` : ''}`, { headers: { 'svc-api-key': tenant.key } });
+      const res = await fetch(`${service.baseUrl}/applications?size=100${start ? `&start=${encodeURIComponent(start)}` : ''}`, {
+        headers: { 'svc-api-key': tenant.key },
+      });
       const body = (await res.json()) as { data: Array<{ name: string }>; pagination: { next?: string } };
       expected.push(...body.data.map((a) => a.name));
       start = body.pagination.next;
@@ -117,7 +119,9 @@ describe('console (in chromium)', () => {
   });
 
   it("creates an application: the type's permissions, the API's messages at their fields, and the key shown once", async () => {
-    const catalogue = (await (await fetch(`${service.baseUrl}/permissions?application_type=private`, { headers: { 'svc-api-key': tenant.key } })).json()) as Array<{ type: string }>;
+    const catalogue = (await (
+      await fetch(`${service.baseUrl}/permissions?application_type=private`, { headers: { 'svc-api-key': tenant.key } })
+    ).json()) as Array<{ type: string }>;
     const page = await newPage('/console/applications/new');
     await signIn(page, tenant.key);
     await page.getByRole('heading', { name: 'New application' }).waitFor();
@@ -322,7 +326,9 @@ describe('console (in chromium)', () => {
     await page.getByTestId('form-problem').waitFor();
     browser.expectError(/status of 400/);
     expect(await value.getAttribute('aria-invalid')).toBe('true');
-    expect(await page.locator(`[id="${await value.getAttribute('aria-describedby')}"]`).textContent()).toBe('value must be longer than or equal to 1 characters');
+    expect(await page.locator(`[id="${await value.getAttribute('aria-describedby')}"]`).textContent()).toBe(
+      'value must be longer than or equal to 1 characters',
+    );
     await value.fill('/exports/');
     await value.press('Enter');
     await page.getByRole('heading', { name: 'One-off export', level: 1 }).waitFor();
@@ -334,7 +340,11 @@ describe('console (in chromium)', () => {
   });
 
   it("follows an edit of the signed-in key's own application: a page it no longer may see leaves the navigation", async () => {
-    const self = await createApplication({ name: 'Self editor', type: 'management', permissions: ['application:read', 'application:update', 'log:read', 'proxy:read'] });
+    const self = await createApplication({
+      name: 'Self editor',
+      type: 'management',
+      permissions: ['application:read', 'application:update', 'log:read', 'proxy:read'],
+    });
     const page = await newPage(`/console/applications/${self.id}/edit`);
     await signIn(page, self.key);
     const nav = page.getByRole('navigation', { name: 'Console' });
@@ -346,7 +356,9 @@ describe('console (in chromium)', () => {
     await nav.getByRole('link', { name: 'Proxies' }).waitFor({ state: 'detached' });
     expect(await nav.getByRole('link').allTextContents()).toEqual(['Logs', 'Applications']);
     // And the service agrees: the key reads its own application without proxy:read.
-    const own = (await fetch(`${service.baseUrl}/applications/key`, { headers: { 'svc-api-key': self.key } }).then((r) => r.json())) as { permissions: string[] };
+    const own = (await fetch(`${service.baseUrl}/applications/key`, { headers: { 'svc-api-key': self.key } }).then((r) => r.json())) as {
+      permissions: string[];
+    };
     expect(own.permissions).not.toContain('proxy:read');
     await page.close();
   });
@@ -364,7 +376,6 @@ describe('console (in chromium)', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await page.close();
   });
-
 
   // What the logs' file checks in its last test, here after all of them: no console errors in the browser.
   afterAll(() => expect(browser.errors).toEqual([]));

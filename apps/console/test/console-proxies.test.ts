@@ -254,7 +254,12 @@ describe('console proxies (in chromium)', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByTestId('proxy-status').filter({ hasText: 'Saved.' }).waitFor();
     const edited = (await api('GET', `/proxies/${id}`)).json;
-    expect(edited).toMatchObject({ name: 'Orders upstream v2', rate_limit: { limit: 50, window_seconds: 60 }, request_transform: { code: FIXED }, application_id: svcApp.json.id });
+    expect(edited).toMatchObject({
+      name: 'Orders upstream v2',
+      rate_limit: { limit: 50, window_seconds: 60 },
+      request_transform: { code: FIXED },
+      application_id: svcApp.json.id,
+    });
     expect(Object.entries(edited.configuration)).toEqual([['__proto__', 'kept']]);
 
     // The rate limit: the form shows the one set through the API; a value the API refuses is shown at its field and

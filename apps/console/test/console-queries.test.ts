@@ -43,7 +43,16 @@ describe('console queries (in chromium)', () => {
       held.asked++;
       const response = await route.fetch();
       const body = await response.json();
-      const stale = { id: 'stale-answer', created_at: new Date().toISOString(), entity_type: 'card', entity_id: 'stale', operation: 'update', message: 'A stale answer', position: 1, hash: 'stale' };
+      const stale = {
+        id: 'stale-answer',
+        created_at: new Date().toISOString(),
+        entity_type: 'card',
+        entity_id: 'stale',
+        operation: 'update',
+        message: 'A stale answer',
+        position: 1,
+        hash: 'stale',
+      };
       await new Promise((resolve) => setTimeout(resolve, HELD_MS));
       await route.fulfill({ response, json: { ...body, data: [stale, ...(body.data ?? [])] } });
       held.delivered++;

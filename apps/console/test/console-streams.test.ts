@@ -84,7 +84,9 @@ describe('console log streams (in chromium)', () => {
     const page = await browser.newPage('/console/streams');
     await signIn(page, tenant.key);
     await page.getByRole('heading', { name: 'Log streams', level: 1 }).waitFor();
-    await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Log streams' }).getAttribute('aria-current')).resolves.toBe('page');
+    await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Log streams' }).getAttribute('aria-current')).resolves.toBe(
+      'page',
+    );
     await page.getByTestId('streams-status').filter({ hasText: 'No log streams yet.' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -116,7 +118,9 @@ describe('console log streams (in chromium)', () => {
     expect(page.url()).toBe(`${service.consoleUrl}/console/streams`);
     const secret = await page.getByLabel('Signing secret (Standard Webhooks)').inputValue();
     expect(secret).toMatch(/^whsec_/);
-    const stored = await page.evaluate(() => JSON.stringify({ ...window.sessionStorage }) + JSON.stringify({ ...window.localStorage }) + window.document.cookie);
+    const stored = await page.evaluate(
+      () => JSON.stringify({ ...window.sessionStorage }) + JSON.stringify({ ...window.localStorage }) + window.document.cookie,
+    );
     expect(stored).not.toContain(secret.slice(6));
     expect(page.url()).not.toContain(secret.slice(6));
     const listed = await api('GET', '/logs/streams');
@@ -132,14 +136,25 @@ describe('console log streams (in chromium)', () => {
 
     // A log written after the stream: delivered to the receiver, signed with the secret shown, and the row says so.
     expect((await api('POST', '/applications', { name: 'streamed', type: 'private', permissions: ['token:read'] })).status).toBe(201);
-    await until(() => deliveries.length, (n) => n > 0, 'a delivery');
+    await until(
+      () => deliveries.length,
+      (n) => n > 0,
+      'a delivery',
+    );
     for (const delivery of deliveries) new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
     const records = deliveries.flatMap((d) => (JSON.parse(d.body) as { data: { records: Array<{ position: number; hash: string }> } }).data.records);
     expect(records.length).toBeGreaterThan(0);
     expect(records.every((r) => Number.isInteger(r.position) && typeof r.hash === 'string')).toBe(true);
-    await until(() => api('GET', `/logs/streams/${id}`), (r) => r.json.lag.logs === 0 && r.json.last_synced_at !== null, 'caught up');
+    await until(
+      () => api('GET', `/logs/streams/${id}`),
+      (r) => r.json.lag.logs === 0 && r.json.last_synced_at !== null,
+      'caught up',
+    );
     // The page reads the list again every 3 s; later logs (the stream's own audit records) may move the position on.
-    await siem.getByTestId('stream-lag').filter({ hasText: /^caught up \(position [1-9]\d*\)$/ }).waitFor();
+    await siem
+      .getByTestId('stream-lag')
+      .filter({ hasText: /^caught up \(position [1-9]\d*\)$/ })
+      .waitFor();
     expect(await siem.getByRole('cell').nth(5).textContent()).not.toBe('never');
 
     // Reloading forgets the secret for good.

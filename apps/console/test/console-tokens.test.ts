@@ -69,7 +69,15 @@ describe('console tokens (in chromium)', () => {
     const created = await api(revealer, 'POST', '/tokens', { type: 'card', data: CARD, metadata: { customer: 'c_1' } });
     expect(created.status).toBe(201);
     card = created.json.id;
-    expect((await api(revealer, 'POST', '/tokens', { type: 'bank', data: { routing_number: '021000021', account_number: '123456789' }, metadata: { customer: 'c_2' } })).status).toBe(201);
+    expect(
+      (
+        await api(revealer, 'POST', '/tokens', {
+          type: 'bank',
+          data: { routing_number: '021000021', account_number: '123456789' },
+          metadata: { customer: 'c_2' },
+        })
+      ).status,
+    ).toBe(201);
     // 23 tokens in a container of their own: two pages of 20.
     const paged = Array.from({ length: 23 }, (_, i) => ({ type: 'token', data: { n: i }, containers: ['/paging/'], metadata: { batch: 'p' } }));
     expect((await api(revealer, 'POST', '/tokenize', paged)).status).toBe(200);
@@ -102,7 +110,9 @@ describe('console tokens (in chromium)', () => {
     const page = await openAs(masker, '/console/');
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Tokens' }).click();
     await page.getByRole('heading', { name: 'Tokens', level: 1 }).waitFor();
-    await status(page).getByText(/20 tokens shown; more exist/).waitFor();
+    await status(page)
+      .getByText(/20 tokens shown; more exist/)
+      .waitFor();
 
     await page.getByLabel('Type').selectOption('bank');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -135,7 +145,10 @@ describe('console tokens (in chromium)', () => {
 
   it("shows a token's data as the key's rule decides: masked, revealed, or redacted (said so)", async () => {
     const masked = await openAs(masker, `/console/tokens/${card}`);
-    await masked.getByTestId('token-data').getByText(/424242XXXXXX4242/).waitFor();
+    await masked
+      .getByTestId('token-data')
+      .getByText(/424242XXXXXX4242/)
+      .waitFor();
     expect(await seriousViolations(masked)).toEqual([]);
     expect(await masked.getByTestId('token-data').textContent()).not.toContain(CARD.cvc);
     expect(await masked.content()).not.toContain(CARD.number);
@@ -150,12 +163,15 @@ describe('console tokens (in chromium)', () => {
     await revealed.close();
 
     const redacted = await openAs(redactor, `/console/tokens/${card}`);
-    await redacted.getByTestId('token-data').getByText(/Redacted: this key's access rule returns no data/).waitFor();
+    await redacted
+      .getByTestId('token-data')
+      .getByText(/Redacted: this key's access rule returns no data/)
+      .waitFor();
     expect(await redacted.content()).not.toContain('424242');
     await redacted.close();
   });
 
-  it('creates a card with its own fields, showing the API\'s 400 beside the field without echoing the value', async () => {
+  it("creates a card with its own fields, showing the API's 400 beside the field without echoing the value", async () => {
     const page = await openAs(masker, '/console/tokens');
     await page.getByRole('link', { name: 'New token' }).click();
     await page.getByRole('heading', { name: 'New token' }).waitFor();
@@ -192,7 +208,10 @@ describe('console tokens (in chromium)', () => {
     await page.getByLabel('CVC').fill('987');
     await page.getByRole('button', { name: 'Create token' }).click();
     // The new token's page, as this key (mask) sees it.
-    await page.getByTestId('token-data').getByText(/400005XXXXXX5556/).waitFor();
+    await page
+      .getByTestId('token-data')
+      .getByText(/400005XXXXXX5556/)
+      .waitFor();
     const id = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
     const stored = await api(revealer, 'GET', `/tokens/${id}`);
     expect(stored.json.data).toEqual({ number: NEW_NUMBER, expiration_month: 11, expiration_year: 2031, cvc: '987' });

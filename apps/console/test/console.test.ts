@@ -129,7 +129,12 @@ describe('console (in chromium)', () => {
     await signIn(page, tenant.key);
     await page.getByRole('heading', { name: 'Audit logs' }).waitFor();
     expect(await scrollToEnd(page)).toBe(20);
-    expect(await page.locator('tbody tr td:last-child').allTextContents()).toEqual(logs.slice(20, 40).reverse().map((l) => l.message));
+    expect(await page.locator('tbody tr td:last-child').allTextContents()).toEqual(
+      logs
+        .slice(20, 40)
+        .reverse()
+        .map((l) => l.message),
+    );
     // 2026-03-01T00:20Z is 01:20 in Berlin (UTC+1 in March before the switch).
     expect(await page.getByLabel(`From (${TIME_ZONE})`).inputValue()).toBe('2026-03-01T01:20');
 
@@ -164,19 +169,27 @@ describe('console (in chromium)', () => {
 
     const [ndjson] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'NDJSON' }).click()]);
     expect(ndjson.suggestedFilename()).toMatch(/^gatehouse-logs-.*\.ndjson$/);
-    const exported = readFileSync(await ndjson.path(), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const exported = readFileSync(await ndjson.path(), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(exported.map((l: { id: string }) => l.id)).toEqual(cardsE2.map((l) => l.id));
     expect(exported.every((l: { hash: string }) => /^[0-9a-f]{64}$/.test(l.hash))).toBe(true);
 
     const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'CSV' }).click()]);
     expect(csv.suggestedFilename()).toMatch(/\.csv$/);
-    const rows = readFileSync(await csv.path(), 'utf8').trim().split(/\r?\n/);
+    const rows = readFileSync(await csv.path(), 'utf8')
+      .trim()
+      .split(/\r?\n/);
     expect(rows).toHaveLength(cardsE2.length + 1);
     expect(rows[1]).toContain(cardsE2[0]!.id);
 
     // The whole trail recomputed in the browser (SHA-256 chain, Ed25519 checkpoint signatures).
     await page.getByRole('button', { name: 'Verify the trail' }).click();
-    await page.getByTestId('verification').filter({ hasText: /^Verified: / }).waitFor();
+    await page
+      .getByTestId('verification')
+      .filter({ hasText: /^Verified: / })
+      .waitFor();
     expect(await page.getByTestId('verification').textContent()).toMatch(/checkpoint signatures valid, signed up to position \d+/);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'logs-integrity');
@@ -188,7 +201,10 @@ describe('console (in chromium)', () => {
       await route.fulfill({ response, body });
     });
     await page.getByRole('button', { name: 'Verify the trail' }).click();
-    await page.getByTestId('verification').filter({ hasText: /^Verification failed: Log 8 / }).waitFor();
+    await page
+      .getByTestId('verification')
+      .filter({ hasText: /^Verification failed: Log 8 / })
+      .waitFor();
     await page.close();
   });
 

@@ -41,7 +41,10 @@ async function startWorker(jobs: Partial<BackgroundJobsOptions> = {}): Promise<R
  */
 async function startReadyApi(env: Record<string, string>): Promise<TestApp> {
   const api = await startTestApp(env);
-  const ready = await waitFor(async () => (await api.http().get('/health/ready')).status, (status) => status === 200);
+  const ready = await waitFor(
+    async () => (await api.http().get('/health/ready')).status,
+    (status) => status === 200,
+  );
   if (ready !== 200) {
     await api.close();
     throw new Error(`the api did not become ready (${ready})`);
@@ -97,7 +100,12 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
       worker = await startWorker({ outboxRelayMinAgeMs: 600_000, outboxRelayIntervalMs: 600_000 });
 
       const expected = 2 + committed.length; // the tenant and its first application, then every create
-      expect(await waitFor(() => countLogs(api.database, tenant.tenant.id), (n) => n >= expected)).toBe(expected);
+      expect(
+        await waitFor(
+          () => countLogs(api.database, tenant.tenant.id),
+          (n) => n >= expected,
+        ),
+      ).toBe(expected);
       expect(await duplicatedEntities(api, tenant.tenant.id)).toBe(0);
       expect(await outboxOf(api, tenant.tenant.id)).toBe(0);
     } finally {
@@ -114,7 +122,10 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
     try {
       const tenant = await api.tenant();
       await createApplications(api, tenant, 0, 4);
-      await waitFor(() => countLogs(api.database, tenant.tenant.id), (n) => n >= 6);
+      await waitFor(
+        () => countLogs(api.database, tenant.tenant.id),
+        (n) => n >= 6,
+      );
 
       await forwarder.stop();
       const ready = await api.http().get('/health/ready');
@@ -125,13 +136,26 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
       expect(whileDown).toHaveLength(12);
 
       await forwarder.start();
-      await waitFor(async () => (await api.http().get('/health/ready')).status, (status) => status === 200);
+      await waitFor(
+        async () => (await api.http().get('/health/ready')).status,
+        (status) => status === 200,
+      );
       await createApplications(api, tenant, 16, 20);
 
       const expected = 2 + 20;
-      expect(await waitFor(() => countLogs(api.database, tenant.tenant.id), (n) => n >= expected)).toBe(expected);
+      expect(
+        await waitFor(
+          () => countLogs(api.database, tenant.tenant.id),
+          (n) => n >= expected,
+        ),
+      ).toBe(expected);
       expect(await duplicatedEntities(api, tenant.tenant.id)).toBe(0);
-      expect(await waitFor(() => outboxOf(api, tenant.tenant.id), (n) => n === 0)).toBe(0);
+      expect(
+        await waitFor(
+          () => outboxOf(api, tenant.tenant.id),
+          (n) => n === 0,
+        ),
+      ).toBe(0);
     } finally {
       await worker.stop();
       await api.close();
@@ -145,10 +169,26 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
     const queue = rawQueue(prefix);
     try {
       const tenant = await api.tenant();
-      const bad = await queue.add(JobName.AuditLog, { tenant_id: tenant.tenant.id, entity_type: 'card', entity_id: 'card_1', operation: 'charge', message: 'x' });
+      const bad = await queue.add(JobName.AuditLog, {
+        tenant_id: tenant.tenant.id,
+        entity_type: 'card',
+        entity_id: 'card_1',
+        operation: 'charge',
+        message: 'x',
+      });
       await createApplications(api, tenant, 0, 4);
-      expect(await waitFor(() => countLogs(api.database, tenant.tenant.id), (n) => n >= 6)).toBe(6);
-      expect(await waitFor(() => queue.getJobState(bad.id!), (s) => s === 'failed')).toBe('failed');
+      expect(
+        await waitFor(
+          () => countLogs(api.database, tenant.tenant.id),
+          (n) => n >= 6,
+        ),
+      ).toBe(6);
+      expect(
+        await waitFor(
+          () => queue.getJobState(bad.id!),
+          (s) => s === 'failed',
+        ),
+      ).toBe('failed');
       expect((await queue.getJob(bad.id!))!.failedReason).toBe('invalid audit-log payload: operation: must be one of create, update, delete, read');
     } finally {
       await queue.close();
@@ -171,9 +211,19 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
       forwarder.thaw();
       await createApplications(api, tenant, 0, 4);
       const expected = 2 + 4;
-      expect(await waitFor(() => countLogs(api.database, tenant.tenant.id), (n) => n >= expected)).toBe(expected);
+      expect(
+        await waitFor(
+          () => countLogs(api.database, tenant.tenant.id),
+          (n) => n >= expected,
+        ),
+      ).toBe(expected);
       expect(await duplicatedEntities(api, tenant.tenant.id)).toBe(0);
-      expect(await waitFor(() => outboxOf(api, tenant.tenant.id), (n) => n === 0)).toBe(0);
+      expect(
+        await waitFor(
+          () => outboxOf(api, tenant.tenant.id),
+          (n) => n === 0,
+        ),
+      ).toBe(0);
     } finally {
       await worker.stop();
       await api.close();

@@ -80,5 +80,10 @@ export function createGatehouseClient(options: GatehouseClientOptions): Gatehous
 function toProblem(error: unknown, response: Response): ProblemDetails {
   if (error && typeof error === 'object' && typeof (error as ProblemDetails).title === 'string') return error as ProblemDetails;
   // Not a ProblemDetails (a proxy in front, an empty body): one made from the status.
-  return { type: 'about:blank', title: response.statusText || `HTTP ${response.status}`, status: response.status, ...(typeof error === 'string' && error ? { detail: error.slice(0, 200) } : {}) };
+  return {
+    type: 'about:blank',
+    title: response.statusText || `HTTP ${response.status}`,
+    status: response.status,
+    ...(typeof error === 'string' && error ? { detail: error.slice(0, 200) } : {}),
+  };
 }

@@ -25,7 +25,10 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | u
  * A fetch that sends a request again when it is answered 429 or 503, after the server's `Retry-After` (or a
  * doubling back-off), at most `retries` times and never waiting longer than `maxDelayMs` at once.
  */
-export function retryingFetch(options: RetryOptions = {}, base: (input: Request) => Promise<Response> = (input) => fetch(input)): (input: Request) => Promise<Response> {
+export function retryingFetch(
+  options: RetryOptions = {},
+  base: (input: Request) => Promise<Response> = (input) => fetch(input),
+): (input: Request) => Promise<Response> {
   const retries = Math.max(0, options.retries ?? 3);
   const maxDelayMs = options.maxDelayMs ?? 30_000;
   const baseDelayMs = options.baseDelayMs ?? 500;

@@ -66,10 +66,16 @@ describe('@gatehouse/client', () => {
   it("retries a 429 after the server's Retry-After, and succeeds", async () => {
     const admin = createGatehouseClient({ baseUrl, apiKey: key });
     const limited = await admin.unwrap(
-      admin.api.POST('/applications', { body: { name: 'limited', type: 'management', permissions: ['application:read'], rate_limit: { limit: 1, window_seconds: 1 } } }),
+      admin.api.POST('/applications', {
+        body: { name: 'limited', type: 'management', permissions: ['application:read'], rate_limit: { limit: 1, window_seconds: 1 } },
+      }),
     );
     const retries: Array<{ status: number; delayMs: number }> = [];
-    const client = createGatehouseClient({ baseUrl, apiKey: limited.key!, retry: { retries: 3, onRetry: ({ status, delayMs }) => retries.push({ status, delayMs }) } });
+    const client = createGatehouseClient({
+      baseUrl,
+      apiKey: limited.key!,
+      retry: { retries: 3, onRetry: ({ status, delayMs }) => retries.push({ status, delayMs }) },
+    });
     const started = Date.now();
     for (let i = 0; i < 2; i++) expect((await client.unwrap(client.api.GET('/applications/key'))).name).toBe('limited');
     expect(retries.length).toBeGreaterThanOrEqual(1);

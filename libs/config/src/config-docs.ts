@@ -73,7 +73,7 @@ export function withConfigTable(readme: string, variables: readonly Variable[] =
 export function renderEnvExample(variables: readonly Variable[] = VARIABLES): string {
   const lines = comment(
     `Gatehouse's configuration: every variable it reads, by group. A variable unset, blank or commented out takes its default. ${GENERATED} file. ` +
-      'In brackets, the processes that read it: the api runs the worker\'s jobs itself when there is no REDIS_URL, and the gatehouse CLI reads the database\'s and the vault\'s variables as well.',
+      "In brackets, the processes that read it: the api runs the worker's jobs itself when there is no REDIS_URL, and the gatehouse CLI reads the database's and the vault's variables as well.",
   );
   let group: string | undefined;
   for (const row of documentedVariables(variables)) {

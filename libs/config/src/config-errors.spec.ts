@@ -62,7 +62,9 @@ describe('loadConfig reports every problem at once', () => {
       "REACTOR_POOL_SIZE must be an integer from 1 to 256, got '0'",
       "REACTOR_TENANT_MAX_CONCURRENCY must be an integer from 1 to 256, got '300'",
     ]);
-    expect(problemsOf({ REACTOR_POOL_SIZE: '4', REACTOR_TENANT_MAX_CONCURRENCY: '5' })).toEqual(["REACTOR_TENANT_MAX_CONCURRENCY must be an integer from 1 to 4, got '5'"]);
+    expect(problemsOf({ REACTOR_POOL_SIZE: '4', REACTOR_TENANT_MAX_CONCURRENCY: '5' })).toEqual([
+      "REACTOR_TENANT_MAX_CONCURRENCY must be an integer from 1 to 4, got '5'",
+    ]);
   });
 });
 

@@ -45,7 +45,11 @@ describe('loadConfig', () => {
   });
 
   it('treats blank values as unset', () => {
-    expect(loadConfig({ PORT: '  ', DATABASE_URL: '', REACTOR_TENANT_MAX_QUEUE: ' ' })).toMatchObject({ port: 3000, databaseUrl: undefined, reactorTenantMaxQueue: 100 });
+    expect(loadConfig({ PORT: '  ', DATABASE_URL: '', REACTOR_TENANT_MAX_QUEUE: ' ' })).toMatchObject({
+      port: 3000,
+      databaseUrl: undefined,
+      reactorTenantMaxQueue: 100,
+    });
   });
 
   it('reads every variable', () => {
@@ -228,8 +232,16 @@ describe('loadConfig', () => {
     });
 
     it.each([
-      ['both the variable and the file', () => ({ DATABASE_URL: 'postgres://a@b/c', DATABASE_URL_FILE: secret('postgres://a@b/c') }), /^DATABASE_URL and DATABASE_URL_FILE are both set: set one$/],
-      ['a file that does not exist', () => ({ DATABASE_URL_FILE: join(dir, 'missing') }), /^DATABASE_URL_FILE names '.*missing', which cannot be read \(ENOENT\)$/],
+      [
+        'both the variable and the file',
+        () => ({ DATABASE_URL: 'postgres://a@b/c', DATABASE_URL_FILE: secret('postgres://a@b/c') }),
+        /^DATABASE_URL and DATABASE_URL_FILE are both set: set one$/,
+      ],
+      [
+        'a file that does not exist',
+        () => ({ DATABASE_URL_FILE: join(dir, 'missing') }),
+        /^DATABASE_URL_FILE names '.*missing', which cannot be read \(ENOENT\)$/,
+      ],
       ['an empty file', () => ({ REDIS_URL_FILE: secret('\n') }), /^REDIS_URL_FILE names '.*secret', which is empty$/],
     ])('refuses %s with one line', (_, env, message) => {
       expect(() => loadConfig(env())).toThrow(ConfigError);

@@ -12,7 +12,9 @@ type OptionalMember<M> = { [K in keyof M]-?: undefined extends M[K] ? K : never 
  * The service's configuration: a member for each variable of the schema (libs/config/src/schema.ts) that has a key,
  * of its kind's type; a variable with no default and nothing set is an absent member.
  */
-export type AppConfig = { [K in Exclude<keyof Members, OptionalMember<Members>>]: Members[K] } & { [K in OptionalMember<Members>]?: Exclude<Members[K], undefined> };
+export type AppConfig = { [K in Exclude<keyof Members, OptionalMember<Members>>]: Members[K] } & {
+  [K in OptionalMember<Members>]?: Exclude<Members[K], undefined>;
+};
 
 type Env = Record<string, string | undefined>;
 
@@ -32,7 +34,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
       const raw = valueOf(env, variable);
       const got = (value: string) => (variable.secret ? '' : `, got '${value}'`);
       const { fallback } = kind;
-      const value = raw !== undefined ? kind.parse(raw, { name, got, parsed }) : typeof fallback === 'function' ? (fallback as (p: typeof parsed) => unknown)(parsed) : fallback;
+      const value =
+        raw !== undefined
+          ? kind.parse(raw, { name, got, parsed })
+          : typeof fallback === 'function'
+            ? (fallback as (p: typeof parsed) => unknown)(parsed)
+            : fallback;
       if (key !== undefined) parsed[key] = value;
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;

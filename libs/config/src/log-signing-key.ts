@@ -35,10 +35,7 @@ export interface LogSigningKeySettings {
  * generated there (mode 0600) on first use. Processes that share DATA_DIR share the generated key; processes on
  * different hosts must be given one key (docs/audit-trail.md, "Verifying the audit trail").
  */
-export function resolveLogSigningKey(
-  config: LogSigningKeySettings,
-  options: { generate?: boolean } = {},
-): { key: KeyObject; generated?: string } {
+export function resolveLogSigningKey(config: LogSigningKeySettings, options: { generate?: boolean } = {}): { key: KeyObject; generated?: string } {
   if (config.logSigningKey !== undefined) return { key: parseSigningKey(config.logSigningKey) };
   if (config.logSigningKeyFile !== undefined) return { key: readKeyFile(config.logSigningKeyFile, 'LOG_SIGNING_KEY_FILE') };
   // The key is as private as the database: a DATA_DIR others may write is refused here too (with DATABASE_URL set).

@@ -44,7 +44,9 @@ describe('loadConfig: start-up and bootstrap', () => {
   });
 
   it('names an unreadable file, and refuses the variable and its _FILE together', () => {
-    expect(() => loadConfig({ BOOTSTRAP_MANAGEMENT_KEY_FILE: join(dir, 'missing') })).toThrow(/BOOTSTRAP_MANAGEMENT_KEY_FILE names '.*missing', which cannot be read \(ENOENT\)/);
+    expect(() => loadConfig({ BOOTSTRAP_MANAGEMENT_KEY_FILE: join(dir, 'missing') })).toThrow(
+      /BOOTSTRAP_MANAGEMENT_KEY_FILE names '.*missing', which cannot be read \(ENOENT\)/,
+    );
     const file = join(dir, 'key');
     writeFileSync(file, `key_${'b'.repeat(40)}`);
     expect(() => loadConfig({ BOOTSTRAP_MANAGEMENT_KEY_FILE: file, BOOTSTRAP_MANAGEMENT_KEY: `key_${'b'.repeat(40)}` })).toThrow(
@@ -54,7 +56,7 @@ describe('loadConfig: start-up and bootstrap', () => {
 });
 
 describe('loadConfig: the OpenTelemetry sampler', () => {
-  it('takes the specification\'s samplers and a ratio from 0 to 1', () => {
+  it("takes the specification's samplers and a ratio from 0 to 1", () => {
     expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' })).not.toThrow();
     expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'always_off' })).not.toThrow();
     expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: '1' })).not.toThrow();

@@ -1,7 +1,24 @@
 import { availableParallelism } from 'node:os';
 import { parseSigningKey } from './log-signing-key';
 import { parseVaultKey, parseVaultKeyList } from './vault-key';
-import { boolean, Check, cidrs, integer, listenHost, matching, oneOf, origin, Parsed, portOrOff, publicKeyList, ratio, secret, text, url, variable } from './variable-kinds';
+import {
+  boolean,
+  Check,
+  cidrs,
+  integer,
+  listenHost,
+  matching,
+  oneOf,
+  origin,
+  Parsed,
+  portOrOff,
+  publicKeyList,
+  ratio,
+  secret,
+  text,
+  url,
+  variable,
+} from './variable-kinds';
 
 export { GROUPS } from './variable-kinds';
 export type { Check, Reader, Variable } from './variable-kinds';
@@ -18,14 +35,22 @@ const GENERATED_KEY = /^key_[0-9A-Za-z]{40}$/;
 
 export const VARIABLES = [
   // Listeners and origins.
-  variable({ name: 'PORT', key: 'port', group: 'listeners', readBy: 'api', kind: integer(0, 65535, 3000), meaning: 'API port (the management API, `/proxy`, `/docs`)' }),
+  variable({
+    name: 'PORT',
+    key: 'port',
+    group: 'listeners',
+    readBy: 'api',
+    kind: integer(0, 65535, 3000),
+    meaning: 'API port (the management API, `/proxy`, `/docs`)',
+  }),
   variable({
     name: 'CONSOLE_PORT',
     key: 'consolePort',
     group: 'listeners',
     readBy: 'api',
     kind: portOrOff(3001),
-    meaning: "the web console's own listener: the console and the management API it calls, never `/proxy` or `/docs` ([origins](docs/security.md#origins)); `off`: no console; must differ from `PORT`",
+    meaning:
+      "the web console's own listener: the console and the management API it calls, never `/proxy` or `/docs` ([origins](docs/security.md#origins)); `off`: no console; must differ from `PORT`",
   }),
   variable({
     name: 'CONSOLE_PUBLIC_URL',
@@ -35,7 +60,8 @@ export const VARIABLES = [
     kind: origin(),
     shownDefault: "unset: the request's host name with `CONSOLE_PORT`",
     example: 'https://console.example.com',
-    meaning: "the console's origin as browsers reach it (`https://console.example.com`, an origin only): `/console` on `PORT` redirects there, and `/proxy` shares responses with it (CORS) for its *Try the proxy*",
+    meaning:
+      "the console's origin as browsers reach it (`https://console.example.com`, an origin only): `/console` on `PORT` redirects there, and `/proxy` shares responses with it (CORS) for its *Try the proxy*",
   }),
   variable({
     name: 'API_PUBLIC_URL',
@@ -45,9 +71,17 @@ export const VARIABLES = [
     kind: origin(),
     shownDefault: "unset: the request's host name with `PORT`",
     example: 'https://api.example.com',
-    meaning: "the API's origin as browsers reach it: the console's *Try the proxy* calls it (its CSP `connect-src`); never the same origin as `CONSOLE_PUBLIC_URL`",
+    meaning:
+      "the API's origin as browsers reach it: the console's *Try the proxy* calls it (its CSP `connect-src`); never the same origin as `CONSOLE_PUBLIC_URL`",
   }),
-  variable({ name: 'BODY_LIMIT_BYTES', key: 'bodyLimitBytes', group: 'listeners', readBy: 'api', kind: integer(1024, 64 * 1024 * 1024, 1024 * 1024), meaning: 'largest request body (413 above it)' }),
+  variable({
+    name: 'BODY_LIMIT_BYTES',
+    key: 'bodyLimitBytes',
+    group: 'listeners',
+    readBy: 'api',
+    kind: integer(1024, 64 * 1024 * 1024, 1024 * 1024),
+    meaning: 'largest request body (413 above it)',
+  }),
   variable({
     name: 'TRUSTED_PROXIES',
     key: 'trustedProxies',
@@ -63,7 +97,8 @@ export const VARIABLES = [
     group: 'listeners',
     readBy: 'api',
     kind: integer(0, 60_000, 0),
-    meaning: 'after SIGTERM, how long `/health/ready` answers 503 while requests are still served, before the API stops accepting connections and drains (see [signals](docs/operations.md#signals-and-health))',
+    meaning:
+      'after SIGTERM, how long `/health/ready` answers 503 while requests are still served, before the API stops accepting connections and drains (see [signals](docs/operations.md#signals-and-health))',
   }),
 
   // Database and queue.
@@ -84,9 +119,17 @@ export const VARIABLES = [
     group: 'storage',
     readBy: 'both',
     kind: text('./.data'),
-    meaning: 'where the embedded database (and any generated key) is kept, owner-only; refused when its group or others may write it ([local files](docs/security.md#local-files))',
+    meaning:
+      'where the embedded database (and any generated key) is kept, owner-only; refused when its group or others may write it ([local files](docs/security.md#local-files))',
   }),
-  variable({ name: 'DATABASE_POOL_SIZE', key: 'databasePoolSize', group: 'storage', readBy: 'both', kind: integer(1, 200, 10), meaning: 'connections per process to `DATABASE_URL`' }),
+  variable({
+    name: 'DATABASE_POOL_SIZE',
+    key: 'databasePoolSize',
+    group: 'storage',
+    readBy: 'both',
+    kind: integer(1, 200, 10),
+    meaning: 'connections per process to `DATABASE_URL`',
+  }),
   variable({
     name: 'DATABASE_STATEMENT_TIMEOUT_MS',
     key: 'databaseStatementTimeoutMs',
@@ -122,7 +165,8 @@ export const VARIABLES = [
     group: 'storage',
     readBy: 'both',
     kind: matching(/^[A-Za-z0-9_.-]{1,64}$/, 'gatehouse'),
-    meaning: 'key prefix of the BullMQ queues (`<prefix>:audit-logs:*`) and of the rate-limit counters (`<prefix>:ratelimit:*`); environments sharing one Redis use different ones',
+    meaning:
+      'key prefix of the BullMQ queues (`<prefix>:audit-logs:*`) and of the rate-limit counters (`<prefix>:ratelimit:*`); environments sharing one Redis use different ones',
   }),
 
   // Keys and secrets.
@@ -143,7 +187,8 @@ export const VARIABLES = [
     readBy: 'both',
     kind: text(),
     example: '/run/secrets/vault-key',
-    meaning: 'the same, read from a file (give one of the two); with neither, a key is generated into `DATA_DIR/vault-key` on first use (give every replica the same key instead)',
+    meaning:
+      'the same, read from a file (give one of the two); with neither, a key is generated into `DATA_DIR/vault-key` on first use (give every replica the same key instead)',
   }),
   variable({
     name: 'VAULT_KEY_PREVIOUS',
@@ -198,7 +243,8 @@ export const VARIABLES = [
     group: 'keys',
     readBy: 'worker',
     kind: integer(10_000, 86_400_000, 600_000),
-    meaning: "how often the worker removes the logs older than their tenant's retention period, in bounded batches behind a signed retention anchor ([retention](docs/audit-trail.md#retention-and-its-anchor))",
+    meaning:
+      "how often the worker removes the logs older than their tenant's retention period, in bounded batches behind a signed retention anchor ([retention](docs/audit-trail.md#retention-and-its-anchor))",
   }),
   variable({
     name: 'LOG_CHECKPOINT_INTERVAL_MS',
@@ -246,9 +292,13 @@ export const VARIABLES = [
     key: 'bootstrapManagementKey',
     group: 'keys',
     readBy: 'api',
-    kind: secret((key) => {
-      if (!GENERATED_KEY.test(key)) throw new Error('not a generated key');
-    }, 'must hold a key as Gatehouse generates them: key_ and 40 letters or digits', 'BOOTSTRAP_MANAGEMENT_KEY(_FILE)'),
+    kind: secret(
+      (key) => {
+        if (!GENERATED_KEY.test(key)) throw new Error('not a generated key');
+      },
+      'must hold a key as Gatehouse generates them: key_ and 40 letters or digits',
+      'BOOTSTRAP_MANAGEMENT_KEY(_FILE)',
+    ),
     secret: true,
     fromFile: true,
     shownDefault: 'unset: generated and shown once on stderr',
@@ -273,7 +323,14 @@ export const VARIABLES = [
     kind: cidrs(),
     meaning: "private ranges a destination (or a transform's own request) may resolve to, e.g. `127.0.0.0/8,::1/128`",
   }),
-  variable({ name: 'PROXY_TIMEOUT_MS', key: 'proxyTimeoutMs', group: 'proxies', readBy: 'api', kind: integer(10, 300_000, 25_000), meaning: 'destination timeout (504 after it)' }),
+  variable({
+    name: 'PROXY_TIMEOUT_MS',
+    key: 'proxyTimeoutMs',
+    group: 'proxies',
+    readBy: 'api',
+    kind: integer(10, 300_000, 25_000),
+    meaning: 'destination timeout (504 after it)',
+  }),
   variable({
     name: 'AUTH_THROTTLE_LIMIT',
     key: 'authThrottleLimit',
@@ -283,7 +340,14 @@ export const VARIABLES = [
     meaning:
       'failed authentications (API keys and proxy keys) one client address may make per window before it is answered 429; 0 turns the throttle off (see [throttling](docs/keys.md#guessing-keys-is-throttled))',
   }),
-  variable({ name: 'AUTH_THROTTLE_WINDOW_SECONDS', key: 'authThrottleWindowSeconds', group: 'proxies', readBy: 'api', kind: integer(1, 86_400, 60), meaning: 'that window' }),
+  variable({
+    name: 'AUTH_THROTTLE_WINDOW_SECONDS',
+    key: 'authThrottleWindowSeconds',
+    group: 'proxies',
+    readBy: 'api',
+    kind: integer(1, 86_400, 60),
+    meaning: 'that window',
+  }),
 
   // Transforms.
   variable({
@@ -294,7 +358,8 @@ export const VARIABLES = [
     kind: integer(1, 256, () => availableParallelism()),
     shownDefault: 'number of CPUs',
     example: '2',
-    meaning: 'sandbox processes running transforms (one invocation each at a time; see [the execution model](docs/proxies.md#execution-model-sandbox-processes))',
+    meaning:
+      'sandbox processes running transforms (one invocation each at a time; see [the execution model](docs/proxies.md#execution-model-sandbox-processes))',
   }),
   variable({
     name: 'REACTOR_TIMEOUT_MS',
@@ -341,7 +406,14 @@ export const VARIABLES = [
   }),
 
   // Logs, metrics and tracing.
-  variable({ name: 'LOG_LEVEL', key: 'logLevel', group: 'observability', readBy: 'both', kind: oneOf(LOG_LEVELS, 'info'), meaning: 'how much is logged: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`' }),
+  variable({
+    name: 'LOG_LEVEL',
+    key: 'logLevel',
+    group: 'observability',
+    readBy: 'both',
+    kind: oneOf(LOG_LEVELS, 'info'),
+    meaning: 'how much is logged: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
+  }),
   variable({
     name: 'METRICS_PORT',
     key: 'metricsPort',
@@ -360,7 +432,7 @@ export const VARIABLES = [
     kind: listenHost('127.0.0.1'),
     shownDefault: '`127.0.0.1` (the image: `0.0.0.0`)',
     meaning:
-      'address the metrics listener binds: loopback, so only this host scrapes it; `0.0.0.0` or `::` for every interface. The container image sets `0.0.0.0`, since Prometheus scrapes it from another container or pod (the container\'s network is the boundary: do not publish `METRICS_PORT`)',
+      "address the metrics listener binds: loopback, so only this host scrapes it; `0.0.0.0` or `::` for every interface. The container image sets `0.0.0.0`, since Prometheus scrapes it from another container or pod (the container's network is the boundary: do not publish `METRICS_PORT`)",
   }),
   variable({
     name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -378,7 +450,8 @@ export const VARIABLES = [
     group: 'observability',
     readBy: 'both',
     kind: oneOf(TRACES_SAMPLERS, 'parentbased_always_on', true),
-    meaning: 'which traces are sampled: `always_on`, `always_off`, `traceidratio`, `parentbased_always_on`, `parentbased_always_off` or `parentbased_traceidratio` (see [tracing](docs/operations.md#tracing))',
+    meaning:
+      'which traces are sampled: `always_on`, `always_off`, `traceidratio`, `parentbased_always_on`, `parentbased_always_off` or `parentbased_traceidratio` (see [tracing](docs/operations.md#tracing))',
   }),
   variable({ name: 'OTEL_TRACES_SAMPLER_ARG', group: 'observability', readBy: 'both', kind: ratio(1), meaning: 'the ratio (0 to 1) of the ratio samplers' }),
   variable({
@@ -405,9 +478,16 @@ export const VARIABLES = [
     group: 'cli',
     readBy: 'cli',
     example: 'http://localhost:3000',
-    meaning: 'the service `gatehouse apply`, `diff` and `export` call, unless `--url` names one (see [configuration as code](docs/operations/configuration-as-code.md))',
+    meaning:
+      'the service `gatehouse apply`, `diff` and `export` call, unless `--url` names one (see [configuration as code](docs/operations/configuration-as-code.md))',
   }),
-  variable({ name: 'GATEHOUSE_API_KEY', group: 'cli', readBy: 'cli', secret: true, meaning: 'the management key they call it with, unless `--api-key-file` or `--api-key` gives one' }),
+  variable({
+    name: 'GATEHOUSE_API_KEY',
+    group: 'cli',
+    readBy: 'cli',
+    secret: true,
+    meaning: 'the management key they call it with, unless `--api-key-file` or `--api-key` gives one',
+  }),
   variable({
     name: 'GATEHOUSE_API_KEY_FILE',
     group: 'cli',
@@ -440,7 +520,8 @@ export const CHECKS: readonly Check[] = [
   },
   {
     of: ['CONSOLE_PORT', 'METRICS_PORT'],
-    problem: ({ consolePort, metricsPort }) => (consolePort !== undefined && consolePort !== 0 && consolePort === metricsPort ? `CONSOLE_PORT must differ from METRICS_PORT (${consolePort})` : undefined),
+    problem: ({ consolePort, metricsPort }) =>
+      consolePort !== undefined && consolePort !== 0 && consolePort === metricsPort ? `CONSOLE_PORT must differ from METRICS_PORT (${consolePort})` : undefined,
   },
   {
     of: ['CONSOLE_PUBLIC_URL', 'API_PUBLIC_URL'],

@@ -107,7 +107,8 @@ export function publicKeyList(): Kind<string[]> {
       const keys = raw.split(/[\s,]+/).filter((k) => k.length > 0);
       for (const [i, key] of keys.entries()) {
         const bytes = /^[0-9a-f]{64}$/i.test(key) ? 32 : /^[A-Za-z0-9+/]{43}=$/.test(key) ? 32 : 0;
-        if (bytes !== 32) throw new ConfigError(`${name} must list Ed25519 public keys (32 bytes as base64 or hex, separated by commas): entry ${i + 1} is not one`);
+        if (bytes !== 32)
+          throw new ConfigError(`${name} must list Ed25519 public keys (32 bytes as base64 or hex, separated by commas): entry ${i + 1} is not one`);
       }
       return keys;
     },
@@ -167,7 +168,14 @@ export function origin(): Kind<string | undefined> {
     parse(raw, context) {
       const parsed = new URL(web.parse(raw, context)!);
       // The origin goes into headers (a CSP, a Location) and a page: a host of letters, digits, dots, dashes, an IPv6 in [].
-      if (!/^[A-Za-z0-9.\-[\]:]+$/.test(parsed.host) || parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
+      if (
+        !/^[A-Za-z0-9.\-[\]:]+$/.test(parsed.host) ||
+        parsed.pathname !== '/' ||
+        parsed.search !== '' ||
+        parsed.hash !== '' ||
+        parsed.username !== '' ||
+        parsed.password !== ''
+      ) {
         // Not echoed: it may carry credentials.
         throw new ConfigError(`${context.name} must be an origin such as https://console.example.com: no path, query, fragment or credentials`);
       }

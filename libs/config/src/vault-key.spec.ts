@@ -46,7 +46,9 @@ describe('VAULT_KEY', () => {
       const keys = resolveVaultKeys({ dataDir: dir, vaultKeyFile: join(dir, 'kek'), vaultKeyPreviousFile: join(dir, 'old') });
       expect(keys.current.toString('hex')).toBe(HEX);
       expect(keys.previous).toHaveLength(2);
-      expect(() => resolveVaultKeys({ dataDir: dir, vaultKeyFile: join(dir, 'bad') })).toThrow(`VAULT_KEY_FILE (${join(dir, 'bad')}) does not hold 32-byte keys`);
+      expect(() => resolveVaultKeys({ dataDir: dir, vaultKeyFile: join(dir, 'bad') })).toThrow(
+        `VAULT_KEY_FILE (${join(dir, 'bad')}) does not hold 32-byte keys`,
+      );
       expect(() => resolveVaultKeys({ dataDir: dir, vaultKeyFile: join(dir, 'bad') })).not.toThrow('secret-material');
     });
   });

@@ -6,7 +6,11 @@ import { preparePrivateDirectory } from './private-directory';
 /** A 256-bit key-encryption key from base64 (44 characters with padding) or hex (64 characters); throws otherwise. */
 export function parseVaultKey(text: string): Buffer {
   const trimmed = text.trim();
-  const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, 'hex') : /^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed) ? Buffer.from(trimmed, 'base64') : Buffer.alloc(0);
+  const key = /^[0-9a-f]{64}$/i.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : /^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)
+      ? Buffer.from(trimmed, 'base64')
+      : Buffer.alloc(0);
   if (key.length !== 32) throw new Error('not a 32-byte key');
   return key;
 }

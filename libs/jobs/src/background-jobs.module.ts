@@ -121,11 +121,7 @@ export class BackgroundJobsModule {
           if (!options.runJobs) return new BackgroundJobs(parts);
           const writer = new LogBatchWriter(ingest, logBatch);
           // Built here, at boot: a job name without exactly one handler stops the process before it takes jobs.
-          const registry = new JobHandlerRegistry([
-            new AuditLogHandler(writer),
-            new AuditLogBatchHandler(writer),
-            new ExpireApplicationHandler(expire),
-          ]);
+          const registry = new JobHandlerRegistry([new AuditLogHandler(writer), new AuditLogBatchHandler(writer), new ExpireApplicationHandler(expire)]);
           const minAgeMs = options.outboxRelayMinAgeMs ?? 5000;
           return new BackgroundJobs({
             ...parts,
@@ -141,23 +137,41 @@ export class BackgroundJobsModule {
                       concurrency: { [QueueName.AuditLogs]: options.logJobConcurrency ?? 500, [QueueName.ApplicationExpiry]: 4 },
                       ...retry,
                     }),
-              outboxRelay: new PeriodicTask('OutboxRelay', options.outboxRelayIntervalMs ?? 5000, () => relay.execute(minAgeMs), (n) =>
-                `relayed ${n} audit event(s) from the outbox`,
+              outboxRelay: new PeriodicTask(
+                'OutboxRelay',
+                options.outboxRelayIntervalMs ?? 5000,
+                () => relay.execute(minAgeMs),
+                (n) => `relayed ${n} audit event(s) from the outbox`,
               ),
-              checkpoints: new PeriodicTask('LogCheckpoints', options.checkpointIntervalMs ?? 30_000, () => signCheckpoints.execute(), (n) =>
-                `signed ${n} log checkpoint(s)`,
+              checkpoints: new PeriodicTask(
+                'LogCheckpoints',
+                options.checkpointIntervalMs ?? 30_000,
+                () => signCheckpoints.execute(),
+                (n) => `signed ${n} log checkpoint(s)`,
               ),
-              expirySweep: new PeriodicTask('ExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expire.sweep(), (n) =>
-                `expired ${n} application(s)`,
+              expirySweep: new PeriodicTask(
+                'ExpirySweep',
+                options.expirySweepIntervalMs ?? 15_000,
+                () => expire.sweep(),
+                (n) => `expired ${n} application(s)`,
               ),
-              logPartitions: new PeriodicTask('LogPartitions', options.logPartitionCheckIntervalMs ?? 3_600_000, () => maintainPartitions.execute(), (n) =>
-                `created ${n} log partition(s) ahead`,
+              logPartitions: new PeriodicTask(
+                'LogPartitions',
+                options.logPartitionCheckIntervalMs ?? 3_600_000,
+                () => maintainPartitions.execute(),
+                (n) => `created ${n} log partition(s) ahead`,
               ),
-              tokenExpirySweep: new PeriodicTask('TokenExpirySweep', options.expirySweepIntervalMs ?? 15_000, () => expireTokens.sweep(), (n) =>
-                `deleted ${n} expired token(s)`,
+              tokenExpirySweep: new PeriodicTask(
+                'TokenExpirySweep',
+                options.expirySweepIntervalMs ?? 15_000,
+                () => expireTokens.sweep(),
+                (n) => `deleted ${n} expired token(s)`,
               ),
-              logRetention: new PeriodicTask('LogRetention', options.retentionIntervalMs ?? 600_000, () => applyRetention.execute(), (n) =>
-                `removed ${n} log(s) past their tenant's retention period`,
+              logRetention: new PeriodicTask(
+                'LogRetention',
+                options.retentionIntervalMs ?? 600_000,
+                () => applyRetention.execute(),
+                (n) => `removed ${n} log(s) past their tenant's retention period`,
               ),
             },
           });

@@ -43,7 +43,10 @@ export function backgroundJobsOptions(config: AppConfig, runJobs: boolean, tunin
   return {
     redisUrl: config.redisUrl,
     prefix: config.queuePrefix,
-    checkpointSigner: new CheckpointSigner(() => resolveLogSigningKey(config).key, config.logSigningRetiredKeys.map((key) => parsePublicKey(key))),
+    checkpointSigner: new CheckpointSigner(
+      () => resolveLogSigningKey(config).key,
+      config.logSigningRetiredKeys.map((key) => parsePublicKey(key)),
+    ),
     retentionIntervalMs: config.logRetentionIntervalMs,
     checkpointIntervalMs: config.logCheckpointIntervalMs,
     logPartitionInterval: config.logPartitionInterval,

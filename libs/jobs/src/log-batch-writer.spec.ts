@@ -48,7 +48,7 @@ describe('LogBatchWriter', () => {
     expect(ingest.batches).toEqual([['a', 'b', 'c'], ['d']]);
   });
 
-  it("splits the logs into lanes by tenant: a job spanning lanes completes once each lane committed its part", async () => {
+  it('splits the logs into lanes by tenant: a job spanning lanes completes once each lane committed its part', async () => {
     const ingest = new FakeIngest();
     const writer = new LogBatchWriter(ingest, { maxRows: 100, maxWaitMs: 5, maxParallelFlushes: 2 });
     // Tenants whose first 8 hex digits are even and odd: lanes 0 and 1.
@@ -80,32 +80,23 @@ describe('LogBatchWriter', () => {
   it('retries the jobs of a failed batch one by one, so only the bad one fails', async () => {
     const ingest = new FakeIngest();
     const writer = new LogBatchWriter(ingest, { maxRows: 100, maxWaitMs: 5, maxParallelFlushes: 1 });
-    const results = await Promise.allSettled([
-      writer.write([log('a')]),
-      writer.write([{ ...log('b'), message: 'poison' }]),
-      writer.write([log('c')]),
-    ]);
+    const results = await Promise.allSettled([writer.write([log('a')]), writer.write([{ ...log('b'), message: 'poison' }]), writer.write([log('c')])]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(ingest.batches).toEqual([['a', 'b', 'c'], ['a'], ['b'], ['c']]);
   });
 });
 
 describe('JobHandlerRegistry', () => {
-  const handler = (job: JobName): JobHandler =>
-    ({ job, handle: async () => undefined }) as unknown as JobHandler;
+  const handler = (job: JobName): JobHandler => ({ job, handle: async () => undefined }) as unknown as JobHandler;
 
   it('refuses to boot without exactly one handler per job', () => {
     expect(() => new JobHandlerRegistry([handler(JobName.AuditLog), handler(JobName.AuditLogBatch)])).toThrow(/No handler for job\(s\) expire-application/);
-    expect(
-      () => new JobHandlerRegistry([...Object.values(JobName).map(handler), handler(JobName.AuditLog)]),
-    ).toThrow(/Two handlers for job 'audit-log'/);
+    expect(() => new JobHandlerRegistry([...Object.values(JobName).map(handler), handler(JobName.AuditLog)])).toThrow(/Two handlers for job 'audit-log'/);
   });
 
   it('answers an unknown job name with an InvalidJobError (the failed set, not a crash)', async () => {
     const registry = new JobHandlerRegistry(Object.values(JobName).map(handler));
-    await expect(registry.run('audit-logg', {}, { queue: QueueName.AuditLogs, id: '1', timestamp: 0, attempt: 1 })).rejects.toBeInstanceOf(
-      InvalidJobError,
-    );
+    await expect(registry.run('audit-logg', {}, { queue: QueueName.AuditLogs, id: '1', timestamp: 0, attempt: 1 })).rejects.toBeInstanceOf(InvalidJobError);
   });
 });
 

@@ -105,11 +105,7 @@ class LogLane {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    while (
-      this.waiting.length > 0 &&
-      this.flushes.size < this.options.maxParallelFlushes &&
-      (force || this.waitingRows >= this.options.maxRows)
-    ) {
+    while (this.waiting.length > 0 && this.flushes.size < this.options.maxParallelFlushes && (force || this.waitingRows >= this.options.maxRows)) {
       const batch: Waiting[] = [];
       let rows = 0;
       while (this.waiting.length > 0 && rows < this.options.maxRows) {

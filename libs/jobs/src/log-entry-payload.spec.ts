@@ -48,7 +48,17 @@ describe('parseLogEntry', () => {
   it('reports every problem of a payload at once, by field', () => {
     const errors = fieldErrorsOf(() =>
       parseLogEntry(
-        { tenant_id: 'acme', entity_type: 'spaceship', entity_id: '', operation: 'rename', message: 42, id: 'x', actor_type: 'robot', created_at: 'yesterday', extra: 1 },
+        {
+          tenant_id: 'acme',
+          entity_type: 'spaceship',
+          entity_id: '',
+          operation: 'rename',
+          message: 42,
+          id: 'x',
+          actor_type: 'robot',
+          created_at: 'yesterday',
+          extra: 1,
+        },
         defaults,
       ),
     );
@@ -70,7 +80,8 @@ describe('parseLogEntry', () => {
     expect(fieldErrorsOf(() => parseLogEntry(valid({ message: 'a\u0000b' }), defaults)).message).toEqual(unstorable);
     // An unpaired surrogate (high or low, in any text field) has no UTF-8 form: PostgreSQL refuses the row.
     for (const field of ['message', 'entity_id', 'request_id', 'user_agent']) {
-      for (const lone of ['a\ud800b', 'a\udc00', '\udbff']) expect(fieldErrorsOf(() => parseLogEntry(valid({ [field]: lone }), defaults))[field]).toEqual(unstorable);
+      for (const lone of ['a\ud800b', 'a\udc00', '\udbff'])
+        expect(fieldErrorsOf(() => parseLogEntry(valid({ [field]: lone }), defaults))[field]).toEqual(unstorable);
     }
     // A pair is a character like any other.
     expect(() => parseLogEntry(valid({ message: 'emoji \ud83d\ude00' }), defaults)).not.toThrow();

@@ -18,7 +18,14 @@ describe.each([
 
   beforeAll(async () => {
     // The sweep is pushed out of the way except where a test runs it: the scheduled job must do the work.
-    host = await startJobsHost({ runJobs: true, redisUrl: redis ? TEST_REDIS_URL : undefined, prefix, expirySweepIntervalMs: 600_000, outboxRelayMinAgeMs: 1000, outboxRelayIntervalMs: 200 });
+    host = await startJobsHost({
+      runJobs: true,
+      redisUrl: redis ? TEST_REDIS_URL : undefined,
+      prefix,
+      expirySweepIntervalMs: 600_000,
+      outboxRelayMinAgeMs: 1000,
+      outboxRelayIntervalMs: 200,
+    });
   });
   afterAll(async () => {
     await host.close();
@@ -30,11 +37,23 @@ describe.each([
     const app = await insertExpiringApplication(host, 1500);
     await host.context.get(ApplicationExpiryScheduler).schedule(app);
     if (redis) {
-      const job = await waitFor(() => queue.getJob(expiryJobId(app.id)), (j) => j !== undefined, 5000);
+      const job = await waitFor(
+        () => queue.getJob(expiryJobId(app.id)),
+        (j) => j !== undefined,
+        5000,
+      );
       expect(await job!.getState()).toBe('delayed');
     }
-    expect(await waitFor(() => applicationExists(host, app.id), (exists) => !exists)).toBe(false);
-    const logs = await waitFor(() => logsOf(host, app.tenantId), (rows) => rows.length >= 2);
+    expect(
+      await waitFor(
+        () => applicationExists(host, app.id),
+        (exists) => !exists,
+      ),
+    ).toBe(false);
+    const logs = await waitFor(
+      () => logsOf(host, app.tenantId),
+      (rows) => rows.length >= 2,
+    );
     expect(logs.map((l) => [l.operation, l.actor_type, l.actor_id])).toEqual([
       ['create', 'system', null],
       ['delete', 'system', null],
@@ -47,7 +66,11 @@ describe.each([
     const scheduler = host.context.get(ApplicationExpiryScheduler);
     await Promise.all([scheduler.schedule(app), scheduler.schedule(app), scheduler.schedule(app)]);
     if (redis) {
-      await waitFor(() => queue.getJob(expiryJobId(app.id)), (j) => j !== undefined, 5000);
+      await waitFor(
+        () => queue.getJob(expiryJobId(app.id)),
+        (j) => j !== undefined,
+        5000,
+      );
       const delayed = await queue.getDelayed();
       expect(delayed.filter((j) => j.id === expiryJobId(app.id))).toHaveLength(1);
     }
@@ -67,10 +90,21 @@ describe.each([
       await tx.get(ApplicationRepository).update({ ...regenerated, keyHash: 'f'.repeat(64), modifiedAt: new Date() });
     });
 
-    expect(await waitFor(() => applicationExists(host, regenerated.id), (exists) => !exists)).toBe(false);
-    const deletedLogs = await waitFor(() => logsOf(host, deleted.tenantId), (rows) => rows.length >= 2);
+    expect(
+      await waitFor(
+        () => applicationExists(host, regenerated.id),
+        (exists) => !exists,
+      ),
+    ).toBe(false);
+    const deletedLogs = await waitFor(
+      () => logsOf(host, deleted.tenantId),
+      (rows) => rows.length >= 2,
+    );
     // Give the deleted one's job the same time to fire: it must find nothing and record nothing.
-    await waitFor(() => logsOf(host, regenerated.tenantId), (rows) => rows.length >= 2);
+    await waitFor(
+      () => logsOf(host, regenerated.tenantId),
+      (rows) => rows.length >= 2,
+    );
     expect((await logsOf(host, deleted.tenantId)).map((l) => [l.operation, l.actor_type])).toEqual([
       ['create', 'system'],
       ['delete', 'application'],
@@ -86,10 +120,17 @@ describe.each([
   it('leaves what a lost job missed to the sweep', async () => {
     const app = await insertExpiringApplication(host, 300);
     // Never scheduled, as if the job were lost (Redis flushed, process died before adding it).
-    await waitFor(async () => Date.now(), (now) => now > app.expiresAt!.getTime(), 5000);
+    await waitFor(
+      async () => Date.now(),
+      (now) => now > app.expiresAt!.getTime(),
+      5000,
+    );
     await host.jobs.runMaintenance();
     expect(await applicationExists(host, app.id)).toBe(false);
-    const logs = await waitFor(() => logsOf(host, app.tenantId), (rows) => rows.length >= 2);
+    const logs = await waitFor(
+      () => logsOf(host, app.tenantId),
+      (rows) => rows.length >= 2,
+    );
     expect(logs.map((l) => [l.operation, l.actor_type])).toEqual([
       ['create', 'system'],
       ['delete', 'system'],

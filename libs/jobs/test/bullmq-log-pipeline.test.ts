@@ -11,7 +11,14 @@ jest.setTimeout(60_000);
 
 const prefix = uniquePrefix('pipeline');
 // The relay is pushed out of the way: these tests are about what travels through the queue.
-const options = { runJobs: true, redisUrl: TEST_REDIS_URL, prefix, outboxRelayMinAgeMs: 600_000, outboxRelayIntervalMs: 600_000, expirySweepIntervalMs: 600_000 };
+const options = {
+  runJobs: true,
+  redisUrl: TEST_REDIS_URL,
+  prefix,
+  outboxRelayMinAgeMs: 600_000,
+  outboxRelayIntervalMs: 600_000,
+  expirySweepIntervalMs: 600_000,
+};
 
 function entry(tenantId: string, extra: Record<string, unknown> = {}) {
   return { tenant_id: tenantId, entity_type: 'token', entity_id: `tok_${randomUUID()}`, operation: 'read', message: 'Token read', ...extra };
@@ -40,7 +47,12 @@ describe('audit logs through BullMQ', () => {
   it('writes each committed audit event as a log with the event id, and empties its outbox row', async () => {
     const tenantId = randomUUID();
     await record(host, tenantId, 25);
-    expect(await waitFor(() => countLogs(host.database, tenantId), (n) => n >= 25)).toBe(25);
+    expect(
+      await waitFor(
+        () => countLogs(host.database, tenantId),
+        (n) => n >= 25,
+      ),
+    ).toBe(25);
     const [outbox] = await host.database.dataSource.query('SELECT count(*)::int AS n FROM audit_outbox WHERE tenant_id = $1', [tenantId]);
     expect(outbox.n).toBe(0);
   });
@@ -51,14 +63,24 @@ describe('audit logs through BullMQ', () => {
     await expect(
       uow.run(async (tx) => {
         await tx.get(TenantRepository).insert({ id: rolledBack, name: 'rolled back', createdAt: new Date() });
-        tx.record({ tenantId: rolledBack, actor: { id: null, type: 'system' }, entityType: 'tenant', entityId: rolledBack, operation: 'create', message: 'never' });
+        tx.record({
+          tenantId: rolledBack,
+          actor: { id: null, type: 'system' },
+          entityType: 'tenant',
+          entityId: rolledBack,
+          operation: 'create',
+          message: 'never',
+        });
         throw new Error('the change fails after recording its event');
       }),
     ).rejects.toThrow('the change fails after recording its event');
     // A committed change recorded after it has been logged: anything the rolled-back one sent would be too.
     const marker = randomUUID();
     await record(host, marker, 1);
-    await waitFor(() => countLogs(host.database, marker), (n) => n === 1);
+    await waitFor(
+      () => countLogs(host.database, marker),
+      (n) => n === 1,
+    );
     expect(await countLogs(host.database, rolledBack)).toBe(0);
     const [outbox] = await host.database.dataSource.query('SELECT count(*)::int AS n FROM audit_outbox WHERE tenant_id = $1', [rolledBack]);
     expect(outbox.n).toBe(0);
@@ -73,8 +95,17 @@ describe('audit logs through BullMQ', () => {
     const unknown = await queue.add('audit-logz', entry(tenantId));
     const good = await queue.add(JobName.AuditLog, entry(tenantId, { actor_id: randomUUID(), actor_type: 'user' }));
 
-    expect(await waitFor(() => countLogs(host.database, tenantId), (n) => n >= 1)).toBe(1);
-    const state = (job: Job) => waitFor(() => queue.getJobState(job.id!), (s) => s === 'failed' || s === 'completed' || s === 'unknown');
+    expect(
+      await waitFor(
+        () => countLogs(host.database, tenantId),
+        (n) => n >= 1,
+      ),
+    ).toBe(1);
+    const state = (job: Job) =>
+      waitFor(
+        () => queue.getJobState(job.id!),
+        (s) => s === 'failed' || s === 'completed' || s === 'unknown',
+      );
     expect(await state(bad)).toBe('failed');
     expect(await state(badBatch)).toBe('failed');
     expect(await state(unknown)).toBe('failed');
@@ -95,7 +126,11 @@ describe('audit logs through BullMQ', () => {
     const loneInBatch = await queue.add(JobName.AuditLogBatch, { logs: [entry(tenantId), entry(tenantId, { user_agent: 'agent \udfff' })] });
     const good = await queue.add(JobName.AuditLog, entry(tenantId, { message: 'a pair is fine \ud83d\ude00' }));
 
-    const settled = (job: Job) => waitFor(() => queue.getJobState(job.id!), (s) => s === 'failed' || s === 'completed' || s === 'unknown');
+    const settled = (job: Job) =>
+      waitFor(
+        () => queue.getJobState(job.id!),
+        (s) => s === 'failed' || s === 'completed' || s === 'unknown',
+      );
     expect(await settled(lone)).toBe('failed');
     expect(await settled(loneInBatch)).toBe('failed');
     expect(await settled(good)).toBe('completed');
@@ -116,8 +151,14 @@ describe('audit logs through BullMQ', () => {
     const id = randomUUID();
     const job = await queue.add(JobName.AuditLog, entry(tenantId));
     await queue.addBulk([1, 2, 3].map(() => ({ name: JobName.AuditLog, data: entry(tenantId, { id, message: 'same event' }) })));
-    await waitFor(() => countLogs(host.database, tenantId), (n) => n >= 2);
-    await waitFor(() => queue.getJobCounts('wait', 'active', 'delayed'), (c) => c.wait + c.active + c.delayed === 0);
+    await waitFor(
+      () => countLogs(host.database, tenantId),
+      (n) => n >= 2,
+    );
+    await waitFor(
+      () => queue.getJobCounts('wait', 'active', 'delayed'),
+      (c) => c.wait + c.active + c.delayed === 0,
+    );
     expect(await countLogs(host.database, tenantId)).toBe(2);
     const rows = await host.database.dataSource.query('SELECT id, created_at FROM logs WHERE tenant_id = $1 AND id <> $2', [tenantId, id]);
     expect(rows).toHaveLength(1);
@@ -128,14 +169,21 @@ describe('audit logs through BullMQ', () => {
     const [a, b] = [randomUUID(), randomUUID()];
     const taken = randomUUID();
     const first = await queue.add(JobName.AuditLog, entry(a, { id: taken, message: "a's log" }));
-    await waitFor(() => queue.getJobState(first.id!), (s) => s === 'completed');
+    await waitFor(
+      () => queue.getJobState(first.id!),
+      (s) => s === 'completed',
+    );
     // Queued together, so that the worker writes them in one batch.
     const [conflicting, neighbour, again] = await queue.addBulk([
       { name: JobName.AuditLogBatch, data: { logs: [entry(b, { id: taken, message: "b's log" }), entry(b, { message: 'rest of the batch' })] } },
       { name: JobName.AuditLog, data: entry(b, { message: 'neighbour' }) },
       { name: JobName.AuditLog, data: entry(a, { id: taken, message: "a's log again" }) }, // a duplicate: skipped, completes
     ]);
-    const settled = (job: Job) => waitFor(() => queue.getJobState(job.id!), (s) => s === 'failed' || s === 'completed');
+    const settled = (job: Job) =>
+      waitFor(
+        () => queue.getJobState(job.id!),
+        (s) => s === 'failed' || s === 'completed',
+      );
     expect(await settled(conflicting!)).toBe('failed');
     expect(await settled(neighbour!)).toBe('completed');
     expect(await settled(again!)).toBe('completed');
@@ -147,7 +195,12 @@ describe('audit logs through BullMQ', () => {
       [[a, b]],
     );
     expect(rows.filter((r) => r.tenant_id === a).map((r) => r.message)).toEqual(["a's log"]);
-    expect(rows.filter((r) => r.tenant_id === b).map((r) => r.message).sort()).toEqual(['neighbour', 'rest of the batch']);
+    expect(
+      rows
+        .filter((r) => r.tenant_id === b)
+        .map((r) => r.message)
+        .sort(),
+    ).toEqual(['neighbour', 'rest of the batch']);
     for (const tenantId of [a, b]) {
       const [chain] = await host.database.dataSource.query(
         `SELECT count(*)::int AS n, bool_and(ok) AS valid, max(seq)::int AS last, (SELECT seq::int FROM log_chains WHERE tenant_id = $1) AS head FROM (
@@ -167,8 +220,16 @@ describe('audit logs through BullMQ', () => {
       // 400 are queued twice, as a retried publish or another service's retry would.
       const jobs = [...entries, ...entries.slice(0, 400)].map((data) => ({ name: JobName.AuditLog, data }));
       for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500));
-      await waitFor(() => countLogs(host.database, tenantId), (n) => n >= 2000, 40_000);
-      await waitFor(() => queue.getJobCounts('wait', 'active', 'delayed'), (c) => c.wait + c.active + c.delayed === 0, 40_000);
+      await waitFor(
+        () => countLogs(host.database, tenantId),
+        (n) => n >= 2000,
+        40_000,
+      );
+      await waitFor(
+        () => queue.getJobCounts('wait', 'active', 'delayed'),
+        (c) => c.wait + c.active + c.delayed === 0,
+        40_000,
+      );
       expect(await countLogs(host.database, tenantId)).toBe(2000);
       const [dupes] = await host.database.dataSource.query(
         'SELECT count(*)::int AS n FROM (SELECT entity_id FROM logs WHERE tenant_id = $1 GROUP BY entity_id HAVING count(*) > 1) d',
@@ -223,13 +284,23 @@ describe('the BullMQ consumer', () => {
 
   it('retries a transient failure with backoff whatever the producer asked for, then completes the job', async () => {
     const job = await queue.add(JobName.AuditLog, { failFirst: 2, key: 'transient' });
-    expect(await waitFor(() => queue.getJobState(job.id!), (s) => s === 'completed' || s === 'failed' || s === 'unknown')).not.toBe('failed');
+    expect(
+      await waitFor(
+        () => queue.getJobState(job.id!),
+        (s) => s === 'completed' || s === 'failed' || s === 'unknown',
+      ),
+    ).not.toBe('failed');
     expect(failures.get('transient')).toBe(3);
   });
 
   it('keeps a job that never succeeds in the failed set, with the last reason, after the attempts', async () => {
     const job = await queue.add(JobName.AuditLog, { failFirst: 99, key: 'permanent' });
-    expect(await waitFor(() => queue.getJobState(job.id!), (s) => s === 'failed')).toBe('failed');
+    expect(
+      await waitFor(
+        () => queue.getJobState(job.id!),
+        (s) => s === 'failed',
+      ),
+    ).toBe('failed');
     expect(failures.get('permanent')).toBe(4);
     expect((await queue.getJob(job.id!))!.failedReason).toBe('gave up after 4 attempts: database unavailable (run 4)');
   });

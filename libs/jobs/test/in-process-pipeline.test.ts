@@ -28,7 +28,12 @@ describe('audit logs without Redis (in-process queue)', () => {
   afterAll(() => host.close());
 
   it('relays at start what a previous process left in the outbox', async () => {
-    expect(await waitFor(() => countLogs(host.database, crashedTenant), (n) => n >= 3)).toBe(3);
+    expect(
+      await waitFor(
+        () => countLogs(host.database, crashedTenant),
+        (n) => n >= 3,
+      ),
+    ).toBe(3);
     const rows = await host.database.dataSource.query('SELECT id FROM logs WHERE tenant_id = $1 ORDER BY id', [crashedTenant]);
     expect(rows.map((r: { id: string }) => r.id)).toEqual([...crashedIds].sort());
   });
@@ -43,7 +48,12 @@ describe('audit logs without Redis (in-process queue)', () => {
         }),
       ),
     );
-    expect(await waitFor(() => countLogs(host.database, tenantId), (n) => n >= 40)).toBe(40);
+    expect(
+      await waitFor(
+        () => countLogs(host.database, tenantId),
+        (n) => n >= 40,
+      ),
+    ).toBe(40);
   });
 
   it('keeps a malformed job as failed with its reason and runs the others', async () => {
@@ -51,8 +61,16 @@ describe('audit logs without Redis (in-process queue)', () => {
     const tenantId = randomUUID();
     await queue.add(JobName.AuditLog, { tenant_id: tenantId, entity_type: 'token', entity_id: '', operation: 'read', message: 'x' });
     await queue.add(JobName.AuditLog, { tenant_id: tenantId, entity_type: 'token', entity_id: 'tok_1', operation: 'read', message: 'x' });
-    expect(await waitFor(() => countLogs(host.database, tenantId), (n) => n >= 1)).toBe(1);
-    const failed = await waitFor(async () => queue.failed.filter((f) => (f.data as { tenant_id: string }).tenant_id === tenantId), (f) => f.length > 0);
+    expect(
+      await waitFor(
+        () => countLogs(host.database, tenantId),
+        (n) => n >= 1,
+      ),
+    ).toBe(1);
+    const failed = await waitFor(
+      async () => queue.failed.filter((f) => (f.data as { tenant_id: string }).tenant_id === tenantId),
+      (f) => f.length > 0,
+    );
     expect(failed.map((f) => f.reason)).toEqual(['invalid audit-log payload: entity_id: must not be empty']);
   });
 });

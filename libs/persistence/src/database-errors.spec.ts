@@ -25,12 +25,26 @@ describe('translateDatabaseError', () => {
     },
   );
 
-  it.each(['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', '08006', '08001', '08P01', '53100', '53200', '57P04', '57P05', '57014', '58030', '40001', '40P01'])(
-    'turns %s (an outage, or a failure the same request succeeds at later) into an UnavailableError',
-    (code) => {
-      expect(translateDatabaseError(driverError(code))).toMatchObject({ code: 'unavailable', reason: code });
-    },
-  );
+  it.each([
+    'ENOTFOUND',
+    'EAI_AGAIN',
+    'EHOSTUNREACH',
+    'ENETUNREACH',
+    'ECONNABORTED',
+    '08006',
+    '08001',
+    '08P01',
+    '53100',
+    '53200',
+    '57P04',
+    '57P05',
+    '57014',
+    '58030',
+    '40001',
+    '40P01',
+  ])('turns %s (an outage, or a failure the same request succeeds at later) into an UnavailableError', (code) => {
+    expect(translateDatabaseError(driverError(code))).toMatchObject({ code: 'unavailable', reason: code });
+  });
 
   it.each([
     'Connection terminated unexpectedly',
@@ -47,7 +61,7 @@ describe('translateDatabaseError', () => {
     expect(translateDatabaseError(wrapped)).toBeInstanceOf(UnavailableError);
   });
 
-  it.each(['QueryRunnerAlreadyReleasedError', 'CannotExecuteNotConnectedError'])('turns TypeORM\'s %s (a lost connection) into an UnavailableError', (name) => {
+  it.each(['QueryRunnerAlreadyReleasedError', 'CannotExecuteNotConnectedError'])("turns TypeORM's %s (a lost connection) into an UnavailableError", (name) => {
     expect(translateDatabaseError(Object.assign(new Error('typeorm says so'), { name }))).toBeInstanceOf(UnavailableError);
   });
 

@@ -10,7 +10,15 @@ const DATA_EXCEPTION = /^22[0-9A-Z]{3}$/;
 // Failures that mean the database cannot serve now, not that the request or the code is wrong (a 503 with
 // Retry-After, never a 500). Socket errors of the connection (Node's codes):
 const UNAVAILABLE_SOCKET_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
 ]);
 // SQLSTATEs: class 08 connection exception, 53 insufficient resources (disk full, out of memory, too many
 // connections), 57P01-57P05 shutdown, crash, cannot connect now (starting up, shutting down, in recovery), database

@@ -106,7 +106,11 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     const socket = embeddedSocket(options.dataDir);
     const server = new PGLiteSocketServer({ db, path: socket.path });
     await server.start();
-    const dataSource = createDataSource({ host: socket.dir, port: EMBEDDED_SOCKET_PORT, username: 'postgres', database: 'postgres' }, 1, options.applicationName);
+    const dataSource = createDataSource(
+      { host: socket.dir, port: EMBEDDED_SOCKET_PORT, username: 'postgres', database: 'postgres' },
+      1,
+      options.applicationName,
+    );
     await dataSource.initialize();
     keepConnectionErrorsHandled(dataSource);
     return {

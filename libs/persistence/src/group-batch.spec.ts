@@ -10,11 +10,15 @@ function deferred<T>() {
 describe('GroupBatch', () => {
   it('sends a lone item at once and groups the items that arrive while batches are out', async () => {
     const runs: Array<{ items: number[]; done: ReturnType<typeof deferred<number[]>> }> = [];
-    const batch = new GroupBatch<number, number>((items) => {
-      const done = deferred<number[]>();
-      runs.push({ items, done });
-      return done.promise;
-    }, 3, 1);
+    const batch = new GroupBatch<number, number>(
+      (items) => {
+        const done = deferred<number[]>();
+        runs.push({ items, done });
+        return done.promise;
+      },
+      3,
+      1,
+    );
     const first = batch.add(1);
     await Promise.resolve();
     expect(runs.map((r) => r.items)).toEqual([[1]]);
@@ -35,11 +39,15 @@ describe('GroupBatch', () => {
 
   it('fails every item of a failed batch, and only those', async () => {
     let calls = 0;
-    const batch = new GroupBatch<number, number>(async (items) => {
-      calls++;
-      if (items.includes(2)) throw new Error('statement failed');
-      return items.map((n) => n * 10);
-    }, 10, 1);
+    const batch = new GroupBatch<number, number>(
+      async (items) => {
+        calls++;
+        if (items.includes(2)) throw new Error('statement failed');
+        return items.map((n) => n * 10);
+      },
+      10,
+      1,
+    );
     const first = batch.add(1);
     await Promise.resolve();
     const [one, two, three] = await Promise.allSettled([first, batch.add(2), batch.add(3)]);

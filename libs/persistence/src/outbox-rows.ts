@@ -19,7 +19,10 @@ export const OUTBOX_COLUMNS: ReadonlyArray<readonly [column: string, field: keyo
 
 /** The events' outbox rows, by one statement with one parameter per column (the same text whatever the number of rows). */
 export async function insertOutboxRows(em: EntityManager, events: AuditEvent[]): Promise<void> {
-  await em.query(INSERT_OUTBOX_ROWS, OUTBOX_COLUMNS.map(([, field]) => events.map((event) => event[field] ?? null)));
+  await em.query(
+    INSERT_OUTBOX_ROWS,
+    OUTBOX_COLUMNS.map(([, field]) => events.map((event) => event[field] ?? null)),
+  );
 }
 
 const INSERT_OUTBOX_ROWS = `INSERT INTO audit_outbox (${OUTBOX_COLUMNS.map(([column]) => column).join(', ')})

@@ -67,7 +67,9 @@ export class PersistenceModule implements OnApplicationShutdown {
     const versions: VersionStore = new VersionScopedStore(
       options.redisUrl
         ? new RedisVersionStore(options.redisUrl, (error) =>
-            versionLogger.error(`could not publish a cache invalidation; replicas may serve a stale entry for up to ${Math.max(APPLICATION_MAX_AGE_MS, PROXY_MAX_AGE_MS) / 1000} s: ${String(error)}`),
+            versionLogger.error(
+              `could not publish a cache invalidation; replicas may serve a stale entry for up to ${Math.max(APPLICATION_MAX_AGE_MS, PROXY_MAX_AGE_MS) / 1000} s: ${String(error)}`,
+            ),
           )
         : new InMemoryVersionStore(),
     );
@@ -126,7 +128,27 @@ export class PersistenceModule implements OnApplicationShutdown {
           },
         },
       ],
-      exports: [DATABASE, DataSource, VersionStore, RepositoryRegistry, Clock, KeyWrapper, VaultCrypto, DatabaseVaultCrypto, ApplicationRepository, TenantRepository, UnitOfWork, ProxyRepository, LogRepository, LogChainWriter, LogCheckpointRepository, LogRetentionRepository, LogPartitions, TokenRepository, LogStreamRepository],
+      exports: [
+        DATABASE,
+        DataSource,
+        VersionStore,
+        RepositoryRegistry,
+        Clock,
+        KeyWrapper,
+        VaultCrypto,
+        DatabaseVaultCrypto,
+        ApplicationRepository,
+        TenantRepository,
+        UnitOfWork,
+        ProxyRepository,
+        LogRepository,
+        LogChainWriter,
+        LogCheckpointRepository,
+        LogRetentionRepository,
+        LogPartitions,
+        TokenRepository,
+        LogStreamRepository,
+      ],
     };
   }
 }

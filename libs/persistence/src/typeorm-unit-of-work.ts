@@ -80,14 +80,16 @@ export class TypeormUnitOfWork extends UnitOfWork {
     const events: AuditEvent[] = [];
     let result: T;
     try {
-      result = await this.dataSource.transaction((em) => ambientTransaction.run(em, async () => {
-        const value = await work({
-          get: (port) => this.registry.build(port, em),
-          record: (event) => events.push(toAuditEvent(event, newId(), this.clock.now())),
-        });
-        if (events.length > 0) await insertOutboxRows(em, events);
-        return value;
-      }));
+      result = await this.dataSource.transaction((em) =>
+        ambientTransaction.run(em, async () => {
+          const value = await work({
+            get: (port) => this.registry.build(port, em),
+            record: (event) => events.push(toAuditEvent(event, newId(), this.clock.now())),
+          });
+          if (events.length > 0) await insertOutboxRows(em, events);
+          return value;
+        }),
+      );
     } catch (error) {
       throw translateDatabaseError(error);
     }

@@ -1,14 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  AccessRule,
-  Application,
-  ApplicationRepository,
-  decodeCursor,
-  generateApiKey,
-  hashApiKey,
-  TenantRepository,
-  ValidationError,
-} from '@gatehouse/domain';
+import { AccessRule, Application, ApplicationRepository, decodeCursor, generateApiKey, hashApiKey, TenantRepository, ValidationError } from '@gatehouse/domain';
 import { InMemoryApplicationRepository, InMemoryTenantRepository } from '@gatehouse/domain/testing';
 import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
@@ -21,7 +12,10 @@ interface Repositories {
 // The in-memory fake runs the same suite, so unit tests over it mean what they mean against the databases.
 const BACKENDS: { name: string; open(): Promise<Repositories> }[] = [
   ...DATABASES,
-  { name: 'in-memory fake', open: async () => ({ applications: new InMemoryApplicationRepository(), tenants: new InMemoryTenantRepository(), close: async () => undefined }) },
+  {
+    name: 'in-memory fake',
+    open: async () => ({ applications: new InMemoryApplicationRepository(), tenants: new InMemoryTenantRepository(), close: async () => undefined }),
+  },
 ];
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
@@ -97,7 +91,16 @@ describe.each(BACKENDS)('ApplicationRepository on $name', (backend) => {
       const app = anApplication(tenantId, {
         type: 'expiring',
         permissions: [],
-        rules: [{ description: 'x', priority: 3, container: null, conditions: [{ attribute: 'container', operator: 'starts_with', value: '/pci/' }], transform: 'redact', permissions: ['token:read'] }],
+        rules: [
+          {
+            description: 'x',
+            priority: 3,
+            container: null,
+            conditions: [{ attribute: 'container', operator: 'starts_with', value: '/pci/' }],
+            transform: 'redact',
+            permissions: ['token:read'],
+          },
+        ],
         createdBy: null,
         expiresAt: new Date('2026-11-21T10:01:00.000Z'),
         canCreateExpiringApplications: null,
@@ -247,7 +250,12 @@ describe.each(BACKENDS)('ApplicationRepository on $name', (backend) => {
       expect(byType.items.map((a) => a.id)).toEqual(apps.filter((a) => a.type === 'public').map((a) => a.id));
 
       const both = await db.applications.list(tenantId, { ids, types: ['private', 'management'] }, { page: 1, size: 20 });
-      expect(both.items.map((a) => a.id)).toEqual(apps.slice(0, 3).filter((a) => a.type === 'private').map((a) => a.id));
+      expect(both.items.map((a) => a.id)).toEqual(
+        apps
+          .slice(0, 3)
+          .filter((a) => a.type === 'private')
+          .map((a) => a.id),
+      );
 
       expect((await db.applications.list(tenantId, { ids: [foreign!.id] }, { page: 1, size: 20 })).items).toEqual([]);
       expect((await db.applications.list(tenantId, { ids: [], types: [] }, { page: 1, size: 20 })).totalItems).toBe(6);

@@ -28,7 +28,14 @@ function aToken(tenantId: string, over: Partial<Token> = {}): Token {
 }
 
 function created(token: Token): NewAuditEvent {
-  return { tenantId: token.tenantId, actor: { id: token.createdBy, type: 'application' }, entityType: 'card', entityId: token.id, operation: 'create', message: `Token ${token.id} created` };
+  return {
+    tenantId: token.tenantId,
+    actor: { id: token.createdBy, type: 'application' },
+    entityType: 'card',
+    entityId: token.id,
+    operation: 'create',
+    message: `Token ${token.id} created`,
+  };
 }
 
 /** The data source with its statements and transactions counted (a create in a transaction of its own counts one). */
@@ -54,7 +61,9 @@ describe.each(DATABASES)('UnitOfWork.insert (grouped creates) on $name', (backen
   function setUp() {
     const publisher = new RecordingAuditEventPublisher();
     const counted = counting(db.dataSource);
-    const registry = new RepositoryRegistry().register(TokenRepository, (em) => new TypeormTokenRepository(em)).registerBatchInsert(TokenRepository, TOKEN_BATCH_INSERT);
+    const registry = new RepositoryRegistry()
+      .register(TokenRepository, (em) => new TypeormTokenRepository(em))
+      .registerBatchInsert(TokenRepository, TOKEN_BATCH_INSERT);
     const uow = new TypeormUnitOfWork(counted.dataSource, registry, publisher, new FixedClock(NOW));
     return { uow, publisher, statements: counted.statements };
   }
@@ -76,7 +85,9 @@ describe.each(DATABASES)('UnitOfWork.insert (grouped creates) on $name', (backen
     expect(statements()).toBeLessThan(tokens.length);
     const repository = new TypeormTokenRepository(db.dataSource.manager);
     for (const token of tokens) expect(await repository.findById(tenantId, token.id)).toEqual(token);
-    expect(await outbox(tenantId)).toEqual(tokens.map((t) => ({ entity_id: t.id, operation: 'create' })).sort((a, b) => a.entity_id.localeCompare(b.entity_id)));
+    expect(await outbox(tenantId)).toEqual(
+      tokens.map((t) => ({ entity_id: t.id, operation: 'create' })).sort((a, b) => a.entity_id.localeCompare(b.entity_id)),
+    );
     expect(publisher.published.map((event) => event.entityId).sort()).toEqual(tokens.map((t) => t.id).sort());
   });
 

@@ -149,9 +149,7 @@ describe('TypeormLogChainWriter.append on PostgreSQL', () => {
         // One at a time: the conflicting event must not take the relay's every claim. (Another test's relay may take
         // `behind` first: then this one has nothing left but the conflict, and reports it.)
         await writer.relayOutbox(before, 1).catch((e: unknown) => expect(e).toBeInstanceOf(LogIdConflictError));
-        await expect(writer.relayOutbox(before, 1)).rejects.toThrow(
-          `log id(s) already stored under another tenant, left in audit_outbox: ${taken.id}`,
-        );
+        await expect(writer.relayOutbox(before, 1)).rejects.toThrow(`log id(s) already stored under another tenant, left in audit_outbox: ${taken.id}`);
         await expect(writer.relayOutbox(before, 1)).rejects.toBeInstanceOf(LogIdConflictError); // reported on every run
         const left = await database.dataSource.query('SELECT id, tenant_id FROM audit_outbox WHERE tenant_id = $1', [b]);
         expect(left).toEqual([{ id: event.id, tenant_id: b }]);
@@ -235,7 +233,9 @@ describe('TypeormLogChainWriter.append on PostgreSQL', () => {
           const inFlight: Promise<unknown>[] = [];
           for (let flush = 0; flush < 2; flush++) {
             // Each lane has its own tenants, and now and then a batch spans another lane's (a job with several).
-            const batch = tenants.filter((_, t) => t % 2 === which || Math.random() < 0.3).flatMap((t) => Array.from({ length: 1 + (n % 4) }, () => aLog(t, n++)));
+            const batch = tenants
+              .filter((_, t) => t % 2 === which || Math.random() < 0.3)
+              .flatMap((t) => Array.from({ length: 1 + (n % 4) }, () => aLog(t, n++)));
             const bad = Math.random() < 0.1;
             if (bad) batch.push(aLog(tenants[which]!, n++, { requestId: 'r'.repeat(200) }));
             if (Math.random() < 0.2 && sent.length > 0) batch.push(sent[Math.floor(Math.random() * sent.length)]!); // a redelivered job
@@ -245,7 +245,20 @@ describe('TypeormLogChainWriter.append on PostgreSQL', () => {
               await pools[0]!.dataSource.query(
                 `INSERT INTO audit_outbox (id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at)
                  SELECT id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at FROM json_populate_recordset(NULL::audit_outbox, $1::json)`,
-                [JSON.stringify(events.map((e) => ({ id: e.id, tenant_id: e.tenantId, actor_type: e.actorType, entity_type: e.entityType, entity_id: e.entityId, operation: e.operation, message: e.message, created_at: e.createdAt })))],
+                [
+                  JSON.stringify(
+                    events.map((e) => ({
+                      id: e.id,
+                      tenant_id: e.tenantId,
+                      actor_type: e.actorType,
+                      entity_type: e.entityType,
+                      entity_id: e.entityId,
+                      operation: e.operation,
+                      message: e.message,
+                      created_at: e.createdAt,
+                    })),
+                  ),
+                ],
               );
               events.forEach((e) => written.add(e.id));
               if (Math.random() < 0.5) batch.push(...events);

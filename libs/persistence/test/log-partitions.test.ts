@@ -75,9 +75,7 @@ describe('time partitions of the logs', () => {
     const tenant = randomUUID();
     const repo = new TypeormLogRepository(own.database.dataSource.manager);
     const writer = new TypeormLogChainWriter(own.database.dataSource.manager);
-    const logs = ['2031-01-31T23:59:59.999Z', '2031-02-01T00:00:00.000Z', '2031-01-31T23:59:59.998Z', '2031-02-01T00:00:00.001Z'].map((at) =>
-      aLog(tenant, at),
-    );
+    const logs = ['2031-01-31T23:59:59.999Z', '2031-02-01T00:00:00.000Z', '2031-01-31T23:59:59.998Z', '2031-02-01T00:00:00.001Z'].map((at) => aLog(tenant, at));
     // No partition of 2031 exists: the writer creates those it needs (the worker down for years, say), and no other.
     expect((await partitionsOf()).some((p) => p.name.startsWith('logs_p2031'))).toBe(false);
     expect(await writer.append(logs.slice(0, 2))).toBe(2);
@@ -125,7 +123,8 @@ describe('time partitions of the logs', () => {
     const clock = new FixedClock(new Date('2040-03-20T10:00:00Z'));
     expect(await new MaintainLogPartitions(partitions, clock, 'month').execute()).toBe(4);
     expect(await new MaintainLogPartitions(partitions, clock, 'month').execute()).toBe(0);
-    const in2040 = async () => (await partitions.list()).filter((p) => p.name.startsWith('logs_p2040')).map((p) => [p.name, p.from?.toISOString(), p.to.toISOString()]);
+    const in2040 = async () =>
+      (await partitions.list()).filter((p) => p.name.startsWith('logs_p2040')).map((p) => [p.name, p.from?.toISOString(), p.to.toISOString()]);
     expect(await in2040()).toEqual([
       ['logs_p20400301', '2040-03-01T00:00:00.000Z', '2040-04-01T00:00:00.000Z'],
       ['logs_p20400401', '2040-04-01T00:00:00.000Z', '2040-05-01T00:00:00.000Z'],
@@ -194,15 +193,14 @@ describe('time partitions of the logs', () => {
       const tenant = randomUUID();
       await query(`INSERT INTO log_chains (tenant_id, seq, hash) VALUES ($1, 0, '\\x${'00'.repeat(32)}')`, [tenant]);
       const before = await query<{ n: number }>('SELECT count(*)::int AS n FROM logs');
-      await query(`INSERT INTO logs (id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash)
-        SELECT gen_random_uuid(), $1, 'system', 'token', 'tok_' || g, 'read', 'm', now() - g * interval '1 day', g, '\\x00' FROM generate_series(1, 100) g`, [
-        tenant,
-      ]);
+      await query(
+        `INSERT INTO logs (id, tenant_id, actor_type, entity_type, entity_id, operation, message, created_at, seq, hash)
+        SELECT gen_random_uuid(), $1, 'system', 'token', 'tok_' || g, 'read', 'm', now() - g * interval '1 day', g, '\\x00' FROM generate_series(1, 100) g`,
+        [tenant],
+      );
       await migration.up(runner);
       expect(await query<{ n: number }>('SELECT count(*)::int AS n FROM logs')).toEqual([{ n: before[0]!.n + 100 }]);
-      expect(await query<{ n: number }>('SELECT count(*)::int AS n FROM logs l JOIN log_ids i USING (id, tenant_id)')).toEqual([
-        { n: before[0]!.n + 100 },
-      ]);
+      expect(await query<{ n: number }>('SELECT count(*)::int AS n FROM logs l JOIN log_ids i USING (id, tenant_id)')).toEqual([{ n: before[0]!.n + 100 }]);
       const partitions = await partitionsOf();
       expect(partitions[0]!.name).toBe('logs_legacy');
       // Append-only on every partition, the converted one included.
@@ -210,9 +208,9 @@ describe('time partitions of the logs', () => {
       await expect(query(`UPDATE logs SET message = 'x' WHERE tenant_id = $1`, [tenant])).rejects.toThrow(/append-only/);
       // An id already stored under another tenant is still a conflict, whatever partition holds it.
       const [{ id: taken }] = await query<{ id: string }>(`SELECT id FROM logs WHERE tenant_id = $1 LIMIT 1`, [tenant]);
-      await expect(new TypeormLogChainWriter(own.database.dataSource.manager).append([aLog(randomUUID(), '2050-05-05T00:00:00Z', { id: taken })])).rejects.toThrow(
-        /already stored under another tenant/,
-      );
+      await expect(
+        new TypeormLogChainWriter(own.database.dataSource.manager).append([aLog(randomUUID(), '2050-05-05T00:00:00Z', { id: taken })]),
+      ).rejects.toThrow(/already stored under another tenant/);
       await migration.down(runner);
       await migration.up(runner);
       expect(await query<{ n: number }>('SELECT count(*)::int AS n FROM logs')).toEqual([{ n: before[0]!.n + 100 }]);

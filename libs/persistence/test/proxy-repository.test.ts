@@ -28,7 +28,10 @@ const BACKENDS: { name: string; open(): Promise<Repositories> }[] = [
       return { proxies: sealedProxies(opened.dataSource), tenants: opened.tenants, dataSource: opened.dataSource, close: () => opened.close() };
     },
   })),
-  { name: 'in-memory fake', open: async () => ({ proxies: new InMemoryProxyRepository(), tenants: new InMemoryTenantRepository(), close: async () => undefined }) },
+  {
+    name: 'in-memory fake',
+    open: async () => ({ proxies: new InMemoryProxyRepository(), tenants: new InMemoryTenantRepository(), close: async () => undefined }),
+  },
 ];
 
 // Opening PGlite and migrating it takes a few seconds.
@@ -70,7 +73,7 @@ describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
     expect(Object.entries(found!.configuration!)).toContainEqual(['__proto__', 'data']);
   });
 
-  it('scopes id lookups, updates and deletes to the tenant; the key alone finds any tenant\'s proxy', async () => {
+  it("scopes id lookups, updates and deletes to the tenant; the key alone finds any tenant's proxy", async () => {
     const tenantId = await newTenant();
     const other = await newTenant();
     const proxy = aProxy(tenantId);
@@ -97,12 +100,18 @@ describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
     const other = aProxy(tenantId);
     await db.proxies.insert(proxy);
     await db.proxies.insert(other);
-    const [row] = await db.dataSource.query(`SELECT to_jsonb(p)::text AS text, encode(key_sealed, 'escape') || encode(configuration_sealed, 'escape') AS bytes FROM proxies p WHERE id = $1`, [proxy.id]);
+    const [row] = await db.dataSource.query(
+      `SELECT to_jsonb(p)::text AS text, encode(key_sealed, 'escape') || encode(configuration_sealed, 'escape') AS bytes FROM proxies p WHERE id = $1`,
+      [proxy.id],
+    );
     for (const text of [row.text, row.bytes]) {
       expect(text).not.toContain(proxy.key);
       expect(text).not.toContain('sk_live_plaintext_scan_0001');
     }
-    await db.dataSource.query(`UPDATE proxies SET configuration_sealed = (SELECT configuration_sealed FROM proxies WHERE id = $1) WHERE id = $2`, [proxy.id, other.id]);
+    await db.dataSource.query(`UPDATE proxies SET configuration_sealed = (SELECT configuration_sealed FROM proxies WHERE id = $1) WHERE id = $2`, [
+      proxy.id,
+      other.id,
+    ]);
     await expect(db.proxies.findById(tenantId, other.id)).rejects.toThrow('does not open');
     // A row no key opens would stop the migration tests' down() of this shared database.
     await db.dataSource.query('DELETE FROM proxies WHERE id = $1', [other.id]);
@@ -111,7 +120,7 @@ describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
   it("sums a tenant's configurations (bytes, at least their compact JSON), leaving one proxy out on request", async () => {
     const tenantId = await newTenant();
     const other = await newTenant();
-    const a = aProxy(tenantId, { configuration: { token: 'x'.repeat(1000), 'é': 'ü' } });
+    const a = aProxy(tenantId, { configuration: { token: 'x'.repeat(1000), é: 'ü' } });
     const b = aProxy(tenantId, { configuration: { k: 'v' } });
     await db.proxies.insert(a);
     await db.proxies.insert(b);

@@ -38,7 +38,14 @@ describe.each([
   it('takes from every bucket of a request or from none', async () => {
     expect((await counter.take([{ key: 'tight', limit: hour(1) }]))?.allowed).toBe(true);
     for (let i = 0; i < 3; i++) {
-      expect((await counter.take([{ key: 'wide', limit: hour(10) }, { key: 'tight', limit: hour(1) }]))?.allowed).toBe(false);
+      expect(
+        (
+          await counter.take([
+            { key: 'wide', limit: hour(10) },
+            { key: 'tight', limit: hour(1) },
+          ])
+        )?.allowed,
+      ).toBe(false);
     }
     const wide = await counter.take([{ key: 'wide', limit: hour(10) }]);
     expect(wide!.buckets[0]!.remaining).toBe(9);
@@ -142,7 +149,7 @@ describe('RedisRateCounter', () => {
       for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: 10 }, () => counter.take([{ key: 'k', limit }])));
       expect(counter.stats.leased).toBeGreaterThan(0);
       // Until a take asks Redis, which leases (the demand is high): the next one is counted from that lease.
-      for (let scripts = counter.stats.scripts; counter.stats.scripts === scripts; ) await counter.take([{ key: 'k', limit }]);
+      for (let scripts = counter.stats.scripts; counter.stats.scripts === scripts;) await counter.take([{ key: 'k', limit }]);
       const leased = counter.stats.leased;
       await counter.take([{ key: 'k', limit }]);
       expect(counter.stats.leased).toBe(leased + 1);

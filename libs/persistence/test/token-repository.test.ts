@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { InMemoryTenantRepository, InMemoryTokenRepository } from '@gatehouse/domain/testing';
 import { AuditEvent, ConflictError, TenantRepository, Token, TokenRepository, TokenVisibility } from '@gatehouse/domain';
-import { CachedTokenRepository, containerPrefixes, InMemoryVersionStore, MAX_CACHED_SEALED_BYTES, TypeormTokenRepository, VersionBumpingCommitObserver } from '@gatehouse/persistence';
+import {
+  CachedTokenRepository,
+  containerPrefixes,
+  InMemoryVersionStore,
+  MAX_CACHED_SEALED_BYTES,
+  TypeormTokenRepository,
+  VersionBumpingCommitObserver,
+} from '@gatehouse/persistence';
 import { DataSource } from 'typeorm';
 import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
 
@@ -18,10 +25,18 @@ const BACKENDS: { name: string; open(): Promise<Repositories> }[] = [
     name: backend.name,
     open: async (): Promise<Repositories> => {
       const opened = await backend.open();
-      return { tokens: new TypeormTokenRepository(opened.dataSource.manager), tenants: opened.tenants, dataSource: opened.dataSource, close: () => opened.close() };
+      return {
+        tokens: new TypeormTokenRepository(opened.dataSource.manager),
+        tenants: opened.tenants,
+        dataSource: opened.dataSource,
+        close: () => opened.close(),
+      };
     },
   })),
-  { name: 'in-memory fake', open: async () => ({ tokens: new InMemoryTokenRepository(), tenants: new InMemoryTenantRepository(), close: async () => undefined }) },
+  {
+    name: 'in-memory fake',
+    open: async () => ({ tokens: new InMemoryTokenRepository(), tenants: new InMemoryTenantRepository(), close: async () => undefined }),
+  },
 ];
 
 jest.setTimeout(60_000);
@@ -96,7 +111,7 @@ describe.each(BACKENDS)('TokenRepository on $name', (backend) => {
     expect(await db.tokens.findByIds(tenantId, [masked.id, plain.id])).toEqual([masked, plain]);
   });
 
-  it('answers concurrent reads by id each with its own tenant\'s tokens (batched into one statement outside a transaction)', async () => {
+  it("answers concurrent reads by id each with its own tenant's tokens (batched into one statement outside a transaction)", async () => {
     const [a, b] = [randomUUID(), randomUUID()];
     for (const id of [a, b]) await db.tenants.insert({ id, name: `acme-${id}`, createdAt: new Date(T0) });
     const shared = randomUUID();
@@ -167,7 +182,10 @@ describe.each(BACKENDS)('TokenRepository on $name', (backend) => {
     expect(await ids({}, [{ conditions: [{ attribute: 'id', operator: 'equals', value: 'a' }] }])).toEqual(['a']);
     expect(await ids({}, [{ conditions: [{ attribute: 'container', operator: 'starts_with', value: '/pci_' }] }])).toEqual(['c']);
     expect(
-      await ids({}, [{ conditions: [{ attribute: 'id', operator: 'starts_with', value: '%' }] }, { conditions: [{ attribute: 'container', operator: 'equals', value: '/pci/low/' }] }]),
+      await ids({}, [
+        { conditions: [{ attribute: 'id', operator: 'starts_with', value: '%' }] },
+        { conditions: [{ attribute: 'container', operator: 'equals', value: '/pci/low/' }] },
+      ]),
     ).toEqual(['b']);
   });
 
@@ -216,7 +234,7 @@ describe('CachedTokenRepository over PostgreSQL', () => {
     expect((await cached.findByIds(tenantId, [token.id]))[0]?.containers).toEqual(['/a/']);
     // ...an update or a delete of any token does, before its writer answers.
     await observer.committed([tokenEvent(tenantId, randomUUID(), 'update', 'card')]);
-    expect((await cached.findByIds(tenantId, [token.id, token.id]))).toEqual([expect.objectContaining({ containers: ['/moved/'] })]);
+    expect(await cached.findByIds(tenantId, [token.id, token.id])).toEqual([expect.objectContaining({ containers: ['/moved/'] })]);
     await inner.delete(tenantId, token.id);
     await observer.committed([tokenEvent(tenantId, token.id, 'delete')]);
     expect(await cached.findById(tenantId, token.id)).toBeNull();
@@ -243,5 +261,15 @@ describe('CachedTokenRepository over PostgreSQL', () => {
 });
 
 function tokenEvent(tenantId: string, entityId: string, operation: AuditEvent['operation'], entityType = 'token'): AuditEvent {
-  return { id: randomUUID(), tenantId, actorId: null, actorType: 'system', entityType, entityId, operation, message: operation, createdAt: new Date(T0) } as AuditEvent;
+  return {
+    id: randomUUID(),
+    tenantId,
+    actorId: null,
+    actorType: 'system',
+    entityType,
+    entityId,
+    operation,
+    message: operation,
+    createdAt: new Date(T0),
+  } as AuditEvent;
 }

@@ -202,7 +202,10 @@ describe.each(DATABASES)('TypeormUnitOfWork on $name', (backend) => {
     const spy = jest.spyOn(db.dataSource, 'query');
     await Promise.all(
       apps.map(async (app) => {
-        await uow.record([{ ...created(app), operation: 'read', message: 'read' }, { ...created(app), operation: 'read', message: 'again' }]);
+        await uow.record([
+          { ...created(app), operation: 'read', message: 'read' },
+          { ...created(app), operation: 'read', message: 'again' },
+        ]);
         // Durable once record resolves: the rows are there for another session to see.
         statements.push(...((await outboxFor(app.id)) as { message: string }[]).map((row) => `${app.name}:${row.message}`));
       }),

@@ -26,7 +26,9 @@ describe('vault rotation (rotate-key, re-encrypt) on PostgreSQL', () => {
   it('rotate-key re-wraps every key while seal and open run in other processes, with no failure; resumes after an interruption', async () => {
     const before = aProcess(database, OLD);
     const tenants = Array.from({ length: 6 }, () => randomUUID());
-    const values = await Promise.all(tenants.map(async (t) => ({ t, sealed: await before.seal(t, Buffer.from(`v-${t}`), `row:${t}`), print: await before.fingerprint(t, 'x') })));
+    const values = await Promise.all(
+      tenants.map(async (t) => ({ t, sealed: await before.seal(t, Buffer.from(`v-${t}`), `row:${t}`), print: await before.fingerprint(t, 'x') })),
+    );
     const lookup = await before.lookupHash('proxy-key');
 
     // Every process restarted with VAULT_KEY=NEW, VAULT_KEY_PREVIOUS=OLD.
@@ -116,10 +118,9 @@ describe('vault rotation (rotate-key, re-encrypt) on PostgreSQL', () => {
     expect(result.retired).toBe(result.tenants);
     expect((await rotation.status()).tenantsReEncrypting).toBe(0);
     for (const tenantId of tenants) {
-      const [current] = await database.dataSource.query(
-        `SELECT key_id FROM vault_keys WHERE tenant_id = $1 AND purpose = 'data' AND state = 'active'`,
-        [tenantId],
-      );
+      const [current] = await database.dataSource.query(`SELECT key_id FROM vault_keys WHERE tenant_id = $1 AND purpose = 'data' AND state = 'active'`, [
+        tenantId,
+      ]);
       const rows: { key_sealed: Buffer; configuration_sealed: Buffer }[] = await database.dataSource.query(
         'SELECT key_sealed, configuration_sealed FROM proxies WHERE tenant_id = $1',
         [tenantId],
@@ -135,4 +136,3 @@ describe('vault rotation (rotate-key, re-encrypt) on PostgreSQL', () => {
     expect((await vault.open(written[0]!.tenantId, oldEnvelope, `proxy-key:${written[0]!.tenantId}:${written[0]!.id}`)).toString()).toBe(written[0]!.key);
   });
 });
-

@@ -5,7 +5,7 @@ import { TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
 
 /** Until the store knows its Redis (run_id) and the version has an epoch: reads answer null before. */
 async function readable(store: RedisVersionStore, name: string): Promise<string> {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
     const version = await store.read(name);
     if (version !== null) return version;
     await new Promise((resolve) => setTimeout(resolve, 20));

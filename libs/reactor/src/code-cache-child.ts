@@ -28,7 +28,15 @@ async function main(): Promise<void> {
   const manifest = await writeModuleCodeCaches(directory, bundledModules(), async (name) => {
     sandbox.prepare();
     const code = `module.exports = async () => { require(${JSON.stringify(name)}); return { body: null }; };`;
-    const outcome = await sandbox.execute(new Invocation(null, settings), null, code, `code-cache-${runs++}`, JSON.stringify({ args: { body: null, headers: {} }, configuration: {} }), '', settings.timeoutMs);
+    const outcome = await sandbox.execute(
+      new Invocation(null, settings),
+      null,
+      code,
+      `code-cache-${runs++}`,
+      JSON.stringify({ args: { body: null, headers: {} }, configuration: {} }),
+      '',
+      settings.timeoutMs,
+    );
     // A module whose top level throws here still gets the cache of what compiled.
     if (!outcome.includes('"ok":true')) failed.push(name);
     return sandbox.moduleCodeCache(name);

@@ -80,7 +80,10 @@ describe('Bundled modules: code caches', () => {
     // A manifest of another V8 is not even read.
     const other = mkdtempSync(join(tmpdir(), 'gatehouse-code-cache-'));
     writeFileSync(join(other, 'mod.cache'), Buffer.alloc(4096, 0x5a));
-    writeFileSync(join(other, CODE_CACHE_MANIFEST), JSON.stringify({ node: 'v0', v8: '0.0', modules: { mod: { file: 'mod.cache', sourceSha256: sha256(bundle('41')), bytes: 1 } } }));
+    writeFileSync(
+      join(other, CODE_CACHE_MANIFEST),
+      JSON.stringify({ node: 'v0', v8: '0.0', modules: { mod: { file: 'mod.cache', sourceSha256: sha256(bundle('41')), bytes: 1 } } }),
+    );
     expect(readModuleCodeCache(other, 'mod', bundle('41'))).toBeNull();
     rmSync(other, { recursive: true, force: true });
   });

@@ -171,7 +171,10 @@ export class OutboundHttp {
         // As fetch does: 303 (and 301/302 after a POST) go on as a GET without a body; credentials stay on their origin.
         const asGet = status === 303 ? request.method !== 'HEAD' : (status === 301 || status === 302) && request.method === 'POST';
         const crossOrigin = next.origin !== request.url.origin;
-        const headers = filterHeaders(request.headers, (name) => (asGet && /^content-/i.test(name)) || (crossOrigin && /^(authorization|cookie|proxy-authorization)$/i.test(name)));
+        const headers = filterHeaders(
+          request.headers,
+          (name) => (asGet && /^content-/i.test(name)) || (crossOrigin && /^(authorization|cookie|proxy-authorization)$/i.test(name)),
+        );
         request = { ...request, url: next, method: asGet ? 'GET' : request.method, headers };
         if (asGet) payload = null;
       }
@@ -191,7 +194,8 @@ export class OutboundHttp {
 
   private exchange(id: number, request: OutboundRequest, body: Uint8Array | null): Promise<{ response: IncomingMessage; bytes: ArrayBuffer }> {
     const { url } = request;
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.reject(new OutboundError(`Protocol "${url.protocol}" not supported`, 'ERR_INVALID_PROTOCOL', 'refused'));
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      return Promise.reject(new OutboundError(`Protocol "${url.protocol}" not supported`, 'ERR_INVALID_PROTOCOL', 'refused'));
     if (url.protocol === 'http:' && !this.policy.allowHttp) {
       return Promise.reject(new OutboundError('Plain http:// requests are not allowed (PROXY_ALLOW_HTTP)', 'ERR_GATEHOUSE_HTTP_REFUSED', 'refused'));
     }
@@ -224,7 +228,10 @@ export class OutboundHttp {
         return;
       }
       this.inFlight.set(id, outgoing);
-      const timer = setTimeout(() => outgoing.destroy(new OutboundError('The request did not finish within the transform deadline', 'ETIMEDOUT', 'timeout')), left);
+      const timer = setTimeout(
+        () => outgoing.destroy(new OutboundError('The request did not finish within the transform deadline', 'ETIMEDOUT', 'timeout')),
+        left,
+      );
       const settle = () => {
         clearTimeout(timer);
         if (this.inFlight.get(id) === outgoing) this.inFlight.delete(id);
@@ -290,8 +297,17 @@ function refused(): OutboundError {
 
 /** The body as fetch reads it: content-encoding undone (gzip, deflate, br), bounded after decoding. */
 function decoded(response: IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
-  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : null;
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : null;
   if (decoder === null) return response;
   response.on('error', (error) => decoder.destroy(error));
   return response.pipe(decoder);

@@ -48,8 +48,22 @@ describe('Reactor: bodies passed as they arrived (rawBody) and results as bytes 
   it('answers the body as the text the sandbox serialised when asked, and as a value otherwise', async () => {
     const code = `module.exports = async (req) => ({ body: req.args.body.out, headers: { 'x-a': '1' }, status: 201 });`;
     const run = (out: unknown, payloadResult: boolean) => reactor.run(withRaw(JSON.stringify({ out }), true, code, { payloadResult }));
-    expect(await run({ b: [1, 'ü'] }, true)).toEqual({ ok: true, status: 201, body: undefined, payload: { text: '{"b":[1,"ü"]}', json: true }, headers: { 'x-a': '1' }, logs: [] });
-    expect(await run('plain\ttext', true)).toEqual({ ok: true, status: 201, body: undefined, payload: { text: 'plain\ttext', json: false }, headers: { 'x-a': '1' }, logs: [] });
+    expect(await run({ b: [1, 'ü'] }, true)).toEqual({
+      ok: true,
+      status: 201,
+      body: undefined,
+      payload: { text: '{"b":[1,"ü"]}', json: true },
+      headers: { 'x-a': '1' },
+      logs: [],
+    });
+    expect(await run('plain\ttext', true)).toEqual({
+      ok: true,
+      status: 201,
+      body: undefined,
+      payload: { text: 'plain\ttext', json: false },
+      headers: { 'x-a': '1' },
+      logs: [],
+    });
     expect(await run(7, true)).toMatchObject({ ok: true, payload: { text: '7', json: true } });
     // A string holding a newline, and no body, come as a value.
     expect(await run('two\nlines', true)).toEqual({ ok: true, status: 201, body: 'two\nlines', headers: { 'x-a': '1' }, logs: [] });
@@ -60,12 +74,21 @@ describe('Reactor: bodies passed as they arrived (rawBody) and results as bytes 
 
   it("answers a CustomHttpResponseError's body as text too, and holds the result limit over the body apart", async () => {
     const thrown = await reactor.run(
-      withRaw('{}', true, `module.exports = async () => { throw new CustomHttpResponseError({ status: 418, headers: { 'x-t': 'y' }, body: { short: true } }); };`, { payloadResult: true }),
+      withRaw(
+        '{}',
+        true,
+        `module.exports = async () => { throw new CustomHttpResponseError({ status: 418, headers: { 'x-t': 'y' }, body: { short: true } }); };`,
+        { payloadResult: true },
+      ),
     );
     expect(thrown).toEqual({ ok: false, status: 418, headers: { 'x-t': 'y' }, body: undefined, payload: { text: '{"short":true}', json: true }, logs: [] });
     for (const out of ['"' + 'x'.repeat(5000) + '"', '{"a":"' + 'x'.repeat(5000) + '"}']) {
       const result = await reactor.run(withRaw(out, true, `module.exports = async (req) => ({ body: req.args.body });`, { payloadResult: true }));
-      expect(result).toMatchObject({ ok: false, status: 500, body: { proxy_error: { title: 'ReactorRuntimeError', detail: 'The transform result exceeds 4096 characters' } } });
+      expect(result).toMatchObject({
+        ok: false,
+        status: 500,
+        body: { proxy_error: { title: 'ReactorRuntimeError', detail: 'The transform result exceeds 4096 characters' } },
+      });
     }
   });
 });

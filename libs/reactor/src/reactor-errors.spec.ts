@@ -31,14 +31,19 @@ describe('Reactor: errors thrown by transforms', () => {
   // The platform's errors package: the constructor takes the errors (a message, a list, an object of lists, an Error),
   // the detail is the class's own message, the title the one of every validation error.
   const MESSAGES: Record<string, string> = {
-    AuthenticationError: 'Authentication Failed', AuthorizationError: 'Forbidden', BadRequestError: 'Bad Request',
-    InvalidPaymentMethodError: 'Invalid Payment Method', InvalidReactorConfigurationError: 'Invalid Reactor Configuration',
-    RateLimitError: 'Rate Limit Exceeded', ReactorRuntimeError: 'Reactor Runtime Error', ServiceUnavailableError: 'Service Unavailable',
+    AuthenticationError: 'Authentication Failed',
+    AuthorizationError: 'Forbidden',
+    BadRequestError: 'Bad Request',
+    InvalidPaymentMethodError: 'Invalid Payment Method',
+    InvalidReactorConfigurationError: 'Invalid Reactor Configuration',
+    RateLimitError: 'Rate Limit Exceeded',
+    ReactorRuntimeError: 'Reactor Runtime Error',
+    ServiceUnavailableError: 'Service Unavailable',
     UnprocessableEntityError: 'Unprocessable Entity',
   };
   const TITLE = 'One or more validation errors occurred.';
 
-  it.each(Object.entries(PROXY_ERROR_STATUSES))('maps %s to status %i with the platform\'s proxy_error body', async (name, status) => {
+  it.each(Object.entries(PROXY_ERROR_STATUSES))("maps %s to status %i with the platform's proxy_error body", async (name, status) => {
     const withErrors = await reactor.run(
       input(`module.exports = async () => {
         const e = new ${name}({ card: ['is invalid'], cvc: 'missing', nested: { a: 1 } });
@@ -61,7 +66,9 @@ describe('Reactor: errors thrown by transforms', () => {
 
   it('reports the errors argument as the platform does: a list, an Error, nothing', async () => {
     const bodies = await Promise.all(
-      [`['a', 2, { b: true }]`, `new TypeError('bad card')`, ``].map(async (arg) => (await reactor.run(input(`module.exports = async () => { throw new BadRequestError(${arg}); };`))).body),
+      [`['a', 2, { b: true }]`, `new TypeError('bad card')`, ``].map(
+        async (arg) => (await reactor.run(input(`module.exports = async () => { throw new BadRequestError(${arg}); };`))).body,
+      ),
     );
     expect(bodies.map((b) => (b as { proxy_error: { errors: unknown } }).proxy_error.errors)).toEqual([
       { error: ['a', '2', '{"b":true}'] },
@@ -92,7 +99,7 @@ describe('Reactor: errors thrown by transforms', () => {
 
     expect((await reactor.run(input(`module.exports = () => { throw 'a string'; };`))).body).toMatchObject({ proxy_error: { detail: 'a string' } });
     expect((await reactor.run(input(`module.exports = async () => null.x;`))).body).toMatchObject({
-      proxy_error: { status: 500, detail: expect.stringContaining("Cannot read properties of null") },
+      proxy_error: { status: 500, detail: expect.stringContaining('Cannot read properties of null') },
     });
     expect((await reactor.run(input(`throw new TypeError('at load time');`))).body).toMatchObject({ proxy_error: { detail: 'at load time' } });
   });
@@ -113,7 +120,9 @@ describe('Reactor: errors thrown by transforms', () => {
 
   it('drops header values that are not strings or would split the header', async () => {
     const result = await reactor.run(
-      input(`module.exports = async () => ({ body: 1, headers: { ok: 'v', n: 1, b: false, nil: null, arr: ['a'], obj: {}, 'bad name': 'x', split: 'a\\r\\nInjected: 1' } });`),
+      input(
+        `module.exports = async () => ({ body: 1, headers: { ok: 'v', n: 1, b: false, nil: null, arr: ['a'], obj: {}, 'bad name': 'x', split: 'a\\r\\nInjected: 1' } });`,
+      ),
     );
     expect(result).toMatchObject({ ok: true, headers: { ok: 'v', n: '1', b: 'false' } });
     expect(Object.keys(result.headers).sort()).toEqual(['b', 'n', 'ok']);
@@ -124,7 +133,12 @@ describe('Reactor: errors thrown by transforms', () => {
     expect(result).toMatchObject({
       ok: false,
       status: 500,
-      body: { proxy_error: { title: 'ReactorRuntimeError', detail: expect.stringMatching(/^The transform code does not compile: SyntaxError: .*\(line \d+, column \d+\)$/) } },
+      body: {
+        proxy_error: {
+          title: 'ReactorRuntimeError',
+          detail: expect.stringMatching(/^The transform code does not compile: SyntaxError: .*\(line \d+, column \d+\)$/),
+        },
+      },
     });
     const escaping = await reactor.run(input(`})); console.log('escaped'); ((function () {`));
     expect(escaping.logs).toEqual([]);

@@ -14,7 +14,7 @@ describe('Reactor: escape attempts', () => {
   });
   afterAll(() => reactor.close());
 
-  it('offers no host process (only the sandbox\'s own), no host require and no isolated-vm module, whichever way it is asked for', async () => {
+  it("offers no host process (only the sandbox's own), no host require and no isolated-vm module, whichever way it is asked for", async () => {
     const result = await reactor.run(
       input(
         'a',
@@ -73,9 +73,33 @@ describe('Reactor: escape attempts', () => {
       sharedMemory: 'undefinedundefined',
       loaderGone: 'undefined',
       globals: [
-        'atob', 'btoa', 'clearImmediate', 'clearInterval', 'clearTimeout', 'console', 'crypto', 'decodeURI', 'decodeURIComponent', 'encodeURI',
-        'encodeURIComponent', 'escape', 'eval', 'fetch', 'global', 'globalThis', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'process',
-        'queueMicrotask', 'setImmediate', 'setInterval', 'setTimeout', 'structuredClone', 'unescape',
+        'atob',
+        'btoa',
+        'clearImmediate',
+        'clearInterval',
+        'clearTimeout',
+        'console',
+        'crypto',
+        'decodeURI',
+        'decodeURIComponent',
+        'encodeURI',
+        'encodeURIComponent',
+        'escape',
+        'eval',
+        'fetch',
+        'global',
+        'globalThis',
+        'isFinite',
+        'isNaN',
+        'parseFloat',
+        'parseInt',
+        'process',
+        'queueMicrotask',
+        'setImmediate',
+        'setInterval',
+        'setTimeout',
+        'structuredClone',
+        'unescape',
       ],
     });
   });
@@ -110,7 +134,15 @@ describe('Reactor: escape attempts', () => {
       ),
     );
     const body = okBody(result);
-    expect(body).toMatchObject({ keys: ['date', 'proc', 'thing'], fn: 'undefined', thing: { secret: 'host' }, method: 'undefined', date: '1970-01-01T00:00:00.000Z', protoIsPlain: true, errorBody: { thing: { secret: 'host' } } });
+    expect(body).toMatchObject({
+      keys: ['date', 'proc', 'thing'],
+      fn: 'undefined',
+      thing: { secret: 'host' },
+      method: 'undefined',
+      date: '1970-01-01T00:00:00.000Z',
+      protoIsPlain: true,
+      errorBody: { thing: { secret: 'host' } },
+    });
     for (const trace of HOST_TRACES) expect(body.errorStack).not.toContain(trace);
   });
 

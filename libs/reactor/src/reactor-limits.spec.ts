@@ -19,7 +19,9 @@ function runtimeError(detail: string | RegExp) {
   return {
     ok: false,
     status: 500,
-    body: { proxy_error: { title: 'ReactorRuntimeError', status: 500, detail: typeof detail === 'string' ? detail : expect.stringMatching(detail), errors: {} } },
+    body: {
+      proxy_error: { title: 'ReactorRuntimeError', status: 500, detail: typeof detail === 'string' ? detail : expect.stringMatching(detail), errors: {} },
+    },
   };
 }
 
@@ -38,9 +40,17 @@ describe('Reactor: abusive transforms', () => {
     ['an infinite loop at load time', `while (true) {}`, `Transform timed out after ${TIMEOUT_MS} ms`],
     ['a promise that never resolves', `module.exports = () => new Promise(() => {});`, `Transform timed out after ${TIMEOUT_MS} ms`],
     ['deep recursion', `module.exports = async () => { const down = (n) => down(n + 1) + 1; return down(0); };`, 'Maximum call stack size exceeded'],
-    ['a 200 MB return value', `module.exports = async () => { const mb = 'x'.repeat(1 << 20); let body = ''; for (let i = 0; i < 200; i++) body += mb; return { body, headers: {} }; };`, 'The transform result exceeds 10485760 characters'],
+    [
+      'a 200 MB return value',
+      `module.exports = async () => { const mb = 'x'.repeat(1 << 20); let body = ''; for (let i = 0; i < 200; i++) body += mb; return { body, headers: {} }; };`,
+      'The transform result exceeds 10485760 characters',
+    ],
     ['a 200 MB string built in one call', `module.exports = async () => ({ body: 'x'.repeat(200 * 1024 * 1024), headers: {} });`, 'Invalid string length'],
-    ['a 200 MB value nested in the result', `module.exports = async () => { const mb = 'x'.repeat(1 << 20); let big = ''; for (let i = 0; i < 200; i++) big += mb; return { body: { big }, headers: {} }; };`, /^(Transform ran out of memory|The transform result exceeds \d+ characters|Transform timed out after \d+ ms)$/],
+    [
+      'a 200 MB value nested in the result',
+      `module.exports = async () => { const mb = 'x'.repeat(1 << 20); let big = ''; for (let i = 0; i < 200; i++) big += mb; return { body: { big }, headers: {} }; };`,
+      /^(Transform ran out of memory|The transform result exceeds \d+ characters|Transform timed out after \d+ ms)$/,
+    ],
   ];
 
   it.each(cases)('answers %s with a 500 ReactorRuntimeError within the timeout plus one second', async (_name, code, detail) => {
@@ -147,7 +157,9 @@ describe('Reactor: queueing', () => {
         ok: false,
         status: 503,
         headers: {},
-        body: { proxy_error: { title: 'ServiceUnavailableError', status: 503, detail: 'Too many transforms are waiting for a sandbox; try again later', errors: {} } },
+        body: {
+          proxy_error: { title: 'ServiceUnavailableError', status: 503, detail: 'Too many transforms are waiting for a sandbox; try again later', errors: {} },
+        },
         logs: [],
         retryAfterSeconds: 1,
       });

@@ -29,7 +29,10 @@ describe('Reactor: modules within the limits', () => {
     expect(names.length).toBeGreaterThan(25);
     const started = Date.now();
     const result = await reactor.run(
-      input('greedy', `module.exports = async () => { const kept = []; for (let i = 0; i < 1000; i++) for (const n of ${JSON.stringify(names)}) kept.push(require(n)); return { body: kept.length }; };`),
+      input(
+        'greedy',
+        `module.exports = async () => { const kept = []; for (let i = 0; i < 1000; i++) for (const n of ${JSON.stringify(names)}) kept.push(require(n)); return { body: kept.length }; };`,
+      ),
     );
     // Either all of it fits (each module loads once per context: later requires are the same object), or the run is
     // ended by its memory limit; never more than its deadline.
@@ -43,13 +46,29 @@ describe('Reactor: modules within the limits', () => {
     ['scrypt with a huge cost', `require('crypto').scryptSync('pw', 'salt', 64, { N: 2 ** 24, r: 8 })`, /scrypt parameters exceed/],
     ['pbkdf2 with a billion iterations', `require('crypto').pbkdf2Sync('pw', 'salt', 1e9, 64, 'sha512')`, /iterations are limited/],
     ['an RSA key of 16384 bits', `require('crypto').generateKeyPairSync('rsa', { modulusLength: 16384 })`, /modulusLength is limited/],
-    ['a subtle PBKDF2 of a billion iterations', `await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: new Uint8Array(8), iterations: 1e9 }, await crypto.subtle.importKey('raw', new Uint8Array(8), 'PBKDF2', false, ['deriveBits']), 256)`, /iterations are limited/],
-    ['a subtle RSA key of 16384 bits', `await crypto.subtle.generateKey({ name: 'RSA-PSS', modulusLength: 16384, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }, true, ['sign'])`, /modulusLength is limited/],
+    [
+      'a subtle PBKDF2 of a billion iterations',
+      `await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: new Uint8Array(8), iterations: 1e9 }, await crypto.subtle.importKey('raw', new Uint8Array(8), 'PBKDF2', false, ['deriveBits']), 256)`,
+      /iterations are limited/,
+    ],
+    [
+      'a subtle RSA key of 16384 bits',
+      `await crypto.subtle.generateKey({ name: 'RSA-PSS', modulusLength: 16384, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }, true, ['sign'])`,
+      /modulusLength is limited/,
+    ],
     ['a derived key of a gigabyte', `require('crypto').pbkdf2Sync('pw', 'salt', 1, 1e9, 'sha256')`, /keylen is out of range/],
     // Node checks a given prime (seconds at 3,072 bits, a minute at 8,192) and generates one of a given length.
-    ['a Diffie-Hellman prime of 8192 bits to check', `require('crypto').createDiffieHellman(require('crypto').getDiffieHellman('modp18').getPrime())`, /primes of at most 2048 bits/],
+    [
+      'a Diffie-Hellman prime of 8192 bits to check',
+      `require('crypto').createDiffieHellman(require('crypto').getDiffieHellman('modp18').getPrime())`,
+      /primes of at most 2048 bits/,
+    ],
     ['a Diffie-Hellman prime of 2048 bits to generate', `require('crypto').createDiffieHellman(2048)`, /generates primes of at most 1024 bits/],
-    ['a Diffie-Hellman private key longer than its prime', `const d = require('crypto').createDiffieHellman(require('crypto').getDiffieHellman('modp2').getPrime()); d.setPrivateKey(Buffer.alloc(4096, 1)); d.generateKeys()`, /private key is larger than the prime/],
+    [
+      'a Diffie-Hellman private key longer than its prime',
+      `const d = require('crypto').createDiffieHellman(require('crypto').getDiffieHellman('modp2').getPrime()); d.setPrivateKey(Buffer.alloc(4096, 1)); d.generateKeys()`,
+      /private key is larger than the prime/,
+    ],
     ['a certificate of a megabyte', `new (require('crypto').X509Certificate)(Buffer.alloc(1048576, 0x30))`, /larger than the sandbox allows/],
   ])('refuses %s before it starts', async (_name, call, reason) => {
     const started = Date.now();

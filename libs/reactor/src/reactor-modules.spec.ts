@@ -82,7 +82,7 @@ describe('Reactor: modules a transform requires', () => {
     });
   });
 
-  it('runs jose and node-jose over the sandbox\'s Web Crypto and crypto: JWT, JWS, JWE', async () => {
+  it("runs jose and node-jose over the sandbox's Web Crypto and crypto: JWT, JWS, JWE", async () => {
     const body = okBody(
       await reactor.run(
         input(`module.exports = async () => {

@@ -56,7 +56,10 @@ describe('Reactor: the limits of outbound requests', () => {
     });
     origin = `http://127.0.0.1:${await listen(server)}`;
     reactor = new Reactor({ poolSize: 2, tenantMaxConcurrency: 1, timeoutMs: TIMEOUT_MS, outbound: { allowHttp: true, allowedPrivateCidrs: ['127.0.0.0/8'] } });
-    await Promise.all([reactor.run(input('warm-a', 'module.exports = async () => ({})', {})), reactor.run(input('warm-b', 'module.exports = async () => ({})', {}))]);
+    await Promise.all([
+      reactor.run(input('warm-a', 'module.exports = async () => ({})', {})),
+      reactor.run(input('warm-b', 'module.exports = async () => ({})', {})),
+    ]);
   });
   afterAll(async () => {
     await reactor.close();
@@ -83,7 +86,9 @@ describe('Reactor: the limits of outbound requests', () => {
       try { await fetch(req.configuration.origin + '/huge'); return { body: 'read it all' }; }
       catch (e) { const after = await (await fetch(req.configuration.origin + '/small')).text(); return { body: e.cause.code + ' ' + e.cause.message + ' / ' + after }; }
     };`;
-    expect(okBody(await reactor.run(input('huge', code, { origin })))).toBe('ERR_GATEHOUSE_BODY_TOO_LARGE The response body exceeds 8388608 bytes / hello GET /small');
+    expect(okBody(await reactor.run(input('huge', code, { origin })))).toBe(
+      'ERR_GATEHOUSE_BODY_TOO_LARGE The response body exceeds 8388608 bytes / hello GET /small',
+    );
   });
 
   it('a transform holding requests open and looping ends at its deadline, its sockets closed, and another tenant runs meanwhile', async () => {
@@ -97,7 +102,9 @@ describe('Reactor: the limits of outbound requests', () => {
     // At most 6 connections in flight for one invocation.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(open.size).toBe(6);
-    const other = await reactor.run(input('other', `module.exports = async (req) => ({ body: await (await fetch(req.configuration.origin + '/other')).text() })`, { origin }));
+    const other = await reactor.run(
+      input('other', `module.exports = async (req) => ({ body: await (await fetch(req.configuration.origin + '/other')).text() })`, { origin }),
+    );
     expect(okBody(other)).toBe('hello GET /other');
     const result = await hogging;
     expect(result).toMatchObject({ ok: false, status: 500, body: { proxy_error: { detail: `Transform timed out after ${TIMEOUT_MS} ms` } } });
@@ -136,7 +143,14 @@ describe('Reactor: the limits of outbound requests', () => {
     const sandboxed = okBody(await reactor.run(input('same', code, { origin })));
     const url = `${origin}/same?x=1`;
     const f = await fetch(url, { method: 'POST', body: 'abc', headers: { 'x-a': '1' } });
-    const fetched = { status: f.status, statusText: f.statusText, ok: f.ok, headers: [...f.headers].filter(([n]) => !['date', 'connection', 'keep-alive'].includes(n)), cookies: f.headers.getSetCookie(), text: await f.text() };
+    const fetched = {
+      status: f.status,
+      statusText: f.statusText,
+      ok: f.ok,
+      headers: [...f.headers].filter(([n]) => !['date', 'connection', 'keep-alive'].includes(n)),
+      cookies: f.headers.getSetCookie(),
+      text: await f.text(),
+    };
     const viaHttp = await new Promise((resolve, reject) => {
       nodeRequest(url, { method: 'PUT', headers: { 'x-a': '1' } }, (res) => {
         let text = '';
@@ -166,12 +180,30 @@ describe('Reactor: mutual TLS from a transform', () => {
     openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test-ca');
     for (const name of ['server', 'client']) {
       openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
-      openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '1', ...(name === 'server' ? ['-extfile', '/dev/stdin'] : []));
+      openssl(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        `${name}.pem`,
+        '-days',
+        '1',
+        ...(name === 'server' ? ['-extfile', '/dev/stdin'] : []),
+      );
     }
-    server = createTlsServer({ key: pem('server.key'), cert: pem('server.pem'), ca: pem('ca.pem'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
-      const peer = (req.socket as TLSSocket).getPeerCertificate();
-      res.end(`hello ${peer.subject?.CN}`);
-    });
+    server = createTlsServer(
+      { key: pem('server.key'), cert: pem('server.pem'), ca: pem('ca.pem'), requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        const peer = (req.socket as TLSSocket).getPeerCertificate();
+        res.end(`hello ${peer.subject?.CN}`);
+      },
+    );
     port = await listen(server);
     reactor = new Reactor({ poolSize: 1, timeoutMs: 5000, outbound: { allowedPrivateCidrs: ['127.0.0.0/8'] } });
   });
@@ -196,7 +228,9 @@ describe('Reactor: mutual TLS from a transform', () => {
 
   it('presents the client certificate of an https.Agent; without one the server refuses', async () => {
     const url = `https://127.0.0.1:${port}/`;
-    expect(okBody(await reactor.run(input('mtls', code, { url, cert: pem('client.pem'), key: pem('client.key'), ca: pem('ca.pem') })))).toBe('200 hello client');
+    expect(okBody(await reactor.run(input('mtls', code, { url, cert: pem('client.pem'), key: pem('client.key'), ca: pem('ca.pem') })))).toBe(
+      '200 hello client',
+    );
     expect(okBody(await reactor.run(input('mtls', code, { url, ca: pem('ca.pem') })))).toMatch(/^failed (ECONNRESET|ERR_SSL|EPROTO)/);
   });
 });

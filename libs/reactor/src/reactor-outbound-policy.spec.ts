@@ -58,7 +58,10 @@ describe('Reactor: outbound requests under the destination policy', () => {
     port = (server.address() as AddressInfo).port;
     strict = new Reactor({ poolSize: 1, outbound: { allowHttp: true } });
     // Only 127.0.0.1 is allowed; `rebind.test` answers 127.0.0.1, then 127.0.0.2, in turn.
-    loopbackOnly = new Reactor({ poolSize: 1, outbound: { allowHttp: true, allowedPrivateCidrs: ['127.0.0.1/32'], hosts: { 'rebind.test': ['127.0.0.1', '127.0.0.2'] } } });
+    loopbackOnly = new Reactor({
+      poolSize: 1,
+      outbound: { allowHttp: true, allowedPrivateCidrs: ['127.0.0.1/32'], hosts: { 'rebind.test': ['127.0.0.1', '127.0.0.2'] } },
+    });
   });
   afterAll(async () => {
     await Promise.all([strict.close(), loopbackOnly.close()]);

@@ -62,7 +62,12 @@ describe('Reactor: outbound HTTP from transforms', () => {
       const r = await fetch(req.configuration.origin + '/redirect/3');
       return { body: { z, redirected: r.redirected, url: r.url, json: await r.json() } };
     };`;
-    expect(okBody(await reactor.run(input(code, { origin })))).toEqual({ z: { zipped: true }, redirected: true, url: `${origin}/echo`, json: { method: 'GET', url: '/echo', body: '' } });
+    expect(okBody(await reactor.run(input(code, { origin })))).toEqual({
+      z: { zipped: true },
+      redirected: true,
+      url: `${origin}/echo`,
+      json: { method: 'GET', url: '/echo', body: '' },
+    });
   });
 
   it('http.request', async () => {

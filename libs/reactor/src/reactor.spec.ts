@@ -82,7 +82,12 @@ describe('Reactor: transforms that work', () => {
     expect(stdout).not.toHaveBeenCalledWith(expect.stringContaining('careful'));
     stdout.mockRestore();
     expect(result.logs).toHaveLength(100);
-    expect(result.logs.slice(0, 4)).toEqual(['hello {"a":1} [1,2] 3n', '[info] x is 42', '[warn] careful', expect.stringMatching(/^\[error\] TypeError: bad thing\n\s+at /)]);
+    expect(result.logs.slice(0, 4)).toEqual([
+      'hello {"a":1} [1,2] 3n',
+      '[info] x is 42',
+      '[warn] careful',
+      expect.stringMatching(/^\[error\] TypeError: bad thing\n\s+at /),
+    ]);
     expect(result.logs[4]).toBe('[debug] <Buffer 68 69>');
     expect(result.logs[5]).toBe('x'.repeat(2000));
     expect(result.logs[99]).toBe('line 93');
@@ -187,12 +192,22 @@ describe('Reactor: transforms that work', () => {
       sha512: createHash('sha512').update('abc').digest('base64'),
       md5: createHash('md5').update('abc').digest('hex'),
       hmac: createHmac('sha256', 'key').update('message').digest('hex'),
-      hmacBufferKey: createHmac('sha512', Buffer.from([1, 2, 3])).update('m').digest('base64'),
+      hmacBufferKey: createHmac('sha512', Buffer.from([1, 2, 3]))
+        .update('m')
+        .digest('base64'),
       hmacLongKey: createHmac('sha384', 'k'.repeat(200)).update('m').digest('hex'),
-      encodings: ['latin1', 'base64url', 'base64', 'latin1'].map((e) => createHash('sha1').update('abc').digest(e as 'binary')),
+      encodings: ['latin1', 'base64url', 'base64', 'latin1'].map((e) =>
+        createHash('sha1')
+          .update('abc')
+          .digest(e as 'binary'),
+      ),
       rawHmac: true,
       text: createHmac('sha256', 'clé ✓').update('a\u00e9').update('\ud83d\ude00 \ud800').digest('hex'),
-      mixed: createHash('sha256').update('ab').update(Buffer.from([0xff])).update('✓').digest('base64'),
+      mixed: createHash('sha256')
+        .update('ab')
+        .update(Buffer.from([0xff]))
+        .update('✓')
+        .digest('base64'),
       latin1: createHash('md5').update('\u00e9', 'latin1').update('x').digest('hex'),
       rawDigest: true,
       uuid: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
@@ -302,7 +317,9 @@ describe('Reactor: transforms that work', () => {
       throw new Error('connect ECONNREFUSED 10.0.0.5:5432 at /srv/app/secret.js');
     });
     const result = await reactor.run(
-      input(`module.exports = async ({ svc }) => { try { await svc.logs.list(); } catch (e) { return { body: [e.message, e.status], headers: {} }; } };`, { svc: bridge }),
+      input(`module.exports = async ({ svc }) => { try { await svc.logs.list(); } catch (e) { return { body: [e.message, e.status], headers: {} }; } };`, {
+        svc: bridge,
+      }),
     );
     expect(okBody(result)).toEqual(['GET /logs failed: the service request could not be completed', 502]);
   });
@@ -312,7 +329,10 @@ describe('Reactor: transforms that work', () => {
       throw Object.assign(new Error('svc reaches only /applications, /proxies, /logs'), { expose: true, status: 403 });
     });
     const result = await reactor.run(
-      input(`module.exports = async ({ svc }) => { try { await svc.request({ path: '/health' }); } catch (e) { return { body: [e.message, e.status], headers: {} }; } };`, { svc: bridge }),
+      input(
+        `module.exports = async ({ svc }) => { try { await svc.request({ path: '/health' }); } catch (e) { return { body: [e.message, e.status], headers: {} }; } };`,
+        { svc: bridge },
+      ),
     );
     expect(okBody(result)).toEqual(['GET /health failed: svc reaches only /applications, /proxies, /logs', 403]);
   });

@@ -99,7 +99,13 @@ export class Reactor {
   private timeouts = 0;
   private deaths = 0;
   /** Counters of sandbox processes that are gone, so the totals survive their replacement. */
-  private readonly retired: Pick<SandboxCounters, CumulativeCounter> = { contextsCreated: 0, warmInvocations: 0, modulesCompiled: 0, modulesFromCodeCache: 0, modulesCodeCacheRejected: 0 };
+  private readonly retired: Pick<SandboxCounters, CumulativeCounter> = {
+    contextsCreated: 0,
+    warmInvocations: 0,
+    modulesCompiled: 0,
+    modulesFromCodeCache: 0,
+    modulesCodeCacheRejected: 0,
+  };
   private readonly codeHashes = new CodeHashes();
   private queueWaitListener: ((seconds: number, outcome: QueueWaitOutcome) => void) | null = null;
   private outboundListener: ((seconds: number, outcome: string) => void) | null = null;
@@ -199,7 +205,8 @@ export class Reactor {
       } catch (error) {
         const timedOut = error instanceof PoolUnavailableError && error.timedOut;
         this.queueWaitListener?.((performance.now() - asked) / 1000, timedOut ? 'timed_out' : 'refused');
-        if (error instanceof PoolUnavailableError) return { ...proxyErrorResult('ServiceUnavailableError', error.message), retryAfterSeconds: error.retryAfterSeconds };
+        if (error instanceof PoolUnavailableError)
+          return { ...proxyErrorResult('ServiceUnavailableError', error.message), retryAfterSeconds: error.retryAfterSeconds };
         return proxyErrorResult('ServiceUnavailableError', 'No sandbox is available');
       }
       const settled = await sandbox.run({ tenantId, code: input.code, codeHash, inputJson, body, svc: input.svc });
@@ -317,21 +324,22 @@ function contractResult(outcome: Record<string, unknown>, payload: TransformPayl
     const result: TransformResult = { ok: true, body: outcome.body, headers, logs };
     if (payload) result.payload = payload;
     if (outcome.status !== undefined) {
-      if (!isTransformStatus(outcome.status)) return proxyErrorResult('ReactorRuntimeError', `The transform returned an invalid status: ${String(outcome.status).slice(0, 40)}`, logs);
+      if (!isTransformStatus(outcome.status))
+        return proxyErrorResult('ReactorRuntimeError', `The transform returned an invalid status: ${String(outcome.status).slice(0, 40)}`, logs);
       result.status = outcome.status;
     }
     return result;
   }
   if (outcome.ok === false) {
     // CustomHttpResponseError: its status, headers and body as they are.
-    if (!isTransformStatus(outcome.status)) return proxyErrorResult('ReactorRuntimeError', 'CustomHttpResponseError status must be an integer from 200 to 599', logs);
+    if (!isTransformStatus(outcome.status))
+      return proxyErrorResult('ReactorRuntimeError', 'CustomHttpResponseError status must be an integer from 200 to 599', logs);
     const result: TransformResult = { ok: false, status: outcome.status, headers, body: outcome.body, logs };
     if (payload) result.payload = payload;
     return result;
   }
   return proxyErrorResult('ReactorRuntimeError', 'The transform result could not be read', logs);
 }
-
 
 /**
  * SHA-256 of transform sources, remembered: a proxy's code reaches run() as the same string on every
@@ -374,5 +382,3 @@ function bodyField(raw: TransformPayload | undefined): string {
 function positive(value: number | undefined, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
 }
-
-

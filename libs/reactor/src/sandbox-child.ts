@@ -29,7 +29,7 @@ const settings = JSON.parse(process.env[SANDBOX_SETTINGS_ENV] ?? '{}') as Sandbo
 function send(frame: string): void {
   const bytes = Buffer.from(`${frame}\n`, 'utf8');
   try {
-    for (let offset = 0; offset < bytes.length; ) offset += writeSync(TO_HOST_FD, bytes, offset);
+    for (let offset = 0; offset < bytes.length;) offset += writeSync(TO_HOST_FD, bytes, offset);
   } catch {
     process.exit(0);
   }

@@ -102,7 +102,9 @@ function dhNew(state: ExchangeState, spec: DhSpec): unknown {
   } else {
     const prime = input(spec.prime, 'prime');
     if (prime.byteLength * 8 > EXCHANGE_BOUNDS.maxDhPrimeBits + 7) {
-      throw new RangeError(`createDiffieHellman takes primes of at most ${EXCHANGE_BOUNDS.maxDhPrimeBits} bits in the sandbox (getDiffieHellman offers larger groups)`);
+      throw new RangeError(
+        `createDiffieHellman takes primes of at most ${EXCHANGE_BOUNDS.maxDhPrimeBits} bits in the sandbox (getDiffieHellman offers larger groups)`,
+      );
     }
     if (types.isUint8Array(generator) && generator.byteLength > prime.byteLength) throw new RangeError('The generator is larger than the prime');
     dh = generator === undefined ? crypto.createDiffieHellman(prime) : crypto.createDiffieHellman(prime, generator as Buffer);
@@ -151,8 +153,20 @@ function dh(state: ExchangeState, op: string, spec: DhSpec, priv: unknown, other
 
 // ---------------------------------------------------------------- X509Certificate: state { der }
 const X509_FIELDS = [
-  'subject', 'subjectAltName', 'issuer', 'infoAccess', 'validFrom', 'validTo', 'fingerprint', 'fingerprint256', 'fingerprint512',
-  'keyUsage', 'serialNumber', 'signatureAlgorithm', 'signatureAlgorithmOid', 'ca',
+  'subject',
+  'subjectAltName',
+  'issuer',
+  'infoAccess',
+  'validFrom',
+  'validTo',
+  'fingerprint',
+  'fingerprint256',
+  'fingerprint512',
+  'keyUsage',
+  'serialNumber',
+  'signatureAlgorithm',
+  'signatureAlgorithmOid',
+  'ca',
 ] as const;
 
 function x509(op: string, der: unknown, a: unknown, b: unknown): unknown {
@@ -227,6 +241,15 @@ export function exchangeCall(state: ExchangeState, op: string, a: unknown, b: un
     }
   } catch (error) {
     const e = error as { name?: unknown; code?: unknown; message?: unknown };
-    return [true, { error: [typeof e?.name === 'string' ? e.name : 'Error', typeof e?.code === 'string' ? e.code : undefined, typeof e?.message === 'string' ? e.message : 'the operation failed'] }];
+    return [
+      true,
+      {
+        error: [
+          typeof e?.name === 'string' ? e.name : 'Error',
+          typeof e?.code === 'string' ? e.code : undefined,
+          typeof e?.message === 'string' ? e.message : 'the operation failed',
+        ],
+      },
+    ];
   }
 }

@@ -56,7 +56,8 @@ function bytes(value: Buffer | Uint8Array): ArrayBuffer {
 
 function asSpec(value: unknown): KeySpec {
   if (typeof value === 'string' || types.isUint8Array(value)) return { key: value };
-  if (value === null || typeof value !== 'object') throw new TypeError('The "key" argument must be of type string or an instance of Buffer, KeyObject or an object');
+  if (value === null || typeof value !== 'object')
+    throw new TypeError('The "key" argument must be of type string or an instance of Buffer, KeyObject or an object');
   return value as KeySpec;
 }
 
@@ -151,9 +152,12 @@ function rsaCall(method: unknown, spec: unknown, data: unknown): ArrayBuffer {
   const s = asSpec(spec);
   const want: KeyKind = method === 'publicEncrypt' || method === 'publicDecrypt' ? 'public' : 'private';
   const key = { key: keyOf(spec, want), padding: s.padding, oaepHash: s.oaepHash, oaepLabel: s.oaepLabel };
-  const fn = { publicEncrypt: crypto.publicEncrypt, privateDecrypt: crypto.privateDecrypt, privateEncrypt: crypto.privateEncrypt, publicDecrypt: crypto.publicDecrypt }[
-    method as 'publicEncrypt'
-  ];
+  const fn = {
+    publicEncrypt: crypto.publicEncrypt,
+    privateDecrypt: crypto.privateDecrypt,
+    privateEncrypt: crypto.privateEncrypt,
+    publicDecrypt: crypto.publicDecrypt,
+  }[method as 'publicEncrypt'];
   if (!fn) throw new Error('unsupported operation');
   return bytes(fn(key as crypto.RsaPublicKey, data as Uint8Array));
 }

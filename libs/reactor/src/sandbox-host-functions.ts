@@ -20,7 +20,13 @@ export interface ContextBinding {
 
 /** Every digest OpenSSL offers Node here; HMAC_BLOCKS those whose HMAC is computed over the one-shot hash. */
 export const HASHES = new Set(getHashes().map((name) => name.toLowerCase()));
-const HMAC_BLOCKS = new Map([['md5', 64], ['sha1', 64], ['sha256', 64], ['sha384', 128], ['sha512', 128]]);
+const HMAC_BLOCKS = new Map([
+  ['md5', 64],
+  ['sha1', 64],
+  ['sha256', 64],
+  ['sha384', 128],
+  ['sha512', 128],
+]);
 const URL_PARTS = new Set(['href', 'protocol', 'username', 'password', 'host', 'hostname', 'port', 'pathname', 'search', 'hash']);
 const MAX_URL_LENGTH = 64 * 1024;
 
@@ -123,7 +129,11 @@ function digest(algorithm: unknown, key: unknown, data: unknown, encoding: unkno
   const secret = key === null ? null : digestInput(key, limits.maxDigestInput);
   if (key !== null && secret === null) return [false, 'invalid HMAC key'];
   const bytes =
-    secret === null ? hash(algorithm, input, 'buffer') : HMAC_BLOCKS.has(algorithm) ? hmac(algorithm, secret, input) : createHmac(algorithm, secret).update(input).digest();
+    secret === null
+      ? hash(algorithm, input, 'buffer')
+      : HMAC_BLOCKS.has(algorithm)
+        ? hmac(algorithm, secret, input)
+        : createHmac(algorithm, secret).update(input).digest();
   if (typeof encoding === 'string' && DIGEST_ENCODINGS.has(encoding)) return [true, bytes.toString(encoding as 'hex' | 'base64')];
   return [true, exactArrayBuffer(bytes)];
 }

@@ -28,8 +28,6 @@ export interface SandboxProcessOptions {
   onOutbound?(ms: number, outcome: string): void;
 }
 
-
-
 export interface SandboxRun {
   tenantId: string | null;
   code: string;
@@ -124,7 +122,11 @@ export class SandboxProcess {
     const fromChild = this.child.stdio[4] as Readable;
     // A write to a process that just died: its end is handled below.
     this.toChild.on('error', () => undefined);
-    const reader = new FrameReader(options.settings.maxResultLength * 2 + 1024 * 1024, (frame) => this.onFrame(frame), () => this.stop('died'));
+    const reader = new FrameReader(
+      options.settings.maxResultLength * 2 + 1024 * 1024,
+      (frame) => this.onFrame(frame),
+      () => this.stop('died'),
+    );
     fromChild.setEncoding('utf8');
     fromChild.on('data', (chunk: string) => reader.push(chunk));
     // Everything the process wrote has been read: what it was running died with it.

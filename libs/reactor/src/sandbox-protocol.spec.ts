@@ -39,11 +39,20 @@ describe('FrameWriter', () => {
 
 describe('FrameReader', () => {
   it.each([
-    { name: 'splits what arrives into lines, whatever the chunks', limit: 100, chunks: ['d\t1\tx\nd\t2', '\ty\nd\t3\t', 'z\n'], frames: ['d\t1\tx', 'd\t2\ty', 'd\t3\tz'] },
+    {
+      name: 'splits what arrives into lines, whatever the chunks',
+      limit: 100,
+      chunks: ['d\t1\tx\nd\t2', '\ty\nd\t3\t', 'z\n'],
+      frames: ['d\t1\tx', 'd\t2\ty', 'd\t3\tz'],
+    },
     { name: 'stops at a frame longer than its limit', limit: 8, chunks: ['0123', '456789', '\nd\t1\n'], frames: ['overflow'] },
   ])('$name', ({ limit, chunks, frames }) => {
     const seen: string[] = [];
-    const reader = new FrameReader(limit, (frame) => seen.push(frame), () => seen.push('overflow'));
+    const reader = new FrameReader(
+      limit,
+      (frame) => seen.push(frame),
+      () => seen.push('overflow'),
+    );
     for (const chunk of chunks) reader.push(chunk);
     expect(seen).toEqual(frames);
   });

@@ -67,7 +67,15 @@ export type FailureKind = 'load' | 'timeout' | 'memory' | 'error';
  * Counters of one sandbox process, reported with every answer, in this order. `modules*`: bundled modules compiled in
  * the process, those compiled from the build's code cache, and code caches V8 refused (see module-code-cache.ts).
  */
-const COUNTERS = ['contextsCreated', 'warmInvocations', 'compiledScripts', 'warmContexts', 'modulesCompiled', 'modulesFromCodeCache', 'modulesCodeCacheRejected'] as const;
+const COUNTERS = [
+  'contextsCreated',
+  'warmInvocations',
+  'compiledScripts',
+  'warmContexts',
+  'modulesCompiled',
+  'modulesFromCodeCache',
+  'modulesCodeCacheRejected',
+] as const;
 export type SandboxCounters = Record<(typeof COUNTERS)[number], number>;
 
 export function newCounters(): SandboxCounters {

@@ -13,7 +13,10 @@ type Packed = unknown;
 
 export function pack(value: unknown): Packed {
   if (types.isUint8Array(value) || value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
-    const view = value instanceof ArrayBuffer ? new Uint8Array(value) : new Uint8Array((value as ArrayBufferView).buffer, (value as ArrayBufferView).byteOffset, (value as ArrayBufferView).byteLength);
+    const view =
+      value instanceof ArrayBuffer
+        ? new Uint8Array(value)
+        : new Uint8Array((value as ArrayBufferView).buffer, (value as ArrayBufferView).byteOffset, (value as ArrayBufferView).byteLength);
     return { $b: Buffer.from(view).toString('base64') };
   }
   if (Array.isArray(value)) return value.map(pack);
@@ -49,7 +52,7 @@ interface KeyRecord {
 const DERIVATION = new Set(['PBKDF2', 'HKDF']);
 
 function algorithmName(algorithm: unknown): string {
-  return String(typeof algorithm === 'string' ? algorithm : (algorithm as { name?: unknown } | null)?.name ?? '').toUpperCase();
+  return String(typeof algorithm === 'string' ? algorithm : ((algorithm as { name?: unknown } | null)?.name ?? '')).toUpperCase();
 }
 
 function cryptoKeyOf(value: unknown): webcrypto.CryptoKey {
@@ -60,7 +63,12 @@ function cryptoKeyOf(value: unknown): webcrypto.CryptoKey {
 
 function unpackRecord(value: unknown): KeyRecord {
   const o = value as Record<string, unknown>;
-  return { kind: o.kind as KeyRecord['kind'], der: Buffer.from((o.der as { $b: string }).$b, 'base64'), algorithm: unpack(o.algorithm) as KeyRecord['algorithm'], usages: o.usages as webcrypto.KeyUsage[] };
+  return {
+    kind: o.kind as KeyRecord['kind'],
+    der: Buffer.from((o.der as { $b: string }).$b, 'base64'),
+    algorithm: unpack(o.algorithm) as KeyRecord['algorithm'],
+    usages: o.usages as webcrypto.KeyUsage[],
+  };
 }
 
 function record(key: webcrypto.CryptoKey, extractable: boolean): unknown {
@@ -104,7 +112,13 @@ export async function subtleCall(method: unknown, argsJson: unknown): Promise<st
           value = pack({ kind: 'secret', der: keyData, algorithm: key.algorithm, usages: key.usages, extractable: false, type: 'secret' });
           break;
         }
-        const key = await subtle.importKey(args[0] as 'raw', keyData as Uint8Array, args[2] as webcrypto.AlgorithmIdentifier, true, args[4] as webcrypto.KeyUsage[]);
+        const key = await subtle.importKey(
+          args[0] as 'raw',
+          keyData as Uint8Array,
+          args[2] as webcrypto.AlgorithmIdentifier,
+          true,
+          args[4] as webcrypto.KeyUsage[],
+        );
         value = recordOf(key, args[3] === true);
         break;
       }
@@ -132,12 +146,20 @@ export async function subtleCall(method: unknown, argsJson: unknown): Promise<st
       case 'deriveKey':
         checkBounds(args[0]);
         value = recordOf(
-          await subtle.deriveKey(args[0] as webcrypto.EcdhKeyDeriveParams, args[1] as webcrypto.CryptoKey, args[2] as webcrypto.AesDerivedKeyParams, true, args[4] as webcrypto.KeyUsage[]),
+          await subtle.deriveKey(
+            args[0] as webcrypto.EcdhKeyDeriveParams,
+            args[1] as webcrypto.CryptoKey,
+            args[2] as webcrypto.AesDerivedKeyParams,
+            true,
+            args[4] as webcrypto.KeyUsage[],
+          ),
           args[3] === true,
         );
         break;
       case 'wrapKey':
-        value = pack(await subtle.wrapKey(args[0] as 'raw', args[1] as webcrypto.CryptoKey, args[2] as webcrypto.CryptoKey, args[3] as webcrypto.AlgorithmIdentifier));
+        value = pack(
+          await subtle.wrapKey(args[0] as 'raw', args[1] as webcrypto.CryptoKey, args[2] as webcrypto.CryptoKey, args[3] as webcrypto.AlgorithmIdentifier),
+        );
         break;
       case 'unwrapKey':
         value = recordOf(

@@ -7,7 +7,22 @@ describe('the transform contract', () => {
   });
 
   it('headers: strings kept, numbers and booleans as text, anything that cannot be sent left out', () => {
-    const raw = { ok: 'v', n: 1, b: false, nil: null, undef: undefined, arr: ['a'], obj: {}, 'bad name': 'x', split: 'a\r\nInjected: 1', nul: 'a\0b', ctl: 'a\u0001', wide: 'é✓', latin: 'café', 'X-Case': 'kept' };
+    const raw = {
+      ok: 'v',
+      n: 1,
+      b: false,
+      nil: null,
+      undef: undefined,
+      arr: ['a'],
+      obj: {},
+      'bad name': 'x',
+      split: 'a\r\nInjected: 1',
+      nul: 'a\0b',
+      ctl: 'a\u0001',
+      wide: 'é✓',
+      latin: 'café',
+      'X-Case': 'kept',
+    };
     expect(transformHeaders(raw)).toEqual({ headers: { ok: 'v', n: '1', b: 'false', latin: 'café', 'X-Case': 'kept' } });
     expect(transformHeaders(undefined)).toEqual({ headers: {} });
     expect(transformHeaders(JSON.parse('{"__proto__": "x", "a": "1"}'))).toEqual({ headers: { a: '1' } });
@@ -18,7 +33,9 @@ describe('the transform contract', () => {
   });
 
   it('proxy_error: the documented body, errors as a map of messages whatever the description held', () => {
-    expect(proxyErrorBody({ title: 'One or more validation errors occurred.', status: 401, detail: 'Authentication Failed', errors: { error: ['key missing'] } })).toEqual({
+    expect(
+      proxyErrorBody({ title: 'One or more validation errors occurred.', status: 401, detail: 'Authentication Failed', errors: { error: ['key missing'] } }),
+    ).toEqual({
       proxy_error: { title: 'One or more validation errors occurred.', status: 401, detail: 'Authentication Failed', errors: { error: ['key missing'] } },
     });
     expect(proxyErrorBody({ status: 500, detail: 'boom' })).toEqual({ proxy_error: { title: 'ReactorRuntimeError', status: 500, detail: 'boom', errors: {} } });

@@ -81,7 +81,9 @@ function errorMessages(raw: unknown): Record<string, string[]> {
   for (const [key, value] of Object.entries(raw as Record<string, unknown>).slice(0, MAX_ERROR_ENTRIES)) {
     if (key === '__proto__') continue;
     const list = Array.isArray(value) ? value : [value];
-    out[key] = list.slice(0, MAX_ERROR_ENTRIES).map((message) => (typeof message === 'string' ? message : JSON.stringify(message) ?? String(message)).slice(0, MAX_MESSAGE_LENGTH));
+    out[key] = list
+      .slice(0, MAX_ERROR_ENTRIES)
+      .map((message) => (typeof message === 'string' ? message : (JSON.stringify(message) ?? String(message))).slice(0, MAX_MESSAGE_LENGTH));
   }
   return out;
 }

@@ -26,11 +26,7 @@ export function transformCodeHash(code: string): string {
 
 export function codeTooLongError(code: string, maxLength: number): ReactorCompileError {
   const { line, column } = positionOf(code, maxLength);
-  return new ReactorCompileError(
-    `Transform code is ${code.length} characters long; the limit is ${maxLength} (line ${line}, column ${column})`,
-    line,
-    column,
-  );
+  return new ReactorCompileError(`Transform code is ${code.length} characters long; the limit is ${maxLength} (line ${line}, column ${column})`, line, column);
 }
 
 /**

@@ -48,7 +48,10 @@ describe('the built reactor', () => {
       reactor.run({ tenantId: 't', code: "module.exports = async () => ({ body: require('uuid').v5('a', require('uuid').v5.URL) });", args: {}, configuration: {} })
         .then(async (result) => { process.stdout.write(JSON.stringify({ result, stats: reactor.stats() })); await reactor.close(); });`;
     const run = spawnSync(process.execPath, ['--no-node-snapshot', '-e', script], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
-    const out = JSON.parse(run.stdout) as { result: { ok: boolean }; stats: { modulesCompiled: number; modulesFromCodeCache: number; modulesCodeCacheRejected: number } };
+    const out = JSON.parse(run.stdout) as {
+      result: { ok: boolean };
+      stats: { modulesCompiled: number; modulesFromCodeCache: number; modulesCodeCacheRejected: number };
+    };
     expect(out.result.ok).toBe(true);
     expect(out.stats.modulesCompiled).toBeGreaterThan(0);
     expect(out.stats).toMatchObject({ modulesFromCodeCache: out.stats.modulesCompiled, modulesCodeCacheRejected: 0 });

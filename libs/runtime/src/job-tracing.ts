@@ -8,6 +8,12 @@ import { inSpan, tracingEnabled } from './tracing';
 export function traceJobs(registry: JobHandlerRegistry | undefined): void {
   if (!registry || !tracingEnabled()) return;
   registry.wrap((job, run) =>
-    inSpan(`job ${job.name}`, 'consumer', { 'messaging.destination.name': job.queue, 'gatehouse.job.id': job.context.id, 'gatehouse.job.attempt': job.context.attempt }, () => run(), job.context.trace ?? null),
+    inSpan(
+      `job ${job.name}`,
+      'consumer',
+      { 'messaging.destination.name': job.queue, 'gatehouse.job.id': job.context.id, 'gatehouse.job.attempt': job.context.attempt },
+      () => run(),
+      job.context.trace ?? null,
+    ),
   );
 }

@@ -80,7 +80,8 @@ export function startTracing(service: string, version?: string): void {
  * unset: parentbased_always_on, the specification's default. A value the configuration check refuses is not used.
  */
 export function samplerFromEnv(env: NodeJS.ProcessEnv = process.env): import('@opentelemetry/sdk-trace').Sampler {
-  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } =
+    require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
   const raw = env.OTEL_TRACES_SAMPLER_ARG?.trim();
   const ratio = raw && Number.isFinite(Number(raw)) && Number(raw) >= 0 && Number(raw) <= 1 ? Number(raw) : 1;
   switch (env.OTEL_TRACES_SAMPLER?.trim().toLowerCase()) {
@@ -155,7 +156,9 @@ export async function inSpan<T>(
   let parent = context.active();
   const links: Link[] = [];
   if (from !== undefined) {
-    parent = from ? propagation.extract(ROOT_CONTEXT, { traceparent: from.traceparent, ...(from.tracestate ? { tracestate: from.tracestate } : {}) }) : ROOT_CONTEXT;
+    parent = from
+      ? propagation.extract(ROOT_CONTEXT, { traceparent: from.traceparent, ...(from.tracestate ? { tracestate: from.tracestate } : {}) })
+      : ROOT_CONTEXT;
     for (const traceparent of from?.links ?? []) {
       const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
       if (linked) links.push({ context: linked });

@@ -72,10 +72,7 @@ export class ApplicationsController {
   @ApiOperation({ operationId: 'listApplications', summary: 'List applications' })
   @RequirePermission('application:read')
   @ApiOkResponse({ type: ApplicationListResponse })
-  async list(
-    @CurrentPrincipal() principal: Principal,
-    @ValidatedQuery() query: ListApplicationsQueryDto,
-  ): Promise<PaginatedEnvelope<ApplicationResponse>> {
+  async list(@CurrentPrincipal() principal: Principal, @ValidatedQuery() query: ListApplicationsQueryDto): Promise<PaginatedEnvelope<ApplicationResponse>> {
     const filter = { ids: query.id, types: query.type, unusedSince: query.unused_since === undefined ? undefined : new Date(query.unused_since) };
     const page = await this.listApplications.execute(principal, filter, toPageQuery(query));
     return envelope(page, (app) => toApplicationResponse(app));

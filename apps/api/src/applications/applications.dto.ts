@@ -1,21 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsObject,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-  MinLength,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import {
   AccessRule,
   Application,
@@ -126,7 +112,12 @@ export class CreateApplicationDto extends ApplicationGrantDto {
   @IsIn(APPLICATION_TYPES)
   type: ApplicationType;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Only for expiring applications; default (also for null) now + 1 minute, at most 24 hours ahead' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Only for expiring applications; default (also for null) now + 1 minute, at most 24 hours ahead',
+  })
   @IsOptional()
   @IsDateTime()
   expires_at?: string;

@@ -59,7 +59,14 @@ export class ApiKeyGuard implements CanActivate {
     const viaSvc = claimed && (await claimed);
     let early: EarlyCount | undefined;
     const principal =
-      viaSvc ?? (await this.authenticate.execute(key, () => clientAddressOf(req), (candidate) => (early = this.countEarly(candidate)))).principal;
+      viaSvc ??
+      (
+        await this.authenticate.execute(
+          key,
+          () => clientAddressOf(req),
+          (candidate) => (early = this.countEarly(candidate)),
+        )
+      ).principal;
     req.principal = new RequestPrincipal(principal, req);
     const record = accessRecord(req);
     record.tenantId = principal.tenantId;
@@ -103,6 +110,8 @@ function sameLimits(a: readonly AppliedLimit[], b: readonly AppliedLimit[]): boo
   return (
     a === b ||
     (a.length === b.length &&
-      a.every((x, i) => x.entity === b[i]!.entity && x.id === b[i]!.id && x.limit.limit === b[i]!.limit.limit && x.limit.windowSeconds === b[i]!.limit.windowSeconds))
+      a.every(
+        (x, i) => x.entity === b[i]!.entity && x.id === b[i]!.id && x.limit.limit === b[i]!.limit.limit && x.limit.windowSeconds === b[i]!.limit.windowSeconds,
+      ))
   );
 }

@@ -22,7 +22,7 @@ export class ForwardedForWarning {
     if (!this.pending || req.headers['x-forwarded-for'] === undefined) return;
     this.pending = false;
     this.logger.warn(
-      'Requests arrive with X-Forwarded-For but TRUSTED_PROXIES is empty: every client behind that proxy has its address, so the failed-authentication throttle and the audit logs see them as one client; set TRUSTED_PROXIES to the proxy\'s addresses',
+      "Requests arrive with X-Forwarded-For but TRUSTED_PROXIES is empty: every client behind that proxy has its address, so the failed-authentication throttle and the audit logs see them as one client; set TRUSTED_PROXIES to the proxy's addresses",
     );
   }
 }

@@ -40,6 +40,7 @@ export class RequestPrincipal implements Principal {
   }
 }
 
-type Copied = 'applicationId' | 'tenantId' | 'type' | 'permissions' | 'rules' | 'canCreateExpiringApplications' | 'rateLimit' | 'tenantRateLimit' | 'viaPreviousKey';
+type Copied =
+  'applicationId' | 'tenantId' | 'type' | 'permissions' | 'rules' | 'canCreateExpiringApplications' | 'rateLimit' | 'tenantRateLimit' | 'viaPreviousKey';
 /** true only while every member of Principal but `origin` is among those RequestPrincipal copies. */
 export const COPIED: [Exclude<keyof Principal, Copied | 'origin'>] extends [never] ? true : never = true;

@@ -12,4 +12,15 @@ import { VAULT_COMMANDS } from './vault.commands';
  * Every `gatehouse` command, in the order `--help` lists them. A new command: a file of its own, one entry here. A
  * command whose name starts another's (`migrate status`, `migrate`) comes first: the first whose words match runs.
  */
-export const COMMANDS: CliCommand[] = [...TENANT_COMMANDS, TENANT_RATE_LIMIT_COMMAND, TENANT_RETENTION_COMMAND, LOGS_VERIFY_COMMAND, ...VAULT_COMMANDS, MIGRATE_STATUS_COMMAND, MIGRATE_CHECK_COMMAND, MIGRATE_COMMAND, ...CONFIG_COMMANDS, OPENAPI_COMMAND];
+export const COMMANDS: CliCommand[] = [
+  ...TENANT_COMMANDS,
+  TENANT_RATE_LIMIT_COMMAND,
+  TENANT_RETENTION_COMMAND,
+  LOGS_VERIFY_COMMAND,
+  ...VAULT_COMMANDS,
+  MIGRATE_STATUS_COMMAND,
+  MIGRATE_CHECK_COMMAND,
+  MIGRATE_COMMAND,
+  ...CONFIG_COMMANDS,
+  OPENAPI_COMMAND,
+];

@@ -26,7 +26,9 @@ export async function serveControlSocket(path: string, run: (argv: string[]) => 
       socket.removeAllListeners('data');
       const argv = parseRequest(received.slice(0, end));
       if (!argv) return reply({ code: 2, stdout: '', stderr: 'gatehouse: malformed request on the control socket\n' });
-      run(argv).then(reply, (error: unknown) => reply({ code: 1, stdout: '', stderr: `gatehouse: ${error instanceof Error ? error.message : String(error)}\n` }));
+      run(argv).then(reply, (error: unknown) =>
+        reply({ code: 1, stdout: '', stderr: `gatehouse: ${error instanceof Error ? error.message : String(error)}\n` }),
+      );
     });
     function reply(result: CliResult): void {
       socket.end(`${JSON.stringify(result)}\n`);

@@ -22,7 +22,8 @@ export const TENANT_RATE_LIMIT_COMMAND: CliCommand = {
   options: OPTIONS,
   async run({ values }, context) {
     const parsed = checkTenantRateLimitArgs(values);
-    if ('error' in parsed) throw new CliUsageError(`tenant rate-limit: ${parsed.error} (usage: gatehouse tenant rate-limit ${TENANT_RATE_LIMIT_COMMAND.synopsis})`);
+    if ('error' in parsed)
+      throw new CliUsageError(`tenant rate-limit: ${parsed.error} (usage: gatehouse tenant rate-limit ${TENANT_RATE_LIMIT_COMMAND.synopsis})`);
     const { tenantId, limit, json } = parsed;
     await (await context()).app.get(SetTenantRateLimit).execute(tenantId, limit);
     const result = { tenant_id: tenantId, default_rate_limit: limit && { limit: limit.limit, window_seconds: limit.windowSeconds } };
@@ -62,4 +63,3 @@ function checkTenantRateLimitArgs(values: CommandArgs['values']): TenantRateLimi
 function positiveInteger(value: string | undefined): number | undefined {
   return value !== undefined && /^[1-9]\d{0,8}$/.test(value) ? Number(value) : undefined;
 }
-

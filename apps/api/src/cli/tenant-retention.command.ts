@@ -20,7 +20,8 @@ export const TENANT_RETENTION_COMMAND: CliCommand = {
   options: OPTIONS,
   async run({ values }, context) {
     const parsed = checkTenantRetentionArgs(values);
-    if ('error' in parsed) throw new CliUsageError(`tenant retention: ${parsed.error} (usage: gatehouse tenant retention ${TENANT_RETENTION_COMMAND.synopsis})`);
+    if ('error' in parsed)
+      throw new CliUsageError(`tenant retention: ${parsed.error} (usage: gatehouse tenant retention ${TENANT_RETENTION_COMMAND.synopsis})`);
     const { tenantId, days, json } = parsed;
     await (await context()).app.get(SetLogRetention).execute(tenantId, days);
     if (json) return `${JSON.stringify({ tenant_id: tenantId, log_retention_days: days }, null, 2)}\n`;

@@ -72,7 +72,8 @@ const rotateKey: CliCommand = {
   positionals: ['TENANT'],
   async run({ values, positionals }, context) {
     const rotated = await (await context()).app.get(RotateManagementKey).execute(positionals[0]!);
-    if (values.json) return print({ tenant: tenantJson(rotated.tenant), application: await applicationJson(rotated.application, rotated.key), recreated: rotated.recreated });
+    if (values.json)
+      return print({ tenant: tenantJson(rotated.tenant), application: await applicationJson(rotated.application, rotated.key), recreated: rotated.recreated });
     const what = rotated.recreated ? 'created (the previous one was deleted)' : 'has a new key; the previous key no longer works';
     return `management application ${rotated.application.id} of tenant ${rotated.tenant.name} ${what}\nmanagement key: ${rotated.key}\n`;
   },

@@ -25,11 +25,15 @@ const status: CliCommand = {
   options: json,
   async run({ values }, context) {
     const result = await (await rotation(await context())).status();
-    if (values.json) return print({ kek_id: result.kekId, keys_by_kek: result.keysByKek, data_keys: result.dataKeys, tenants_re_encrypting: result.tenantsReEncrypting });
+    if (values.json)
+      return print({ kek_id: result.kekId, keys_by_kek: result.keysByKek, data_keys: result.dataKeys, tenants_re_encrypting: result.tenantsReEncrypting });
     const lines = [`key-encryption key: ${result.kekId}`, 'vault keys wrapped by:'];
-    for (const [kek, n] of Object.entries(result.keysByKek)) lines.push(`  ${kek}  ${n}${kek === result.kekId ? '  (current)' : '  (an older key: run gatehouse vault rotate-key)'}`);
+    for (const [kek, n] of Object.entries(result.keysByKek))
+      lines.push(`  ${kek}  ${n}${kek === result.kekId ? '  (current)' : '  (an older key: run gatehouse vault rotate-key)'}`);
     lines.push(`data keys: ${result.dataKeys.active} active, ${result.dataKeys.retired} retired`);
-    lines.push(`tenants with a re-encryption to finish: ${result.tenantsReEncrypting}${result.tenantsReEncrypting ? ' (gatehouse vault re-encrypt --resume)' : ''}`);
+    lines.push(
+      `tenants with a re-encryption to finish: ${result.tenantsReEncrypting}${result.tenantsReEncrypting ? ' (gatehouse vault re-encrypt --resume)' : ''}`,
+    );
     return `${lines.join('\n')}\n`;
   },
 };
@@ -72,13 +76,16 @@ const reEncrypt: CliCommand = {
   options: { tenant: { type: 'string' }, resume: { type: 'boolean' }, 'retire-after-seconds': { type: 'string' }, ...json },
   async run({ values }, context) {
     const tenantId = values.tenant;
-    if (tenantId !== undefined && (typeof tenantId !== 'string' || !UUID_PATTERN.test(tenantId))) throw new CliUsageError('vault re-encrypt: --tenant must be a tenant id (a UUID)');
+    if (tenantId !== undefined && (typeof tenantId !== 'string' || !UUID_PATTERN.test(tenantId)))
+      throw new CliUsageError('vault re-encrypt: --tenant must be a tenant id (a UUID)');
     const retireAfter = values['retire-after-seconds'];
     if (retireAfter !== undefined && (typeof retireAfter !== 'string' || !/^\d{1,5}$/.test(retireAfter))) {
       throw new CliUsageError('vault re-encrypt: --retire-after-seconds must be a whole number of seconds');
     }
     const retireAfterMs = retireAfter === undefined ? undefined : Number(retireAfter) * 1000;
-    const result = await (await rotation(await context(), retireAfterMs)).reEncrypt(progress, { tenantId: tenantId?.toLowerCase(), resume: values.resume === true });
+    const result = await (
+      await rotation(await context(), retireAfterMs)
+    ).reEncrypt(progress, { tenantId: tenantId?.toLowerCase(), resume: values.resume === true });
     if (values.json) return print(result);
     return `re-encrypted ${result.tenants} tenants: ${result.resealed} values re-sealed, ${result.retired} data keys retired\n`;
   },

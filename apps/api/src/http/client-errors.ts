@@ -101,7 +101,12 @@ function hostFault(req: IncomingMessage): { code: string; detail: string } | und
 
 function answer(res: ServerResponse, status: number, requestId: string, detail?: string): void {
   const body = JSON.stringify(refusal(status, requestId, detail));
-  res.writeHead(status, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId, connection: 'close' });
+  res.writeHead(status, {
+    'content-type': 'application/problem+json',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+    connection: 'close',
+  });
   res.end(body);
 }
 

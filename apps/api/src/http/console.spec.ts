@@ -19,7 +19,10 @@ describe('console routes', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-console-'));
     mkdirSync(join(dir, 'assets'));
-    writeFileSync(join(dir, 'index.html'), `<meta name="style-nonce" content="${STYLE_NONCE_PLACEHOLDER}"><meta name="api" content="${API_ORIGIN_PLACEHOLDER}">`);
+    writeFileSync(
+      join(dir, 'index.html'),
+      `<meta name="style-nonce" content="${STYLE_NONCE_PLACEHOLDER}"><meta name="api" content="${API_ORIGIN_PLACEHOLDER}">`,
+    );
     writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -78,9 +78,11 @@ export function parseJsonObject(bytes: Buffer, allowArray = false): { value: Rec
   } catch {
     return { problem: problem(400, 'The request body is not valid JSON') };
   }
-  if (value === null || typeof value !== 'object' || (Array.isArray(value) && !allowArray)) return { problem: problem(400, allowArray ? NOT_AN_OBJECT_OR_ARRAY : NOT_AN_OBJECT) };
+  if (value === null || typeof value !== 'object' || (Array.isArray(value) && !allowArray))
+    return { problem: problem(400, allowArray ? NOT_AN_OBJECT_OR_ARRAY : NOT_AN_OBJECT) };
   const duplicate = duplicateMember(text);
-  if (duplicate !== undefined) return { problem: problem(400, undefined, { __proto__: null, [duplicate]: ['appears more than once in its object'] } as FieldErrors) };
+  if (duplicate !== undefined)
+    return { problem: problem(400, undefined, { __proto__: null, [duplicate]: ['appears more than once in its object'] } as FieldErrors) };
   const refusal = unsafeStructure(value);
   return refusal ? { problem: refusal } : { value: value as Record<string, unknown> };
 }
@@ -142,7 +144,11 @@ export function parseContentType(header: string | undefined): { mediaType: strin
     const at = parameter.indexOf('=');
     if (at < 0) continue;
     if (parameter.slice(0, at).trim().toLowerCase() !== 'charset') continue;
-    charset = parameter.slice(at + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    charset = parameter
+      .slice(at + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
   }
   return { mediaType: mediaType!.trim().toLowerCase(), charset };
 }

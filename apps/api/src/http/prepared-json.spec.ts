@@ -12,7 +12,9 @@ async function rawAnswer(port: number, request: string): Promise<string> {
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
   socket.write(request);
   await once(socket, 'close');
-  return Buffer.concat(chunks).toString('latin1').replace(/\r\nDate: [^\r]+\r\n/, '\r\nDate: -\r\n');
+  return Buffer.concat(chunks)
+    .toString('latin1')
+    .replace(/\r\nDate: [^\r]+\r\n/, '\r\nDate: -\r\n');
 }
 
 const VALUES: Record<string, object> = {
@@ -39,7 +41,9 @@ describe('sendPreparedJson', () => {
     app.get('/json/:name', (req, res) => void res.json(VALUES[req.params.name!]));
     app.get('/prepared/:name', (req, res) => sendPreparedJson(res, new PreparedJson(VALUES[req.params.name!]!)));
     app.get('/json-typed/:name', (req, res) => void res.type('application/vnd.x+json').status(203).json(VALUES[req.params.name!]));
-    app.get('/prepared-typed/:name', (req, res) => sendPreparedJson(res.type('application/vnd.x+json').status(203), new PreparedJson(VALUES[req.params.name!]!)));
+    app.get('/prepared-typed/:name', (req, res) =>
+      sendPreparedJson(res.type('application/vnd.x+json').status(203), new PreparedJson(VALUES[req.params.name!]!)),
+    );
     server = createServer(app);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
@@ -56,7 +60,10 @@ describe('sendPreparedJson', () => {
   }
 
   it.each(cases)('answers %s byte for byte as res.json does (also after a status and type of its own)', async (_label, name, method, headers) => {
-    for (const [json, prepared] of [['json', 'prepared'], ['json-typed', 'prepared-typed']]) {
+    for (const [json, prepared] of [
+      ['json', 'prepared'],
+      ['json-typed', 'prepared-typed'],
+    ]) {
       const request = (route: string) => `${method} /${route}/${name} HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`;
       const expected = await rawAnswer(port, request(json!));
       expect(expected).toMatch(/^HTTP\/1\.1 (200|203|304) /);

@@ -34,14 +34,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** DTO classes validate shape and types; unknown fields are refused, never ignored. */
 export function createValidationPipe(): PipeTransform {
-  return new StrictValidationPipe(new ValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    transform: true,
-    forbidUnknownValues: true,
-    stopAtFirstError: false,
-    exceptionFactory: (errors) => new ValidationError(flattenErrors(errors)),
-  }));
+  return new StrictValidationPipe(
+    new ValidationPipe({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      forbidUnknownValues: true,
+      stopAtFirstError: false,
+      exceptionFactory: (errors) => new ValidationError(flattenErrors(errors)),
+    }),
+  );
 }
 
 /**
@@ -63,11 +65,7 @@ export const ValidatedQuery = (): ParameterDecorator => Query(VALIDATION_PIPE);
 export function flattenErrors(errors: ClassValidatorError[], parent = ''): FieldErrors {
   const out: FieldErrors = {};
   for (const error of errors) {
-    const path = /^\d+$/.test(error.property)
-      ? `${parent}[${error.property}]`
-      : parent
-        ? `${parent}.${error.property}`
-        : error.property;
+    const path = /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : parent ? `${parent}.${error.property}` : error.property;
     for (const message of Object.values(error.constraints ?? {})) {
       (out[path || 'body'] ??= []).push(message.replace(/^property \S+ should not exist$/, 'is not allowed'));
     }

@@ -16,7 +16,8 @@ export function fromLogJson(json: unknown): Log {
   };
   const optional = (name: string): string | undefined => (o[name] === undefined ? undefined : text(name));
   const createdAt = new Date(text('created_at'));
-  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== o.created_at) throw new Error('created_at is not an ISO 8601 instant in UTC with milliseconds');
+  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== o.created_at)
+    throw new Error('created_at is not an ISO 8601 instant in UTC with milliseconds');
   if (!Number.isSafeInteger(o.position) || (o.position as number) < 1) throw new Error('position is missing or not a positive integer');
   const requestId = optional('request_id');
   const sourceIp = optional('source_ip');

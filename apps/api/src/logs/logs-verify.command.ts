@@ -45,19 +45,34 @@ export const LOGS_VERIFY_COMMAND: CliCommand = {
     }
     const progress = progressLine();
     const result = offline
-      ? await verifyFile(option('file')!, readCheckpoints(option('checkpoints')!), readPublicKeys(option('public-key')!), readAnchor(option('anchor')), progress)
+      ? await verifyFile(
+          option('file')!,
+          readCheckpoints(option('checkpoints')!),
+          readPublicKeys(option('public-key')!),
+          readAnchor(option('anchor')),
+          progress,
+        )
       : await verifyDatabase(option('tenant')!, option('public-key'), await context(), progress);
     progress.done();
     return { stdout: values.json ? `${JSON.stringify(result, null, 2)}\n` : describe(result), code: result.valid ? 0 : 1 };
   },
 };
 
-async function verifyDatabase(tenantId: string, publicKeyOption: string | undefined, { app, config }: CommandContext, progress: Progress): Promise<ChainVerification> {
+async function verifyDatabase(
+  tenantId: string,
+  publicKeyOption: string | undefined,
+  { app, config }: CommandContext,
+  progress: Progress,
+): Promise<ChainVerification> {
   // Without --public-key: this installation's signing key and the retired ones (LOG_SIGNING_RETIRED_KEYS).
   const publicKeys = publicKeyOption
     ? readPublicKeys(publicKeyOption)
     : [createPublicKey(resolveLogSigningKey(config, { generate: false }).key), ...config.logSigningRetiredKeys.map((k) => parsePublicKey(k))];
-  return new VerifyLogChain(app.get(LogRepository), app.get(LogCheckpointRepository), app.get(LogRetentionRepository)).execute(tenantId, publicKeys, progress.update);
+  return new VerifyLogChain(app.get(LogRepository), app.get(LogCheckpointRepository), app.get(LogRetentionRepository)).execute(
+    tenantId,
+    publicKeys,
+    progress.update,
+  );
 }
 
 /** Streams the export line by line: memory stays flat whatever its size. */
@@ -105,7 +120,10 @@ function readCheckpoints(file: string): LogCheckpoint[] {
     const parsed: unknown = JSON.parse(text);
     items = Array.isArray(parsed) ? parsed : Array.isArray((parsed as { data?: unknown }).data) ? (parsed as { data: unknown[] }).data : [parsed];
   } catch {
-    items = text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown);
+    items = text
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as unknown);
   }
   return items.map(fromCheckpointJson);
 }

@@ -90,7 +90,10 @@ export class LogsController {
   }
 
   @Get('retention-anchor')
-  @ApiOperation({ operationId: 'getLogRetentionAnchor', summary: "Get the anchor the retained trail verifies from (the tenant's retention removed the logs up to it)" })
+  @ApiOperation({
+    operationId: 'getLogRetentionAnchor',
+    summary: "Get the anchor the retained trail verifies from (the tenant's retention removed the logs up to it)",
+  })
   @RequirePermission('log:read')
   @ApiOkResponse({ type: RetentionAnchorResponse })
   async anchor(@CurrentPrincipal() principal: Principal): Promise<RetentionAnchorResponse> {

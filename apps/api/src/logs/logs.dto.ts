@@ -44,7 +44,10 @@ export class LogFilterQueryDto {
   @MaxLength(MAX_REQUEST_ID_LENGTH)
   request_id?: string;
 
-  @ApiPropertyOptional({ ...DATE_OR_DATE_TIME_SCHEMA, description: 'Logs with created_at at or after this instant (inclusive); a date alone is its midnight UTC' })
+  @ApiPropertyOptional({
+    ...DATE_OR_DATE_TIME_SCHEMA,
+    description: 'Logs with created_at at or after this instant (inclusive); a date alone is its midnight UTC',
+  })
   @IsOptional()
   @IsDateOrDateTime()
   start_date?: string;

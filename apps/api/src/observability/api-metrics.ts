@@ -4,7 +4,14 @@ import { DataSource } from 'typeorm';
 import { ApplicationRepository, ProxyRepository, TokenRepository } from '@gatehouse/domain';
 import { Reactor } from '@gatehouse/reactor';
 import { BackgroundJobs, RedisHealth } from '@gatehouse/jobs';
-import { registerBackgroundMetrics, registerCacheMetrics, registerDependencyMetrics, registerReactorMetrics, REQUEST_SECONDS_BUCKETS, secondsHistogram } from '@gatehouse/runtime';
+import {
+  registerBackgroundMetrics,
+  registerCacheMetrics,
+  registerDependencyMetrics,
+  registerReactorMetrics,
+  REQUEST_SECONDS_BUCKETS,
+  secondsHistogram,
+} from '@gatehouse/runtime';
 import type { FinishedRequest } from '../http/access-log';
 import { registerRateLimitMetrics } from '../rate-limits/rate-limit-metrics';
 
@@ -31,7 +38,12 @@ export function httpMetrics(registry: Registry): (finished: FinishedRequest) => 
     REQUEST_SECONDS_BUCKETS,
     ['status'],
   );
-  const transforms = secondsHistogram(registry, 'gatehouse_proxy_transform_duration_seconds', 'Time one /proxy request spent in its request and response transforms', REQUEST_SECONDS_BUCKETS);
+  const transforms = secondsHistogram(
+    registry,
+    'gatehouse_proxy_transform_duration_seconds',
+    'Time one /proxy request spent in its request and response transforms',
+    REQUEST_SECONDS_BUCKETS,
+  );
   return ({ method, route, status, durationMs, record }) => {
     requests.observe({ method, route, status: String(status) }, durationMs / 1000);
     if (record.destinationMs !== undefined) {

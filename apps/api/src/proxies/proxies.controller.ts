@@ -75,11 +75,7 @@ export class ProxiesController {
   @RequirePermission('proxy:update')
   @ApiBody({ type: ProxyBodyDto, examples: PROXY_BODY_EXAMPLES })
   @ApiOkResponse({ type: ProxyResponse })
-  async replace(
-    @CurrentPrincipal() principal: Principal,
-    @Param('id', UuidParamPipe) id: string,
-    @ValidatedBody() dto: ProxyBodyDto,
-  ): Promise<ProxyResponse> {
+  async replace(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string, @ValidatedBody() dto: ProxyBodyDto): Promise<ProxyResponse> {
     return toProxyResponse(await this.replaceProxy.execute(principal, id, toProxyInput(dto)), writeAnswer(principal));
   }
 
@@ -89,11 +85,7 @@ export class ProxiesController {
   @ApiConsumes('application/merge-patch+json')
   @ApiBody({ type: PatchProxyDto, examples: PATCH_PROXY_EXAMPLES })
   @ApiOkResponse({ type: ProxyResponse })
-  async patch(
-    @CurrentPrincipal() principal: Principal,
-    @Param('id', UuidParamPipe) id: string,
-    @ValidatedBody() dto: PatchProxyDto,
-  ): Promise<ProxyResponse> {
+  async patch(@CurrentPrincipal() principal: Principal, @Param('id', UuidParamPipe) id: string, @ValidatedBody() dto: PatchProxyDto): Promise<ProxyResponse> {
     return toProxyResponse(await this.patchProxy.execute(principal, id, toProxyPatch(dto)), writeAnswer(principal));
   }
 

@@ -77,7 +77,7 @@ export class ProxyBodyDto {
     maxProperties: MAX_CONFIGURATION_ENTRIES,
     nullable: true,
     description:
-      'Named string values handed to transform code (`req.configuration`); any key, `toString` and `__proto__` included. At most 65,536 bytes as JSON (UTF-8), and at most 4 MiB across the tenant\'s proxies (400 beyond)',
+      "Named string values handed to transform code (`req.configuration`); any key, `toString` and `__proto__` included. At most 65,536 bytes as JSON (UTF-8), and at most 4 MiB across the tenant's proxies (400 beyond)",
   })
   @IsOptional()
   @IsObject(MUST_BE_OBJECT)
@@ -170,7 +170,10 @@ export class ProxyResponse {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid' }) tenant_id: string;
   @ApiProperty() name: string;
-  @ApiPropertyOptional({ description: 'Names the proxy on invocation (SVC-PROXY-KEY). Absent, as are the transforms and the configuration, from the answer to a PUT or PATCH by a caller without proxy:read' })
+  @ApiPropertyOptional({
+    description:
+      'Names the proxy on invocation (SVC-PROXY-KEY). Absent, as are the transforms and the configuration, from the answer to a PUT or PATCH by a caller without proxy:read',
+  })
   key?: string;
   @ApiProperty() destination_url: string;
   @ApiPropertyOptional({ type: ProxyTransformDto }) request_transform?: ProxyTransformDto;
@@ -203,7 +206,10 @@ export const PROXY_BODY_EXAMPLES = {
 };
 
 export const PATCH_PROXY_EXAMPLES = {
-  rename: { summary: 'Rename, drop one configuration member, let anyone with the key invoke it', value: { name: 'payments v2', configuration: { API_KEY: null }, require_auth: false } },
+  rename: {
+    summary: 'Rename, drop one configuration member, let anyone with the key invoke it',
+    value: { name: 'payments v2', configuration: { API_KEY: null }, require_auth: false },
+  },
   removeTransform: { summary: 'Remove the request transform', value: { request_transform: null } },
 };
 

@@ -22,12 +22,7 @@ import { AppConfig } from '@gatehouse/config';
 import { useCase } from '../use-case.provider';
 import { createDestinationAgent } from '../proxy-invocation/destination-agent';
 import { IpDestinationPolicy } from '../proxy-invocation/destination-policy';
-import {
-  DESTINATION_DISPATCHER,
-  PROXY_INVOCATION_SETTINGS,
-  ProxyInvocation,
-  ProxyInvocationSettings,
-} from '../proxy-invocation/proxy-invocation.handler';
+import { DESTINATION_DISPATCHER, PROXY_INVOCATION_SETTINGS, ProxyInvocation, ProxyInvocationSettings } from '../proxy-invocation/proxy-invocation.handler';
 import { ProxyDetokenization } from '../proxy-invocation/proxy-detokenization';
 import { SvcBridgeListener } from '../proxy-invocation/svc-bridge';
 import { TokensModule } from '../tokens/tokens.module';

@@ -138,7 +138,12 @@ class BufferingHandler extends DestinationHandler {
 }
 
 /** Dispatches `options` with the answer streamed into `res` (StreamingHandler); resolves once the head is handed over. */
-export function streamToClient(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, res: ServerResponse, onHead: (head: DestinationHead) => void): Promise<void> {
+export function streamToClient(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  res: ServerResponse,
+  onHead: (head: DestinationHead) => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     dispatcher.dispatch(options, new StreamingHandler(res, onHead, (error) => (error === undefined ? resolve() : reject(error))));
   });

@@ -3,22 +3,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 export type HeaderMap = Record<string, string | string[]>;
 
 // RFC 9110 7.6.1 hop-by-hop headers, plus this service's own credentials and the host, never passed on.
-const NEVER_FORWARDED = new Set([
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-  'svc-api-key',
-  'svc-proxy-key',
-]);
+const NEVER_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'svc-api-key', 'svc-proxy-key']);
 // Recomputed for every body a transform produced.
 const BODY_FRAMING = new Set(['content-length']);
 
 export const DESTINATION_STATUS_HEADER = 'svc-proxy-destination-status';
-
 
 /**
  * The headers of a message without hop-by-hop ones (those fixed above, `proxy-*`, and any the Connection
@@ -43,7 +32,12 @@ function connectionTokens(value: string | string[] | undefined): Set<string> | u
   // `keep-alive` (what most clients send) names only a header that is never forwarded anyway.
   if (value === undefined || value === 'keep-alive' || value === 'Keep-Alive') return undefined;
   const text = Array.isArray(value) ? value.join(',') : value;
-  return new Set(text.split(',').map((token) => token.trim().toLowerCase()).filter(Boolean));
+  return new Set(
+    text
+      .split(',')
+      .map((token) => token.trim().toLowerCase())
+      .filter(Boolean),
+  );
 }
 
 /**

@@ -68,7 +68,7 @@ export class ProxyDetokenization {
 
     for (const [name, value] of Object.entries(output.headers ?? {})) {
       const line = asText(value);
-      if (!FIELD_VALUE.test(line)) throw ValidationError.single(`headers.${name}`, "names a token whose data cannot be sent in a header");
+      if (!FIELD_VALUE.test(line)) throw ValidationError.single(`headers.${name}`, 'names a token whose data cannot be sent in a header');
       headers[name] = line;
     }
     let body = raw;

@@ -128,7 +128,9 @@ export class ProxyInvocation implements OnApplicationShutdown {
       request.headers = headers;
     } else {
       request.headers = detokenized?.headers ?? forwardableHeaders(req.headers);
-      request.body = detokenized?.body ?? (hasBody(req) ? (arrivedBody(req) ?? limitedStream(req, this.settings.bodyLimitBytes, () => new PayloadTooLargeError())) : undefined);
+      request.body =
+        detokenized?.body ??
+        (hasBody(req) ? (arrivedBody(req) ?? limitedStream(req, this.settings.bodyLimitBytes, () => new PayloadTooLargeError())) : undefined);
     }
 
     const outgoing = request.headers as HeaderMap;
@@ -193,10 +195,15 @@ export class ProxyInvocation implements OnApplicationShutdown {
   private async exchange<T>(req: Request, proxy: Proxy, origin: string, outgoing: HeaderMap, sent: number, call: () => Promise<T>): Promise<T> {
     try {
       if (!tracingEnabled()) return await call();
-      return await inSpan('proxy destination', 'client', { 'gatehouse.proxy_id': proxy.id, 'server.address': origin, 'http.request.method': req.method }, (trace) => {
-        if (trace) Object.assign(outgoing, trace);
-        return call();
-      });
+      return await inSpan(
+        'proxy destination',
+        'client',
+        { 'gatehouse.proxy_id': proxy.id, 'server.address': origin, 'http.request.method': req.method },
+        (trace) => {
+          if (trace) Object.assign(outgoing, trace);
+          return call();
+        },
+      );
     } catch (error) {
       accessRecord(req).destinationMs ??= performance.now() - sent;
       throw error;

@@ -47,7 +47,10 @@ describe('the /proxy response header policy', () => {
   });
 
   it('keeps paging links and drops the ones a browser acts on by itself', () => {
-    expect(splitLinks('<https://a/?x=1,2>; rel="next; prev", <b>; title="a, b"; rel=last')).toEqual(['<https://a/?x=1,2>; rel="next; prev"', '<b>; title="a, b"; rel=last']);
+    expect(splitLinks('<https://a/?x=1,2>; rel="next; prev", <b>; title="a, b"; rel=last')).toEqual([
+      '<https://a/?x=1,2>; rel="next; prev"',
+      '<b>; title="a, b"; rel=last',
+    ]);
     const res = response();
     res.setHeader('Link', ['<https://a/next>; rel=next, <https://evil/x.js>; rel="preload"; as=script', '<https://evil/s.css>; REL="alternate stylesheet"']);
     enforce(res);

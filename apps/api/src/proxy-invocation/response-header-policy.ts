@@ -37,7 +37,18 @@ export const DROPPED_RESPONSE_HEADERS: readonly string[] = [
 const DROPPED = new Set(DROPPED_RESPONSE_HEADERS);
 
 /** Link relations a browser acts on by itself (fetches, connects, installs); `next`, `last`... (paging) stay. */
-const BROWSER_LINK_RELATIONS = new Set(['preload', 'modulepreload', 'prefetch', 'prerender', 'preconnect', 'dns-prefetch', 'serviceworker', 'stylesheet', 'icon', 'manifest']);
+const BROWSER_LINK_RELATIONS = new Set([
+  'preload',
+  'modulepreload',
+  'prefetch',
+  'prerender',
+  'preconnect',
+  'dns-prefetch',
+  'serviceworker',
+  'stylesheet',
+  'icon',
+  'manifest',
+]);
 
 /**
  * Applies the policy to `res` at the moment its head is written (Node calls writeHead for every response, an implicit
@@ -63,7 +74,11 @@ export function enforce(res: ServerResponse, corsOrigin?: string): void {
   // The names set (a handful), not every dropped name: removeHeader validates and lower-cases each it is given.
   for (const name of res.getHeaderNames()) if (DROPPED.has(name)) res.removeHeader(name);
   filterValues(res, 'set-cookie', (cookie) => !widelyScopedCookie(cookie));
-  filterValues(res, 'link', (value) => splitLinks(value).filter((link) => !browserLink(link)).join(', '));
+  filterValues(res, 'link', (value) =>
+    splitLinks(value)
+      .filter((link) => !browserLink(link))
+      .join(', '),
+  );
   res.setHeader('x-content-type-options', 'nosniff');
   // A destination's own policy stays (a browser enforces every policy it is given); ours is added to it.
   const existing = res.getHeader('content-security-policy');

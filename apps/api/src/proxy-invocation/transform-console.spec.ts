@@ -17,7 +17,7 @@ describe('TransformConsole', () => {
     expect(logger.written).toEqual([]);
   });
 
-  it('cuts one run\'s output at the size bound', () => {
+  it("cuts one run's output at the size bound", () => {
     const logger = recorder();
     new TransformConsole(true, logger).write(proxy, 'response', ['a'.repeat(TRANSFORM_CONSOLE_MAX_CHARS), 'b'.repeat(5000)]);
     expect(logger.written).toHaveLength(1);

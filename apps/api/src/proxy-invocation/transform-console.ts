@@ -36,7 +36,8 @@ export class TransformConsole {
     }
     this.writtenInWindow++;
     let text = lines.join('\n');
-    if (text.length > TRANSFORM_CONSOLE_MAX_CHARS) text = `${text.slice(0, TRANSFORM_CONSOLE_MAX_CHARS)}... (${text.length - TRANSFORM_CONSOLE_MAX_CHARS} more characters cut)`;
+    if (text.length > TRANSFORM_CONSOLE_MAX_CHARS)
+      text = `${text.slice(0, TRANSFORM_CONSOLE_MAX_CHARS)}... (${text.length - TRANSFORM_CONSOLE_MAX_CHARS} more characters cut)`;
     const dropped = this.suppressed > 0 ? ` [${this.suppressed} earlier run(s) not logged: rate limit]` : '';
     this.suppressed = 0;
     this.logger.log(`${direction} transform of proxy ${proxy.id} (tenant ${proxy.tenantId}) printed${dropped}:\n${text}`);

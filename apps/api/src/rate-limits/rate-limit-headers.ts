@@ -11,7 +11,10 @@ export const RATE_LIMIT_FIELDS = new Set(['ratelimit-policy', 'ratelimit']);
 export function setRateLimitHeaders(res: ServerResponse, outcome: RateLimitOutcome): void {
   const { limits, decision } = outcome;
   res.setHeader('ratelimit-policy', policyOf(limits));
-  res.setHeader('ratelimit', limits.map((applied, i) => `"${applied.entity}";r=${decision.buckets[i]!.remaining};t=${decision.buckets[i]!.resetSeconds}`).join(', '));
+  res.setHeader(
+    'ratelimit',
+    limits.map((applied, i) => `"${applied.entity}";r=${decision.buckets[i]!.remaining};t=${decision.buckets[i]!.resetSeconds}`).join(', '),
+  );
 }
 
 /** The policies of frozen limits (a cached key's, see applicationLimits) are written once. */

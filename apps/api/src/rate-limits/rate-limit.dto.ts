@@ -31,7 +31,12 @@ export class RateLimitPatchDto {
   @Max(MAX_RATE_LIMIT)
   limit?: number | null;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT_WINDOW_SECONDS, description: `${WINDOW_DOC}; not null: a limit has both members` })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_RATE_LIMIT_WINDOW_SECONDS,
+    description: `${WINDOW_DOC}; not null: a limit has both members`,
+  })
   @IsOptional()
   @IsInt()
   @Min(1)

@@ -31,13 +31,18 @@ export class RateLimitsModule {
         {
           provide: RateCounter,
           inject: [Clock],
-          useFactory: (clock: Clock) => (config.redisUrl ? new RedisRateCounter(config.redisUrl, config.queuePrefix, unavailableWarning()) : new InMemoryRateCounter(clock)),
+          useFactory: (clock: Clock) =>
+            config.redisUrl ? new RedisRateCounter(config.redisUrl, config.queuePrefix, unavailableWarning()) : new InMemoryRateCounter(clock),
         },
         {
           provide: AuthenticationThrottle,
           inject: [RateCounter, Clock],
           useFactory: (counter: RateCounter, clock: Clock) =>
-            new AuthenticationThrottle(counter, config.authThrottleLimit > 0 ? { limit: config.authThrottleLimit, windowSeconds: config.authThrottleWindowSeconds } : null, clock),
+            new AuthenticationThrottle(
+              counter,
+              config.authThrottleLimit > 0 ? { limit: config.authThrottleLimit, windowSeconds: config.authThrottleWindowSeconds } : null,
+              clock,
+            ),
         },
         { provide: RateLimiter, inject: [RateCounter], useFactory: (counter: RateCounter) => new RateLimiter(counter) },
         RateCounterShutdown,
@@ -58,7 +63,9 @@ function unavailableWarning(): (error: unknown) => void {
     const now = Date.now();
     if (now - last < WARNING_INTERVAL_MS) return;
     last = now;
-    logger.warn(`Redis is unreachable: rate limits and the failed-authentication throttle let requests through (fail open); ${missed} request(s) uncounted since the last warning: ${error instanceof Error ? error.message : String(error)}`);
+    logger.warn(
+      `Redis is unreachable: rate limits and the failed-authentication throttle let requests through (fail open); ${missed} request(s) uncounted since the last warning: ${error instanceof Error ? error.message : String(error)}`,
+    );
     missed = 0;
   };
 }

@@ -1,5 +1,15 @@
 import { Module } from '@nestjs/common';
-import { Clock, CreateTenant, GetTenant, ListTenants, RotateManagementKey, SetLogRetention, SetTenantRateLimit, TenantRepository, UnitOfWork } from '@gatehouse/domain';
+import {
+  Clock,
+  CreateTenant,
+  GetTenant,
+  ListTenants,
+  RotateManagementKey,
+  SetLogRetention,
+  SetTenantRateLimit,
+  TenantRepository,
+  UnitOfWork,
+} from '@gatehouse/domain';
 import { useCase } from '../use-case.provider';
 import { TenantSettingsController } from './tenant-settings.controller';
 

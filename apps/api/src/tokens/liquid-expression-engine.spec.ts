@@ -6,7 +6,7 @@ describe('LiquidExpressionEngine', () => {
   const card = { data: { number: '3622720627165567', expiration_month: 10, expiration_year: 2028 } };
 
   it.each([
-    ["{{ data | reveal_last: 6 }}", { data: '36227206271667' }, 'XXXXXXXX271667'],
+    ['{{ data | reveal_last: 6 }}', { data: '36227206271667' }, 'XXXXXXXX271667'],
     ["{{ data | reveal_last: 3, '#' }}", { data: '36227206271667' }, '###########667'],
     ['{{ data | reveal_last: 4 }}', { data: '123-45-6789' }, 'XXX-XX-6789'],
     ['{{ data | reveal: 6 }}', { data: '3622-7206-2716-5567' }, '3622-7XXXXXXXXXXXXX'],
@@ -18,7 +18,18 @@ describe('LiquidExpressionEngine', () => {
     ["{{ data.number | card_mask: 'true', 'true' }}", card, '36227206XXXX5567'],
     ['{{ data | stringify }}', { data: { a: [1, 'b'] } }, '{"a":[1,"b"]}'],
     ["{{ data | json: '$.bicycle.color' }}", { data: { bicycle: { color: 'red' } } }, 'red'],
-    ["{{ data | json: '$.books[?(@.price < 10)].title' }}", { data: { books: [{ title: 'Moby Dick', price: 8.99 }, { title: 'LOTR', price: 22.99 }] } }, 'Moby Dick'],
+    [
+      "{{ data | json: '$.books[?(@.price < 10)].title' }}",
+      {
+        data: {
+          books: [
+            { title: 'Moby Dick', price: 8.99 },
+            { title: 'LOTR', price: 22.99 },
+          ],
+        },
+      },
+      'Moby Dick',
+    ],
     ['{{ data.name | split: " " | last | upcase }}', { data: { name: 'John Doe' } }, 'DOE'],
     ['{{ data | downcase }}', { data: 'ABC' }, 'abc'],
     ["{{ data | remove: '-' }}", { data: '123-45-6789' }, '123456789'],
@@ -52,7 +63,10 @@ describe('LiquidExpressionEngine', () => {
       engine.render('{{ data', { data: 'secret-value' }),
     ];
     for (const failure of failures) {
-      const error = await failure.then(() => undefined, (e: unknown) => e);
+      const error = await failure.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(ExpressionFailure);
       expect((error as Error).message).not.toContain('secret-value');
     }

@@ -60,7 +60,8 @@ export class LiquidExpressionEngine extends ExpressionEngine {
       const parsed = this.parsedExpression(expression);
       return toValueSync(parsed.value(new Context({ ...scope }, this.liquid.options, {}, { liquid: this.liquid }))) as unknown;
     });
-    if (typeof value === 'string' && value.length > this.limits.maxOutputLength) throw new ExpressionFailure(`renders more than ${this.limits.maxOutputLength} characters`);
+    if (typeof value === 'string' && value.length > this.limits.maxOutputLength)
+      throw new ExpressionFailure(`renders more than ${this.limits.maxOutputLength} characters`);
     return value ?? null;
   }
 

@@ -1,18 +1,7 @@
 import { ArgumentMetadata, Controller, Delete, Get, HttpCode, Injectable, Param, Patch, PipeTransform, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import {
-  CreateToken,
-  DeleteToken,
-  Detokenize,
-  GetToken,
-  isTokenId,
-  ListTokens,
-  Principal,
-  Tokenize,
-  UpdateToken,
-  ValidationError,
-} from '@gatehouse/domain';
+import { CreateToken, DeleteToken, Detokenize, GetToken, isTokenId, ListTokens, Principal, Tokenize, UpdateToken, ValidationError } from '@gatehouse/domain';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import { ValidatedBody, VALIDATION_PIPE } from '../http/validation';
 import {
@@ -57,7 +46,14 @@ function metadataFilters(req: Request): Record<string, string> {
 }
 
 // Any JSON: the domain walks it (Tokenize, Detokenize) and validates every token request and expression in it.
-const ANY_JSON_BODY = { schema: { oneOf: [{ type: 'object', additionalProperties: true }, { type: 'array', items: {} }] } };
+const ANY_JSON_BODY = {
+  schema: {
+    oneOf: [
+      { type: 'object', additionalProperties: true },
+      { type: 'array', items: {} },
+    ],
+  },
+};
 
 /**
  * The token vault (CONTRACT.md section 12). Permissions are the domain's: a token permission may come from plain
@@ -81,7 +77,11 @@ export class TokensController {
   @ApiOperation({ operationId: 'createToken', summary: 'Create a token (token:create)' })
   @ApiBody({ type: CreateTokenDto, examples: CREATE_TOKEN_EXAMPLES })
   @ApiCreatedResponse({ type: TokenResponse })
-  async create(@CurrentPrincipal() principal: Principal, @ValidatedBody() dto: CreateTokenDto, @Res({ passthrough: true }) res: Response): Promise<TokenResponse> {
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @ValidatedBody() dto: CreateTokenDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<TokenResponse> {
     const view = await this.createToken.execute(principal, toTokenInput(dto));
     res.location(`/tokens/${view.token.id}`);
     return toTokenResponse(view);
@@ -96,7 +96,12 @@ export class TokensController {
 
   @Get('v2/tokens')
   @ApiOperation({ operationId: 'listTokens', summary: 'Search tokens (token:read); newest first, keyset paged' })
-  @ApiQuery({ name: 'metadata.<key>', required: false, description: 'Tokens whose metadata has this key with this value (any number of them)', schema: { type: 'string' } })
+  @ApiQuery({
+    name: 'metadata.<key>',
+    required: false,
+    description: 'Tokens whose metadata has this key with this value (any number of them)',
+    schema: { type: 'string' },
+  })
   @ApiOkResponse({ type: TokenListResponse })
   async list(
     @CurrentPrincipal() principal: Principal,
@@ -113,7 +118,11 @@ export class TokensController {
   @ApiConsumes('application/merge-patch+json')
   @ApiBody({ type: PatchTokenDto })
   @ApiOkResponse({ type: TokenResponse })
-  async patch(@CurrentPrincipal() principal: Principal, @Param('id', TokenIdParamPipe) id: string, @ValidatedBody() dto: PatchTokenDto): Promise<TokenResponse> {
+  async patch(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', TokenIdParamPipe) id: string,
+    @ValidatedBody() dto: PatchTokenDto,
+  ): Promise<TokenResponse> {
     return toTokenResponse(await this.updateToken.execute(principal, id, toTokenPatch(dto)));
   }
 
@@ -127,7 +136,10 @@ export class TokensController {
 
   @Post('tokenize')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'tokenize', summary: 'Tokenize (token:create): every object with `type` and `data` becomes a token, answered in the same shape; at most 100' })
+  @ApiOperation({
+    operationId: 'tokenize',
+    summary: 'Tokenize (token:create): every object with `type` and `data` becomes a token, answered in the same shape; at most 100',
+  })
   @ApiBody(ANY_JSON_BODY)
   @ApiOkResponse(ANY_JSON_BODY)
   async tokenizeBody(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<unknown> {

@@ -22,16 +22,29 @@ import { AsArray, KeysetPagingQueryDto } from '../http/paging.dto';
 // POST /tokens, PATCH and every token request of POST /tokenize are held to the same ones.
 const MUST_BE_OBJECT = { message: 'must be an object' };
 const DATA_DOC = `The sensitive value: any JSON for \`token\`, an object for \`card\` and \`bank\`, a string for the other types; at most ${MAX_TOKEN_DATA_BYTES} bytes of JSON. Stored encrypted; returned only as the caller's access rule decides.`;
-const MASK_DOC = 'A Liquid expression (or an object or array of them) rendered from the data, e.g. `{{ data | reveal_last: 4 }}`; null: no mask (a `mask` rule then redacts)';
+const MASK_DOC =
+  'A Liquid expression (or an object or array of them) rendered from the data, e.g. `{{ data | reveal_last: 4 }}`; null: no mask (a `mask` rule then redacts)';
 // Any JSON value: `oneOf` so that the document does not say `object` (the property's TypeScript type is `unknown`).
-const ANY_JSON = { oneOf: [{ type: 'object', additionalProperties: true }, { type: 'array', items: {} }, { type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }] };
+const ANY_JSON = {
+  oneOf: [
+    { type: 'object', additionalProperties: true },
+    { type: 'array', items: {} },
+    { type: 'string', nullable: true },
+    { type: 'number' },
+    { type: 'boolean' },
+  ],
+};
 const METADATA_SCHEMA = {
   type: 'object',
   additionalProperties: { type: 'string', maxLength: MAX_METADATA_VALUE_LENGTH },
   maxProperties: MAX_METADATA_ENTRIES,
   description: 'Non-sensitive string map, stored in plaintext and searchable',
 } as const;
-const MASK_SCHEMA = { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }, { type: 'array', items: {} }], nullable: true, description: MASK_DOC };
+const MASK_SCHEMA = {
+  oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }, { type: 'array', items: {} }],
+  nullable: true,
+  description: MASK_DOC,
+};
 const CONTAINERS_SCHEMA: ApiPropertyOptions = {
   type: [String],
   maxItems: MAX_CONTAINERS,
@@ -40,11 +53,18 @@ const CONTAINERS_SCHEMA: ApiPropertyOptions = {
 
 /** `containers`: an array of strings (the domain checks each); null is the default, as absent is. */
 const ContainersProperty = () =>
-  applyDecorators(ApiPropertyOptional({ ...CONTAINERS_SCHEMA, nullable: true }), IsOptional(), IsArray(), ArrayMaxSize(MAX_CONTAINERS), IsString({ each: true }));
+  applyDecorators(
+    ApiPropertyOptional({ ...CONTAINERS_SCHEMA, nullable: true }),
+    IsOptional(),
+    IsArray(),
+    ArrayMaxSize(MAX_CONTAINERS),
+    IsString({ each: true }),
+  );
 
 export class CreateTokenDto {
   @ApiPropertyOptional({
-    description: "1 to 400 characters of A-Z, a-z, 0-9, _ and -, unique in the tenant (409 otherwise), or an alias expression such as `{{ data | alias_preserve_format }}`; default: a UUID",
+    description:
+      '1 to 400 characters of A-Z, a-z, 0-9, _ and -, unique in the tenant (409 otherwise), or an alias expression such as `{{ data | alias_preserve_format }}`; default: a UUID',
     maxLength: MAX_EXPRESSION_LENGTH,
   })
   @IsOptional()
@@ -71,12 +91,21 @@ export class CreateTokenDto {
   @IsObject(MUST_BE_OBJECT)
   metadata?: Record<string, string>;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: MAX_EXPRESSION_LENGTH, description: "What the fingerprint is computed from; default: the type's (e.g. `{{ data.number }}` for card); null: no fingerprint" })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: MAX_EXPRESSION_LENGTH,
+    description: "What the fingerprint is computed from; default: the type's (e.g. `{{ data.number }}` for card); null: no fingerprint",
+  })
   @IsOptional()
   @IsString()
   fingerprint_expression?: string | null;
 
-  @ApiPropertyOptional({ type: Boolean, nullable: true, description: 'Return the existing token of the same type and fingerprint instead of creating one; null: false' })
+  @ApiPropertyOptional({
+    type: Boolean,
+    nullable: true,
+    description: 'Return the existing token of the same type and fingerprint instead of creating one; null: false',
+  })
   @IsOptional()
   @IsBoolean()
   deduplicate_token?: boolean;
@@ -100,7 +129,12 @@ export class PatchTokenDto {
   @ContainersProperty()
   containers?: string[];
 
-  @ApiPropertyOptional({ ...METADATA_SCHEMA, additionalProperties: { type: 'string', nullable: true }, nullable: true, description: 'Merged member by member; null removes a member, or (for the whole map) all of them' })
+  @ApiPropertyOptional({
+    ...METADATA_SCHEMA,
+    additionalProperties: { type: 'string', nullable: true },
+    nullable: true,
+    description: 'Merged member by member; null removes a member, or (for the whole map) all of them',
+  })
   @IsOptional()
   @IsObject(MUST_BE_OBJECT)
   metadata?: Record<string, string | null> | null;
@@ -145,10 +179,16 @@ export class TokenResponse {
   @ApiProperty() id: string;
   @ApiProperty({ format: 'uuid' }) tenant_id: string;
   @ApiProperty({ enum: TOKEN_TYPES }) type: TokenType;
-  @ApiPropertyOptional({ description: "Present as the caller's rule decides: the data (reveal) or the mask's value (mask); absent (redact)", ...ANY_JSON }) data?: unknown;
+  @ApiPropertyOptional({ description: "Present as the caller's rule decides: the data (reveal) or the mask's value (mask); absent (redact)", ...ANY_JSON })
+  data?: unknown;
   @ApiPropertyOptional(MASK_SCHEMA) mask?: MaskTemplate;
   @ApiProperty({ type: [String] }) containers: string[];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'Absent when a deduplicated create returns a token the caller may not read' }) metadata?: Record<string, string>;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'Absent when a deduplicated create returns a token the caller may not read',
+  })
+  metadata?: Record<string, string>;
   @ApiPropertyOptional() fingerprint?: string;
   @ApiPropertyOptional() fingerprint_expression?: string;
   @ApiPropertyOptional({ format: 'uuid' }) created_by?: string;

@@ -1,5 +1,19 @@
 import { Module } from '@nestjs/common';
-import { Clock, CreateToken, DeleteToken, Detokenize, ExpressionEngine, GetToken, ListTokens, Tokenize, TokenRepository, TokenVault, UnitOfWork, UpdateToken, VaultCrypto } from '@gatehouse/domain';
+import {
+  Clock,
+  CreateToken,
+  DeleteToken,
+  Detokenize,
+  ExpressionEngine,
+  GetToken,
+  ListTokens,
+  Tokenize,
+  TokenRepository,
+  TokenVault,
+  UnitOfWork,
+  UpdateToken,
+  VaultCrypto,
+} from '@gatehouse/domain';
 import { useCase } from '../use-case.provider';
 import { LiquidExpressionEngine } from './liquid-expression-engine';
 import { TokensController } from './tokens.controller';
@@ -12,7 +26,11 @@ import { TokensController } from './tokens.controller';
   controllers: [TokensController],
   providers: [
     { provide: ExpressionEngine, useFactory: () => new LiquidExpressionEngine() },
-    { provide: TokenVault, inject: [VaultCrypto, ExpressionEngine, Clock], useFactory: (crypto: VaultCrypto, engine: ExpressionEngine, clock: Clock) => new TokenVault(crypto, engine, clock) },
+    {
+      provide: TokenVault,
+      inject: [VaultCrypto, ExpressionEngine, Clock],
+      useFactory: (crypto: VaultCrypto, engine: ExpressionEngine, clock: Clock) => new TokenVault(crypto, engine, clock),
+    },
     useCase(CreateToken, [UnitOfWork, TokenVault]),
     useCase(GetToken, [UnitOfWork, TokenVault, TokenRepository]),
     useCase(ListTokens, [UnitOfWork, TokenVault, TokenRepository]),

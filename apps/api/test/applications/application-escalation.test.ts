@@ -4,7 +4,18 @@ import { MANAGEMENT_PERMISSIONS } from '@gatehouse/domain';
 import type { TestApp } from '@gatehouse/test-support/test-app';
 import type { Upstream } from '@gatehouse/test-support/upstream';
 import { SvcBridgeListener } from '../../src/proxy-invocation/svc-bridge';
-import { appWithUpstream, as, auditEvents, Caller, CONDITION_RULE, createApplication, expectProblem, managementWith, newTenant, VALID } from '../support/application-fixtures';
+import {
+  appWithUpstream,
+  as,
+  auditEvents,
+  Caller,
+  CONDITION_RULE,
+  createApplication,
+  expectProblem,
+  managementWith,
+  newTenant,
+  VALID,
+} from '../support/application-fixtures';
 
 // Transforms run in a sandbox pool started per file.
 jest.setTimeout(30_000);
@@ -89,7 +100,10 @@ describe('no escalation between applications', () => {
       expectEscalation(await call(without.key, minter.id), action, ['can_create_expiring_applications (which needs application:create)']);
       expect(await snapshot(admin.tenantId, minter.id)).toEqual(before);
       const withCreate = await managementWith(t, admin, ['application:update', 'application:delete', 'application:read', 'application:create']);
-      const put = action === 'update' ? as(t, withCreate.key).put(`/applications/${minter.id}`, { name: 'minter', permissions: ['token:read'] }) : call(withCreate.key, minter.id);
+      const put =
+        action === 'update'
+          ? as(t, withCreate.key).put(`/applications/${minter.id}`, { name: 'minter', permissions: ['token:read'] })
+          : call(withCreate.key, minter.id);
       expect((await put).status).toBeLessThan(300);
     });
 
@@ -110,7 +124,9 @@ describe('no escalation between applications', () => {
       const backend = await createApplication(t, admin.key, VALID.private);
       expect((await call(caller.key, weaker.id)).status).toBeLessThan(300);
       const res =
-        action === 'update' ? await as(t, caller.key).put(`/applications/${backend.id}`, { name: 'b', permissions: ['token:use'] }) : await call(caller.key, backend.id);
+        action === 'update'
+          ? await as(t, caller.key).put(`/applications/${backend.id}`, { name: 'b', permissions: ['token:use'] })
+          : await call(caller.key, backend.id);
       expect(res.status).toBeLessThan(300);
     });
   });
@@ -130,7 +146,9 @@ describe('no escalation between applications', () => {
     const before = await snapshot(admin.tenantId, backend.id);
     const res = await as(t, caller.key).put(`/applications/${backend.id}`, { name: 'b', permissions: ['token:read'], can_create_expiring_applications: true });
     expectProblem(res, 403);
-    expect(res.body.detail).toBe('This application may not grant what it does not hold itself: can_create_expiring_applications (which needs application:create)');
+    expect(res.body.detail).toBe(
+      'This application may not grant what it does not hold itself: can_create_expiring_applications (which needs application:create)',
+    );
     expect(await snapshot(admin.tenantId, backend.id)).toEqual(before);
   });
 
@@ -153,19 +171,30 @@ describe('no escalation between applications', () => {
       const proxy = await as(t, weak.key).post('/proxies', proxyBody(plain.id)).expect(201);
       const rebound = await as(t, weak.key).put(`/proxies/${proxy.body.id}`, proxyBody(minter.id));
       expectProblem(rebound, 403);
-      const patched = await t.http().patch(`/proxies/${proxy.body.id}`).set('svc-api-key', weak.key).set('content-type', 'application/merge-patch+json').send({ application: { id: minter.id } });
+      const patched = await t
+        .http()
+        .patch(`/proxies/${proxy.body.id}`)
+        .set('svc-api-key', weak.key)
+        .set('content-type', 'application/merge-patch+json')
+        .send({ application: { id: minter.id } });
       expectProblem(patched, 403);
       expect((await as(t, admin.key).get(`/proxies/${proxy.body.id}`).expect(200)).body.application_id).toBe(plain.id);
       expect(await auditEvents(t, { tenantId: admin.tenantId })).toHaveLength(events + 1);
     });
 
-    it("nor change the code of a proxy already bound to one, which would wield it", async () => {
+    it('nor change the code of a proxy already bound to one, which would wield it', async () => {
       const admin = await newTenant(t);
       const minter = await createApplication(t, admin.key, { ...VALID.private, can_create_expiring_applications: true });
       const proxy = await as(t, admin.key).post('/proxies', proxyBody(minter.id)).expect(201);
       const weak = await managementWith(t, admin, ['proxy:update']);
-      const code = "module.exports = async (req) => ({ body: await req.svc.applications.create({ name: 'x', type: 'expiring', permissions: ['token:read'] }) });";
-      const res = await t.http().patch(`/proxies/${proxy.body.id}`).set('svc-api-key', weak.key).set('content-type', 'application/merge-patch+json').send({ request_transform: { code } });
+      const code =
+        "module.exports = async (req) => ({ body: await req.svc.applications.create({ name: 'x', type: 'expiring', permissions: ['token:read'] }) });";
+      const res = await t
+        .http()
+        .patch(`/proxies/${proxy.body.id}`)
+        .set('svc-api-key', weak.key)
+        .set('content-type', 'application/merge-patch+json')
+        .send({ request_transform: { code } });
       expectProblem(res, 403);
       expect((await as(t, admin.key).get(`/proxies/${proxy.body.id}`).expect(200)).body.request_transform).toBeUndefined();
     });
@@ -177,7 +206,12 @@ describe('no escalation between applications', () => {
 
     it('a limited key cannot mint an application without a limit or with a looser one, lift its own, nor take over or bind an unlimited one', async () => {
       const admin = await newTenant(t);
-      const limited = await createApplication(t, admin.key, { name: 'limited admin', type: 'management', permissions: [...MANAGEMENT_PERMISSIONS], rate_limit: LIMIT });
+      const limited = await createApplication(t, admin.key, {
+        name: 'limited admin',
+        type: 'management',
+        permissions: [...MANAGEMENT_PERMISSIONS],
+        rate_limit: LIMIT,
+      });
       const unlimited = await createApplication(t, admin.key, VALID.private);
       const events = (await auditEvents(t, { tenantId: admin.tenantId })).length;
       const before = await snapshot(admin.tenantId, unlimited.id);
@@ -188,7 +222,10 @@ describe('no escalation between applications', () => {
       expect(minted.body.detail).toBe(
         "This application may not grant what it does not hold itself: no rate limit, looser than this application's own (1000 requests per 60 s)",
       );
-      expectProblem(await api.post('/applications', { name: 'fast', type: 'management', permissions: ['log:read'], rate_limit: { limit: 100, window_seconds: 1 } }), 403);
+      expectProblem(
+        await api.post('/applications', { name: 'fast', type: 'management', permissions: ['log:read'], rate_limit: { limit: 100, window_seconds: 1 } }),
+        403,
+      );
       const lifted = await api.put(`/applications/${limited.id}`, { name: 'limited admin', permissions: [...MANAGEMENT_PERMISSIONS] });
       expectProblem(lifted, 403);
       expect(lifted.body.detail).toContain('no rate limit');
@@ -200,9 +237,13 @@ describe('no escalation between applications', () => {
       expect(await auditEvents(t, { tenantId: admin.tenantId })).toHaveLength(events);
 
       // Within its own limit it works as before: a tighter child, its own limit tightened, a tighter application regenerated.
-      const child = await api.post('/applications', { name: 'child', type: 'private', permissions: ['token:read'], rate_limit: { limit: 10, window_seconds: 60 } }).expect(201);
+      const child = await api
+        .post('/applications', { name: 'child', type: 'private', permissions: ['token:read'], rate_limit: { limit: 10, window_seconds: 60 } })
+        .expect(201);
       await api.post(`/applications/${child.body.id}/regenerate`).expect(200);
-      await api.put(`/applications/${limited.id}`, { name: 'limited admin', permissions: [...MANAGEMENT_PERMISSIONS], rate_limit: { limit: 500, window_seconds: 60 } }).expect(200);
+      await api
+        .put(`/applications/${limited.id}`, { name: 'limited admin', permissions: [...MANAGEMENT_PERMISSIONS], rate_limit: { limit: 500, window_seconds: 60 } })
+        .expect(200);
     });
   });
 
@@ -214,7 +255,13 @@ describe('no escalation between applications', () => {
       const code = `module.exports = async function (req) { ${outcome} const value = await (async () => { ${script} })();
         return { status: 200, headers: { 'content-type': 'application/json' }, body: { value } }; };`;
       const proxy = await as(t, owner.key)
-        .post('/proxies', { name: 'svc', destination_url: upstream.origin, require_auth: false, response_transform: { code }, application: { id: applicationId } })
+        .post('/proxies', {
+          name: 'svc',
+          destination_url: upstream.origin,
+          require_auth: false,
+          response_transform: { code },
+          application: { id: applicationId },
+        })
         .expect(201);
       const res = await t.http().get('/proxy').set('svc-proxy-key', proxy.body.key);
       expect(res.status).toBe(200);
@@ -239,7 +286,11 @@ describe('no escalation between applications', () => {
       await as(t, admin.key).get('/applications/key').expect(200);
 
       const reader = await createApplication(t, admin.key, { ...VALID.private, permissions: ['token:read'], can_create_expiring_applications: true });
-      const allowed = await runAs(admin, reader.id, `return settle(req.svc.applications.create({ name: 'y', type: 'expiring', permissions: ['token:read'] }));`);
+      const allowed = await runAs(
+        admin,
+        reader.id,
+        `return settle(req.svc.applications.create({ name: 'y', type: 'expiring', permissions: ['token:read'] }));`,
+      );
       expect(allowed).toMatchObject({ ok: true, body: { type: 'expiring', created_by: reader.id, permissions: ['token:read'] } });
     });
 
@@ -258,7 +309,10 @@ describe('no escalation between applications', () => {
       const put = await bridge.request({ method: 'PUT', path: `/applications/${admin.applicationId}`, body: { name: 'x', permissions: ['application:read'] } });
       expect(put).toMatchObject({ status: 403, body: { detail: expect.stringContaining('log:read') } });
       expect(await keyHashOf(admin.applicationId)).toBe(hash);
-      expect(await bridge.request({ method: 'POST', path: `/applications/${weak.id}/regenerate` })).toMatchObject({ status: 200, body: { key: expect.any(String) } });
+      expect(await bridge.request({ method: 'POST', path: `/applications/${weak.id}/regenerate` })).toMatchObject({
+        status: 200,
+        body: { key: expect.any(String) },
+      });
     });
   });
 });

@@ -43,7 +43,9 @@ describe('GET /applications/{id}: the answer kept with the cached application', 
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.write(`${method} ${path} HTTP/1.1\r\nHost: gatehouse\r\nSVC-API-KEY: ${caller.key}\r\nX-Request-Id: bytes-test\r\n${extra}Connection: close\r\n\r\n`);
+    socket.write(
+      `${method} ${path} HTTP/1.1\r\nHost: gatehouse\r\nSVC-API-KEY: ${caller.key}\r\nX-Request-Id: bytes-test\r\n${extra}Connection: close\r\n\r\n`,
+    );
     await once(socket, 'close');
     const text = Buffer.concat(chunks).toString('utf8');
     const at = text.indexOf('\r\n\r\n');
@@ -63,16 +65,12 @@ describe('GET /applications/{id}: the answer kept with the cached application', 
     // The first read loads the cache entry, the next ones are served from it: all alike.
     for (let i = 0; i < 3; i++) expect(await raw('GET', path)).toEqual(reference);
     // The header lines in the order the API has always sent them.
-    expect(reference.head.split('\r\n').slice(1).map((line) => line.slice(0, line.indexOf(':')))).toEqual([
-      'x-request-id',
-      'X-Content-Type-Options',
-      'ratelimit-policy',
-      'ratelimit',
-      'Content-Type',
-      'Content-Length',
-      'Date',
-      'Connection',
-    ]);
+    expect(
+      reference.head
+        .split('\r\n')
+        .slice(1)
+        .map((line) => line.slice(0, line.indexOf(':'))),
+    ).toEqual(['x-request-id', 'X-Content-Type-Options', 'ratelimit-policy', 'ratelimit', 'Content-Type', 'Content-Length', 'Date', 'Connection']);
     expect(reference.head).toContain('\r\nContent-Type: application/json; charset=utf-8\r\n');
     expect(reference.head).toContain(`\r\nContent-Length: ${Buffer.byteLength(reference.body)}\r\n`);
     return reference;
@@ -93,7 +91,13 @@ describe('GET /applications/{id}: the answer kept with the cached application', 
         name: 'größer ✓',
         type: 'private',
         permissions: ['token:read', 'token:search'],
-        rules: [1, 2, 3].map((priority) => ({ priority, description: `ü${'r'.repeat(400)}`, container: `/c${priority}/`, transform: 'reveal', permissions: ['token:read'] })),
+        rules: [1, 2, 3].map((priority) => ({
+          priority,
+          description: `ü${'r'.repeat(400)}`,
+          container: `/c${priority}/`,
+          transform: 'reveal',
+          permissions: ['token:read'],
+        })),
         rate_limit: { limit: 10, window_seconds: 60 },
       },
     ],
@@ -108,7 +112,9 @@ describe('GET /applications/{id}: the answer kept with the cached application', 
     const target = await createApplication(t, admin.key, { name: 'before', type: 'private', permissions: ['token:read'] });
     const before = await expectSameAsResJson(`/applications/${target.id}`);
     expect(JSON.parse(before.body).name).toBe('before');
-    await as(t, admin.key).put(`/applications/${target.id}`, { name: 'after', permissions: ['token:read'] }).expect(200);
+    await as(t, admin.key)
+      .put(`/applications/${target.id}`, { name: 'after', permissions: ['token:read'] })
+      .expect(200);
     const after = await expectSameAsResJson(`/applications/${target.id}`);
     expect(JSON.parse(after.body)).toMatchObject({ name: 'after', modified_by: admin.applicationId });
     expect(after.body).toBe(await listed(target.id));

@@ -61,10 +61,18 @@ describe('application validation (every rule is a 400 naming the field, and writ
       ['a missing rule transform', { name: 'r', type: 'private', rules: [{ ...CONTAINER_RULE, transform: undefined }] }, 'rules[0].transform'],
       ['empty rule permissions', { name: 'r', type: 'private', rules: [{ ...CONTAINER_RULE, permissions: [] }] }, 'rules[0].permissions'],
       ['missing rule permissions', { name: 'r', type: 'private', rules: [{ ...CONTAINER_RULE, permissions: undefined }] }, 'rules[0].permissions'],
-      ['a rule permission not allowed for the type', { name: 'r', type: 'public', rules: [{ ...CONTAINER_RULE, permissions: ['token:read'] }] }, 'rules[0].permissions[0]'],
+      [
+        'a rule permission not allowed for the type',
+        { name: 'r', type: 'public', rules: [{ ...CONTAINER_RULE, permissions: ['token:read'] }] },
+        'rules[0].permissions[0]',
+      ],
       ['an unknown rule permission', { name: 'r', type: 'private', rules: [{ ...CONTAINER_RULE, permissions: ['nope'] }] }, 'rules[0].permissions[0]'],
       ['a private rule without a container', { name: 'r', type: 'private', rules: [{ ...CONTAINER_RULE, container: undefined }] }, 'rules[0].container'],
-      ['a public rule without a container', { name: 'r', type: 'public', rules: [{ ...CONTAINER_RULE, container: undefined, permissions: ['token:create'] }] }, 'rules[0].container'],
+      [
+        'a public rule without a container',
+        { name: 'r', type: 'public', rules: [{ ...CONTAINER_RULE, container: undefined, permissions: ['token:create'] }] },
+        'rules[0].container',
+      ],
       ['a container without slashes', { name: 'r', type: 'private', rules: [{ ...CONTAINER_RULE, container: 'pci' }] }, 'rules[0].container'],
       ['a container without the leading slash', { name: 'r', type: 'private', rules: [{ ...CONTAINER_RULE, container: 'pci/high/' }] }, 'rules[0].container'],
       ['a container without the trailing slash', { name: 'r', type: 'private', rules: [{ ...CONTAINER_RULE, container: '/pci/high' }] }, 'rules[0].container'],
@@ -74,11 +82,31 @@ describe('application validation (every rule is a 400 naming the field, and writ
       ['an expiring rule with empty conditions', { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, conditions: [] }] }, 'rules[0].conditions'],
       ['an expiring rule with a container', { name: 'r', type: 'expiring', rules: [{ ...CONTAINER_RULE }] }, 'rules[0].container'],
       ['container and conditions together', { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, container: '/pci/' }] }, 'rules[0]'],
-      ['an unknown condition attribute', { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'name', operator: 'equals', value: 'x' }] }] }, 'rules[0].conditions[0].attribute'],
-      ['an unknown condition operator', { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'contains', value: 'x' }] }] }, 'rules[0].conditions[0].operator'],
-      ['an empty condition value', { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: '' }] }] }, 'rules[0].conditions[0].value'],
-      ['a missing condition value', { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals' }] }] }, 'rules[0].conditions[0].value'],
-      ['a second rule in error', { name: 'r', type: 'private', rules: [CONTAINER_RULE, { ...CONTAINER_RULE, priority: 2, transform: 'x' }] }, 'rules[1].transform'],
+      [
+        'an unknown condition attribute',
+        { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'name', operator: 'equals', value: 'x' }] }] },
+        'rules[0].conditions[0].attribute',
+      ],
+      [
+        'an unknown condition operator',
+        { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'contains', value: 'x' }] }] },
+        'rules[0].conditions[0].operator',
+      ],
+      [
+        'an empty condition value',
+        { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: '' }] }] },
+        'rules[0].conditions[0].value',
+      ],
+      [
+        'a missing condition value',
+        { name: 'r', type: 'expiring', rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals' }] }] },
+        'rules[0].conditions[0].value',
+      ],
+      [
+        'a second rule in error',
+        { name: 'r', type: 'private', rules: [CONTAINER_RULE, { ...CONTAINER_RULE, priority: 2, transform: 'x' }] },
+        'rules[1].transform',
+      ],
     ];
 
     it.each(cases)('refuses %s', async (_, body, field) => {
@@ -86,7 +114,9 @@ describe('application validation (every rule is a 400 naming the field, and writ
     });
 
     it('accepts a name of exactly 200 characters', async () => {
-      const res = await as(t, admin.key).post('/applications', { ...VALID.private, name: 'n'.repeat(200) }).expect(201);
+      const res = await as(t, admin.key)
+        .post('/applications', { ...VALID.private, name: 'n'.repeat(200) })
+        .expect(201);
       expect(res.body.name).toHaveLength(200);
     });
 
@@ -97,7 +127,9 @@ describe('application validation (every rule is a 400 naming the field, and writ
     });
 
     it('accepts expires_at just under 24 hours ahead', async () => {
-      await as(t, admin.key).post('/applications', { ...VALID.expiring, expires_at: future(24 * HOUR - 60_000) }).expect(201);
+      await as(t, admin.key)
+        .post('/applications', { ...VALID.expiring, expires_at: future(24 * HOUR - 60_000) })
+        .expect(201);
     });
 
     it('refuses every permission outside its type and accepts every one inside, for each type', async () => {
@@ -165,7 +197,10 @@ describe('application validation (every rule is a 400 naming the field, and writ
 
     it('requires conditions on the rules of an expiring application', async () => {
       const exp = await createApplication(t, admin.key, VALID.expiring);
-      await expectRefused(() => as(t, admin.key).put(`/applications/${exp.id}`, { name: 'x', rules: [CONTAINER_RULE] }), ['rules[0].container', 'rules[0].conditions']);
+      await expectRefused(
+        () => as(t, admin.key).put(`/applications/${exp.id}`, { name: 'x', rules: [CONTAINER_RULE] }),
+        ['rules[0].container', 'rules[0].conditions'],
+      );
     });
   });
 });

@@ -62,13 +62,17 @@ describe('applications API', () => {
     });
 
     it('creates an expiring application from rules with conditions', async () => {
-      const res = await as(t, admin.key).post('/applications', { name: 'e', type: 'expiring', rules: [CONDITION_RULE] }).expect(201);
+      const res = await as(t, admin.key)
+        .post('/applications', { name: 'e', type: 'expiring', rules: [CONDITION_RULE] })
+        .expect(201);
       expect(res.body.rules).toEqual([CONDITION_RULE]);
       expect(res.body.permissions).toEqual([]);
     });
 
     it('answers a rule and its conditions as every read does, member order included (jsonb stores them reordered)', async () => {
-      const created = await as(t, admin.key).post('/applications', { name: 'e', type: 'expiring', rules: [CONDITION_RULE] }).expect(201);
+      const created = await as(t, admin.key)
+        .post('/applications', { name: 'e', type: 'expiring', rules: [CONDITION_RULE] })
+        .expect(201);
       const read = await as(t, admin.key).get(`/applications/${created.body.id}`).expect(200);
       expect(JSON.stringify(read.body.rules)).toBe(JSON.stringify(created.body.rules));
       expect(Object.keys(read.body.rules[0].conditions[0])).toEqual(['attribute', 'operator', 'value']);
@@ -81,10 +85,7 @@ describe('applications API', () => {
       for (const [column, value] of Object.entries(row)) {
         expect([column, JSON.stringify(value)]).toEqual([column, expect.not.stringContaining(key.slice(4))]);
       }
-      const [{ n }] = await t.database.dataSource.query(
-        `SELECT count(*)::int AS n FROM applications a WHERE a::text LIKE '%' || $1 || '%'`,
-        [key.slice(4)],
-      );
+      const [{ n }] = await t.database.dataSource.query(`SELECT count(*)::int AS n FROM applications a WHERE a::text LIKE '%' || $1 || '%'`, [key.slice(4)]);
       expect(n).toBe(0);
     });
 
@@ -103,17 +104,23 @@ describe('applications API', () => {
 
     it('keeps an explicit expires_at, to the millisecond', async () => {
       const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
-      const res = await as(t, admin.key).post('/applications', { ...VALID.expiring, expires_at: expiresAt }).expect(201);
+      const res = await as(t, admin.key)
+        .post('/applications', { ...VALID.expiring, expires_at: expiresAt })
+        .expect(201);
       expect(res.body.expires_at).toBe(expiresAt);
     });
 
     it('treats an explicit null expires_at as the default', async () => {
-      const res = await as(t, admin.key).post('/applications', { ...VALID.expiring, expires_at: null }).expect(201);
+      const res = await as(t, admin.key)
+        .post('/applications', { ...VALID.expiring, expires_at: null })
+        .expect(201);
       expect(Date.parse(res.body.expires_at) - Date.now()).toBeGreaterThan(50_000);
     });
 
     it('removes duplicate permissions', async () => {
-      const res = await as(t, admin.key).post('/applications', { ...VALID.private, permissions: ['token:read', 'token:read'] }).expect(201);
+      const res = await as(t, admin.key)
+        .post('/applications', { ...VALID.private, permissions: ['token:read', 'token:read'] })
+        .expect(201);
       expect(res.body.permissions).toEqual(['token:read']);
     });
   });
@@ -180,20 +187,26 @@ describe('applications API', () => {
 
     it('clears omitted optional fields (PUT replaces)', async () => {
       const created = await createApplication(t, admin.key, { ...VALID.private, rules: [CONTAINER_RULE], can_create_expiring_applications: true });
-      const res = await as(t, admin.key).put(`/applications/${created.id}`, { name: 'only perms', permissions: ['token:read'] }).expect(200);
+      const res = await as(t, admin.key)
+        .put(`/applications/${created.id}`, { name: 'only perms', permissions: ['token:read'] })
+        .expect(200);
       expect(res.body.rules).toEqual([]);
       expect(res.body).not.toHaveProperty('can_create_expiring_applications');
     });
 
     it('keeps the key working', async () => {
       const created = await createApplication(t, admin.key, VALID.management);
-      await as(t, admin.key).put(`/applications/${created.id}`, { name: 'x', permissions: ['application:read'] }).expect(200);
+      await as(t, admin.key)
+        .put(`/applications/${created.id}`, { name: 'x', permissions: ['application:read'] })
+        .expect(200);
       await as(t, created.key).get('/applications/key').expect(200);
     });
 
     it('keeps expires_at of an expiring application', async () => {
       const created = await createApplication(t, admin.key, VALID.expiring);
-      const res = await as(t, admin.key).put(`/applications/${created.id}`, { name: 'x', rules: [CONDITION_RULE] }).expect(200);
+      const res = await as(t, admin.key)
+        .put(`/applications/${created.id}`, { name: 'x', rules: [CONDITION_RULE] })
+        .expect(200);
       expect(res.body.expires_at).toBe(created.body.expires_at);
       expect(res.body.type).toBe('expiring');
     });
@@ -249,7 +262,9 @@ describe('applications API', () => {
       const created = await createApplication(t, caller.key, { ...VALID.private, name: 'audited' });
       expect(await auditEvents(t, { entityId: created.id })).toHaveLength(1);
 
-      await as(t, caller.key).put(`/applications/${created.id}`, { name: 'audited 2', permissions: ['token:use'] }).expect(200);
+      await as(t, caller.key)
+        .put(`/applications/${created.id}`, { name: 'audited 2', permissions: ['token:use'] })
+        .expect(200);
       expect(await auditEvents(t, { entityId: created.id })).toHaveLength(2);
 
       const regenerated = await as(t, caller.key).post(`/applications/${created.id}/regenerate`).expect(200);

@@ -42,7 +42,8 @@ describe('failed-authentication throttle behind one shared address', () => {
   it('serves the keys in use from the address while the guesser is refused, and warns once about X-Forwarded-For', async () => {
     const neighbour = await createApplication(t, admin.key, { name: 'neighbour', type: 'private', permissions: ['proxy:invoke'] });
     const guarded = (await as(t, admin.key).post('/proxies', { name: 'guarded', destination_url: upstream.origin }).expect(201)).body.key as string;
-    const open = (await as(t, admin.key).post('/proxies', { name: 'open', destination_url: upstream.origin, require_auth: false }).expect(201)).body.key as string;
+    const open = (await as(t, admin.key).post('/proxies', { name: 'open', destination_url: upstream.origin, require_auth: false }).expect(201)).body
+      .key as string;
     // The neighbours at work, before the guesser starts: through the balancer, which adds X-Forwarded-For.
     await as(t, admin.key).get('/applications/key').set('x-forwarded-for', '198.51.100.1').expect(200);
     await t.http().get('/proxy').set('svc-proxy-key', guarded).set('svc-api-key', neighbour.key).expect(200);

@@ -77,7 +77,11 @@ describe('failed-authentication throttle', () => {
 
   it('counts guessed proxy keys and API keys of one address together', async () => {
     const attacker = address();
-    const res = await t.http().post('/proxies').set('svc-api-key', admin.key).send({ name: 'p', destination_url: `${upstream.origin}/` });
+    const res = await t
+      .http()
+      .post('/proxies')
+      .set('svc-api-key', admin.key)
+      .send({ name: 'p', destination_url: `${upstream.origin}/` });
     expect(res.status).toBe(201);
     const proxyKey = res.body.key as string;
     for (let i = 0; i < 2; i++) expectProblem(await get(`/proxy?svc-proxy-key=${'Q'.repeat(30)}${i}x`, attacker), 404);
@@ -106,9 +110,23 @@ describe('failed-authentication throttle without trusted proxies', () => {
 
   it('counts the socket address whatever X-Forwarded-For claims', async () => {
     for (let i = 0; i < 3; i++) {
-      expectProblem(await t.http().get('/applications').set('x-forwarded-for', `203.0.113.${i}`).set('svc-api-key', `key_${'Z'.repeat(39)}${i}`), 401);
+      expectProblem(
+        await t
+          .http()
+          .get('/applications')
+          .set('x-forwarded-for', `203.0.113.${i}`)
+          .set('svc-api-key', `key_${'Z'.repeat(39)}${i}`),
+        401,
+      );
     }
-    expectProblem(await t.http().get('/applications').set('x-forwarded-for', '203.0.113.99').set('svc-api-key', `key_${'Z'.repeat(40)}`), 429);
+    expectProblem(
+      await t
+        .http()
+        .get('/applications')
+        .set('x-forwarded-for', '203.0.113.99')
+        .set('svc-api-key', `key_${'Z'.repeat(40)}`),
+      429,
+    );
   });
 });
 
@@ -118,6 +136,13 @@ describe('failed-authentication throttle turned off', () => {
   afterAll(() => t?.close());
 
   it('answers every guess 401', async () => {
-    for (let i = 0; i < 30; i++) expectProblem(await t.http().get('/applications').set('svc-api-key', `key_${'Y'.repeat(40)}`), 401);
+    for (let i = 0; i < 30; i++)
+      expectProblem(
+        await t
+          .http()
+          .get('/applications')
+          .set('svc-api-key', `key_${'Y'.repeat(40)}`),
+        401,
+      );
   });
 });

@@ -60,7 +60,10 @@ describe('API-key authentication', () => {
         await t.http().get(`/applications/${id}`),
         await t.http().get('/applications/not-a-uuid'),
         await t.http().get('/applications/key'),
-        await t.http().put(`/applications/${id}`).send({ name: 'x', permissions: ['token:read'] }),
+        await t
+          .http()
+          .put(`/applications/${id}`)
+          .send({ name: 'x', permissions: ['token:read'] }),
         await t.http().post(`/applications/${id}/regenerate`),
         await t.http().delete(`/applications/${id}`),
         await t.http().get('/permissions'),
@@ -106,21 +109,27 @@ describe('API-key authentication', () => {
     it('removing application:read by PUT makes the next GET /applications a 403', async () => {
       const app = await managementWith(t, admin, ['application:read', 'log:read']);
       await as(t, app.key).get('/applications').expect(200);
-      await as(t, admin.key).put(`/applications/${app.id}`, { name: 'reader no more', permissions: ['log:read'] }).expect(200);
+      await as(t, admin.key)
+        .put(`/applications/${app.id}`, { name: 'reader no more', permissions: ['log:read'] })
+        .expect(200);
       expectProblem(await as(t, app.key).get('/applications'), 403);
     });
 
     it('granting application:read by PUT makes the next GET /applications a 200', async () => {
       const app = await managementWith(t, admin, ['log:read']);
       expectProblem(await as(t, app.key).get('/applications'), 403);
-      await as(t, admin.key).put(`/applications/${app.id}`, { name: 'reader now', permissions: ['log:read', 'application:read'] }).expect(200);
+      await as(t, admin.key)
+        .put(`/applications/${app.id}`, { name: 'reader now', permissions: ['log:read', 'application:read'] })
+        .expect(200);
       await as(t, app.key).get('/applications').expect(200);
     });
 
     it('turning can_create_expiring_applications off takes the right away at once', async () => {
       const minter = await createApplication(t, admin.key, { ...VALID.private, can_create_expiring_applications: true });
       await as(t, minter.key).post('/applications', VALID.expiring).expect(201);
-      await as(t, admin.key).put(`/applications/${minter.id}`, { name: 'minter', permissions: ['token:read'] }).expect(200);
+      await as(t, admin.key)
+        .put(`/applications/${minter.id}`, { name: 'minter', permissions: ['token:read'] })
+        .expect(200);
       expectProblem(await as(t, minter.key).post('/applications', VALID.expiring), 403);
     });
   });

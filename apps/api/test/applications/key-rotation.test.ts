@@ -46,7 +46,9 @@ describe('key rotation with an overlap', () => {
     expect(Date.parse(res.body.previous_key_expires_at) - Date.now()).toBeGreaterThan(100_000);
     expect(await works(app.key)).toBe(200);
     await regenerate(res.body.id, '?previous_key_expires_in_seconds=60', { previous_key_expires_in_seconds: 60 }).expect(200);
-    expectProblem(await regenerate(app.id, '?previous_key_expires_in_seconds=60', { previous_key_expires_in_seconds: 61 }), 400, ['previous_key_expires_in_seconds']);
+    expectProblem(await regenerate(app.id, '?previous_key_expires_in_seconds=60', { previous_key_expires_in_seconds: 61 }), 400, [
+      'previous_key_expires_in_seconds',
+    ]);
   });
 
   it.each([

@@ -11,8 +11,9 @@ describe('last use of keys', () => {
 
   const reader = (name: string) => createApplication(t, admin.key, { name, type: 'management', permissions: ['application:read'] });
   const listed = async (query: string) =>
-    ((await as(t, admin.key).get(`/applications?size=100${query}`).expect(200)).body.data as Array<{ id: string; last_used_at?: string }>);
-  const lastUsed = async (id: string) => (await t.database.dataSource.query('SELECT last_used_at FROM applications WHERE id = $1', [id]))[0].last_used_at as Date | null;
+    (await as(t, admin.key).get(`/applications?size=100${query}`).expect(200)).body.data as Array<{ id: string; last_used_at?: string }>;
+  const lastUsed = async (id: string) =>
+    (await t.database.dataSource.query('SELECT last_used_at FROM applications WHERE id = $1', [id]))[0].last_used_at as Date | null;
 
   it('is written in the background, to the minute, never on the request path', async () => {
     const app = await reader('used');

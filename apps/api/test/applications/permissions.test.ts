@@ -1,6 +1,18 @@
 import { APPLICATION_TYPES, PERMISSIONS } from '@gatehouse/domain';
 import type { TestApp } from '@gatehouse/test-support/test-app';
-import { ANY_UUID, appWithTenant, as, Caller, CONDITION_RULE, createApplication, expectProblem, managementWith, newTenant, rowCounts, VALID } from '../support/application-fixtures';
+import {
+  ANY_UUID,
+  appWithTenant,
+  as,
+  Caller,
+  CONDITION_RULE,
+  createApplication,
+  expectProblem,
+  managementWith,
+  newTenant,
+  rowCounts,
+  VALID,
+} from '../support/application-fixtures';
 
 describe('permissions', () => {
   let t: TestApp;
@@ -16,7 +28,9 @@ describe('permissions', () => {
       for (const item of res.body) {
         expect(item).toEqual({ type: expect.stringMatching(/^[a-z]+:[a-z]+$/), description: expect.any(String), application_types: expect.any(Array) });
       }
-      expect(res.body.find((p: { type: string }) => p.type === 'proxy:invoke')).toMatchObject({ application_types: expect.arrayContaining(['private', 'management']) });
+      expect(res.body.find((p: { type: string }) => p.type === 'proxy:invoke')).toMatchObject({
+        application_types: expect.arrayContaining(['private', 'management']),
+      });
     });
 
     it.each(APPLICATION_TYPES)('filters by application_type=%s', async (type) => {
@@ -48,7 +62,11 @@ describe('permissions', () => {
       ['application:read', 'GET /applications', (key) => as(t, key).get('/applications')],
       ['application:read', 'GET /applications/{id}', (key) => as(t, key).get(`/applications/${target.id}`)],
       ['application:read', 'GET /applications/key', (key) => as(t, key).get('/applications/key')],
-      ['application:update', 'PUT /applications/{id}', (key) => as(t, key).put(`/applications/${target.id}`, { name: 'hijacked', permissions: ['token:read'] })],
+      [
+        'application:update',
+        'PUT /applications/{id}',
+        (key) => as(t, key).put(`/applications/${target.id}`, { name: 'hijacked', permissions: ['token:read'] }),
+      ],
       ['application:update', 'POST /applications/{id}/regenerate', (key) => as(t, key).post(`/applications/${target.id}/regenerate`)],
       ['application:delete', 'DELETE /applications/{id}', (key) => as(t, key).delete(`/applications/${target.id}`)],
     ];
@@ -85,7 +103,9 @@ describe('permissions', () => {
   describe('can_create_expiring_applications', () => {
     it('lets a private application create expiring applications without application:create', async () => {
       const minter = await createApplication(t, admin.key, { ...VALID.private, can_create_expiring_applications: true });
-      const res = await as(t, minter.key).post('/applications', { name: 'reveal once', type: 'expiring', rules: [CONDITION_RULE] }).expect(201);
+      const res = await as(t, minter.key)
+        .post('/applications', { name: 'reveal once', type: 'expiring', rules: [CONDITION_RULE] })
+        .expect(201);
       expect(res.body).toMatchObject({ type: 'expiring', tenant_id: admin.tenantId, created_by: minter.id });
       expect(res.body.key).toMatch(/^key_/);
     });

@@ -32,7 +32,12 @@ describe('rate limits over Redis', () => {
   });
 
   it('fails open while Redis is unreachable, with a warning and a count, and enforces again once it is back', async () => {
-    const app = await createApplication(t, admin.key, { name: 'limited', type: 'management', permissions: ['application:read'], rate_limit: { limit: 2, window_seconds: 600 } });
+    const app = await createApplication(t, admin.key, {
+      name: 'limited',
+      type: 'management',
+      permissions: ['application:read'],
+      rate_limit: { limit: 2, window_seconds: 600 },
+    });
     await as(t, app.key).get('/applications/key').expect(200);
     await as(t, app.key).get('/applications/key').expect(200);
     expectProblem(await as(t, app.key).get('/applications/key'), 429);

@@ -25,7 +25,12 @@ describe('rate limits', () => {
   });
 
   const reader = (rateLimit?: unknown) =>
-    createApplication(t, admin.key, { name: 'limited', type: 'management', permissions: ['application:read', 'proxy:invoke'], ...(rateLimit === undefined ? {} : { rate_limit: rateLimit }) });
+    createApplication(t, admin.key, {
+      name: 'limited',
+      type: 'management',
+      permissions: ['application:read', 'proxy:invoke'],
+      ...(rateLimit === undefined ? {} : { rate_limit: rateLimit }),
+    });
 
   function expectState(res: Response, policy: string, state: RegExp): void {
     expect(res.headers['ratelimit-policy']).toBe(policy);
@@ -53,7 +58,9 @@ describe('rate limits', () => {
     });
 
     it('sends no RateLimit headers when no limit applies', async () => {
-      const res = await as(t, (await reader()).key).get('/applications/key').expect(200);
+      const res = await as(t, (await reader()).key)
+        .get('/applications/key')
+        .expect(200);
       expect(res.headers['ratelimit']).toBeUndefined();
       expect(res.headers['ratelimit-policy']).toBeUndefined();
       expect(res.body).not.toHaveProperty('rate_limit');
@@ -68,7 +75,9 @@ describe('rate limits', () => {
     it('is changed by PUT, cleared by a PUT without it, and audited', async () => {
       const app = await reader({ limit: 5, window_seconds: 60 });
       const body = { name: 'limited', permissions: ['application:read'] };
-      const put = await as(t, admin.key).put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 1, window_seconds: 3600 } }).expect(200);
+      const put = await as(t, admin.key)
+        .put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 1, window_seconds: 3600 } })
+        .expect(200);
       expect(put.body.rate_limit).toEqual({ limit: 1, window_seconds: 3600 });
       await as(t, app.key).get('/applications/key').expect(200);
       expectProblem(await as(t, app.key).get('/applications/key'), 429);
@@ -91,20 +100,24 @@ describe('rate limits', () => {
       // The key is now in the cache with its limit: the guard counts alongside the key's check with that one.
       expectState(await as(t, app.key).get('/applications/key').expect(200), '"application";q=5;w=60', /^"application";r=4;t=\d+$/);
       const body = { name: 'limited', permissions: ['application:read'] };
-      await as(t, admin.key).put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 10, window_seconds: 60 } }).expect(200);
+      await as(t, admin.key)
+        .put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 10, window_seconds: 60 } })
+        .expect(200);
       // One of 5 used is one of 10 used; the guard's count with the old limit, alongside the check, counts too.
       expectState(await as(t, app.key).get('/applications/key').expect(200), '"application";q=10;w=60', /^"application";r=[67];t=\d+$/);
-      await as(t, admin.key).put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 1, window_seconds: 3600 } }).expect(200);
+      await as(t, admin.key)
+        .put(`/applications/${app.id}`, { ...body, rate_limit: { limit: 1, window_seconds: 3600 } })
+        .expect(200);
       // Having used some of its limit, it has used all of 1 per hour: no fresh burst under a new policy.
       expectProblem(await as(t, app.key).get('/applications/key'), 429);
     });
 
     it('gives no fresh burst to a key that changes its own limit (5/600 to 5/601, 5/602...)', async () => {
       // At most its burst of 5 (each policy a new bucket served 60); fewer when a count made with the limit the key
-    // cache held a moment before a change lands in the same bucket as the verified one (it counts, never uncounts).
-    const served = await selfRelimitAttack(t, admin);
-    expect(served).toBeGreaterThan(0);
-    expect(served).toBeLessThanOrEqual(5);
+      // cache held a moment before a change lands in the same bucket as the verified one (it counts, never uncounts).
+      const served = await selfRelimitAttack(t, admin);
+      expect(served).toBeGreaterThan(0);
+      expect(served).toBeLessThanOrEqual(5);
     });
 
     it('refuses a key regenerated away while it was in the cache, before any rate limit', async () => {
@@ -131,7 +144,11 @@ describe('rate limits', () => {
       const before = (await auditEvents(t, { tenantId: admin.tenantId })).length;
       expectProblem(await as(t, admin.key).post('/applications', { ...VALID.private, rate_limit: rateLimit }), 400, fields);
       const app = await reader({ limit: 9, window_seconds: 9 });
-      expectProblem(await as(t, admin.key).put(`/applications/${app.id}`, { name: 'x', permissions: ['application:read'], rate_limit: rateLimit }), 400, fields);
+      expectProblem(
+        await as(t, admin.key).put(`/applications/${app.id}`, { name: 'x', permissions: ['application:read'], rate_limit: rateLimit }),
+        400,
+        fields,
+      );
       expect((await as(t, admin.key).get(`/applications/${app.id}`).expect(200)).body.rate_limit).toEqual({ limit: 9, window_seconds: 9 });
       expect((await auditEvents(t, { tenantId: admin.tenantId })).length).toBe(before + 1);
     });
@@ -140,7 +157,12 @@ describe('rate limits', () => {
   describe("the tenant's default (set by the operator)", () => {
     it('applies to applications without a limit of their own, at once, and is audited', async () => {
       const tenant = await newTenant(t);
-      const own = await createApplication(t, tenant.key, { name: 'own', type: 'management', permissions: ['application:read'], rate_limit: { limit: 50, window_seconds: 60 } });
+      const own = await createApplication(t, tenant.key, {
+        name: 'own',
+        type: 'management',
+        permissions: ['application:read'],
+        rate_limit: { limit: 50, window_seconds: 60 },
+      });
       const plain = await createApplication(t, tenant.key, { name: 'plain', type: 'management', permissions: ['application:read'] });
       await as(t, plain.key).get('/applications/key').expect(200);
       await t.app.get(SetTenantRateLimit).execute(tenant.tenantId, { limit: 1, windowSeconds: 3600 });
@@ -204,7 +226,8 @@ describe('rate limits', () => {
     it('is set, merged and cleared by PUT and PATCH, validated, and audited', async () => {
       const p = await proxy({ require_auth: false });
       expect(p).not.toHaveProperty('rate_limit');
-      const patch = (body: unknown) => t.http().patch(`/proxies/${p.id}`).set('svc-api-key', admin.key).set('content-type', 'application/merge-patch+json').send(JSON.stringify(body));
+      const patch = (body: unknown) =>
+        t.http().patch(`/proxies/${p.id}`).set('svc-api-key', admin.key).set('content-type', 'application/merge-patch+json').send(JSON.stringify(body));
       expect((await patch({ rate_limit: { limit: 5, window_seconds: 60 } }).expect(200)).body.rate_limit).toEqual({ limit: 5, window_seconds: 60 });
       expect((await patch({ rate_limit: { limit: 7 } }).expect(200)).body.rate_limit).toEqual({ limit: 7, window_seconds: 60 });
       expectProblem(await patch({ rate_limit: { window_seconds: null } }), 400, ['rate_limit.window_seconds']);
@@ -212,9 +235,19 @@ describe('rate limits', () => {
       expectProblem(await patch({ rate_limit: [] }), 400, ['rate_limit']);
       expect((await patch({ rate_limit: null }).expect(200)).body).not.toHaveProperty('rate_limit');
       await patch({ name: 'renamed' }).expect(200);
-      const put = await as(t, admin.key).put(`/proxies/${p.id}`, { name: 'renamed', destination_url: `${upstream.origin}/`, rate_limit: { limit: 3, window_seconds: 1 } }).expect(200);
+      const put = await as(t, admin.key)
+        .put(`/proxies/${p.id}`, { name: 'renamed', destination_url: `${upstream.origin}/`, rate_limit: { limit: 3, window_seconds: 1 } })
+        .expect(200);
       expect(put.body.rate_limit).toEqual({ limit: 3, window_seconds: 1 });
-      expectProblem(await as(t, admin.key).put(`/proxies/${p.id}`, { name: 'renamed', destination_url: `${upstream.origin}/`, rate_limit: { limit: 3, window_seconds: 86_401 } }), 400, ['rate_limit.window_seconds']);
+      expectProblem(
+        await as(t, admin.key).put(`/proxies/${p.id}`, {
+          name: 'renamed',
+          destination_url: `${upstream.origin}/`,
+          rate_limit: { limit: 3, window_seconds: 86_401 },
+        }),
+        400,
+        ['rate_limit.window_seconds'],
+      );
       expect((await as(t, admin.key).get(`/proxies/${p.id}`).expect(200)).body.rate_limit).toEqual({ limit: 3, window_seconds: 1 });
       const messages = (await auditEvents(t, { entityId: p.id })).map((e) => e.message);
       expect(messages).toEqual([

@@ -6,7 +6,17 @@ import { LASTING_PERMISSIONS, MANAGEMENT_PERMISSIONS } from '@gatehouse/domain';
 import type { TestApp } from '@gatehouse/test-support/test-app';
 import type { Upstream } from '@gatehouse/test-support/upstream';
 import { REQUIRED_PERMISSION } from '../../src/auth/auth.decorators';
-import { appWithUpstream, as, auditEvents, Caller, createApplication, expectProblem, managementWith, newTenant, rowCounts } from '../support/application-fixtures';
+import {
+  appWithUpstream,
+  as,
+  auditEvents,
+  Caller,
+  createApplication,
+  expectProblem,
+  managementWith,
+  newTenant,
+  rowCounts,
+} from '../support/application-fixtures';
 
 jest.setTimeout(30_000);
 
@@ -104,19 +114,44 @@ describe('a key on its way out leaves no authority behind', () => {
     const leaked = await managementWith(t, admin, [...MANAGEMENT_PERMISSIONS]);
     const proxy = (await as(t, admin.key).post('/proxies', { name: 'p', destination_url: upstream.origin }).expect(201)).body;
     await as(t, admin.key).post(`/applications/${leaked.id}/regenerate?previous_key_expires_in_seconds=600`).expect(200);
-    const writes = routesOf(t).filter((route) => route.method !== 'GET' && route.method !== 'HEAD' && route.path !== '/proxy' && !route.path.startsWith('/proxy/'));
+    const writes = routesOf(t).filter(
+      (route) => route.method !== 'GET' && route.method !== 'HEAD' && route.path !== '/proxy' && !route.path.startsWith('/proxy/'),
+    );
     // The writes of this round's API, at least; a route added later is classified by its permission below.
     expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual(
-      expect.arrayContaining(['POST /applications', 'PUT /applications/:id', 'POST /applications/:id/regenerate', 'DELETE /applications/:id', 'POST /proxies', 'PUT /proxies/:id', 'PATCH /proxies/:id', 'DELETE /proxies/:id']),
+      expect.arrayContaining([
+        'POST /applications',
+        'PUT /applications/:id',
+        'POST /applications/:id/regenerate',
+        'DELETE /applications/:id',
+        'POST /proxies',
+        'PUT /proxies/:id',
+        'PATCH /proxies/:id',
+        'DELETE /proxies/:id',
+      ]),
     );
     // Writes whose permission ends with the key: deletes, and data (tokens) that carries no authority.
-    const endsWithKey = new Set(['application:delete', 'proxy:delete', 'token:create', 'token:update', 'token:delete', 'token:use', 'token:read', 'token:search']);
+    const endsWithKey = new Set([
+      'application:delete',
+      'proxy:delete',
+      'token:create',
+      'token:update',
+      'token:delete',
+      'token:use',
+      'token:read',
+      'token:search',
+    ]);
     for (const route of writes) {
       expect(route.permission === undefined || LASTING_PERMISSIONS.has(route.permission) || endsWithKey.has(route.permission)).toBe(true);
       if (!route.permission || !LASTING_PERMISSIONS.has(route.permission)) continue;
       // The guard refuses before the body is even read: any body will do (a DELETE takes none).
       const path = route.path.replace(':id', route.path.startsWith('/proxies') ? proxy.id : leaked.id);
-      const res = await t.http()[route.method.toLowerCase() as 'post'](path).set('SVC-API-KEY', leaked.key).set('content-type', route.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json').send(route.method === 'DELETE' ? undefined : '{}');
+      const res = await t
+        .http()
+        [route.method.toLowerCase() as 'post'](path)
+        .set('SVC-API-KEY', leaked.key)
+        .set('content-type', route.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json')
+        .send(route.method === 'DELETE' ? undefined : '{}');
       expectProblem(res, 403);
       expect(res.body.detail).toMatch(`may not use ${route.permission}`);
     }

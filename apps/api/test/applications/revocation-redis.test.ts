@@ -13,7 +13,7 @@ const COUNT_KEY = (name: string) => `gatehouse:cache-version:${name}`;
 /** Until the service's version store reads versions from Redis again (it reconnects with a backoff). */
 async function versionsReadable(t: TestApp, name: string): Promise<void> {
   const store = t.app.get(VersionStore);
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
     if ((await store.read(name)) !== null) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -63,7 +63,10 @@ describe('revocation through a Redis restart or flush', () => {
   async function applicationChanges(n: number): Promise<void> {
     if (n <= 0) return;
     const spare = await createApplication(t, admin.key, VALID.public);
-    for (let i = 1; i < n; i++) await as(t, admin.key).put(`/applications/${spare.id}`, { name: `spare ${i}`, permissions: ['token:create'] }).expect(200);
+    for (let i = 1; i < n; i++)
+      await as(t, admin.key)
+        .put(`/applications/${spare.id}`, { name: `spare ${i}`, permissions: ['token:create'] })
+        .expect(200);
   }
 
   /** `n` committed changes of proxies. */
@@ -71,7 +74,13 @@ describe('revocation through a Redis restart or flush', () => {
     if (n <= 0) return;
     const spare = await as(t, admin.key).post('/proxies', { name: 'spare', destination_url: upstream.origin }).expect(201);
     for (let i = 1; i < n; i++) {
-      await t.http().patch(`/proxies/${spare.body.id}`).set('svc-api-key', admin.key).set('content-type', 'application/merge-patch+json').send({ name: `spare ${i}` }).expect(200);
+      await t
+        .http()
+        .patch(`/proxies/${spare.body.id}`)
+        .set('svc-api-key', admin.key)
+        .set('content-type', 'application/merge-patch+json')
+        .send({ name: `spare ${i}` })
+        .expect(200);
     }
   }
 
@@ -161,7 +170,7 @@ describe('revocation through a Redis failover to a replica that lost writes', ()
     const primaryClient = primary.client();
     await replicaClient.replicaof('127.0.0.1', primary.port);
     const cachedVersion = await primaryClient.hgetall(COUNT_KEY('applications'));
-    for (const deadline = Date.now() + 20_000; ; ) {
+    for (const deadline = Date.now() + 20_000; ;) {
       const copied = await replicaClient.hgetall(COUNT_KEY('applications')).catch(() => ({}));
       if (JSON.stringify(copied) === JSON.stringify(cachedVersion)) break;
       if (Date.now() > deadline) throw new Error('the replica did not catch up');

@@ -19,19 +19,26 @@ describe('/logs/streams', () => {
   afterAll(() => t.close());
 
   const api = (key = tenant.key) => ({
-    post: (path: string, body: unknown) => t.http().post(path).set('SVC-API-KEY', key).send(body as object),
+    post: (path: string, body: unknown) =>
+      t
+        .http()
+        .post(path)
+        .set('SVC-API-KEY', key)
+        .send(body as object),
     get: (path: string) => t.http().get(path).set('SVC-API-KEY', key),
     patch: (path: string, body: unknown) => t.http().patch(path).set('SVC-API-KEY', key).set('content-type', MERGE_PATCH).send(JSON.stringify(body)),
     delete: (path: string) => t.http().delete(path).set('SVC-API-KEY', key),
   });
 
   const outboxMessages = async (tenantId: string): Promise<string[]> =>
-    (await t.database.dataSource.query(`SELECT message FROM audit_outbox WHERE tenant_id = $1 AND message LIKE 'Log stream%' ORDER BY created_at`, [tenantId])).map(
-      (r: { message: string }) => r.message,
-    );
+    (
+      await t.database.dataSource.query(`SELECT message FROM audit_outbox WHERE tenant_id = $1 AND message LIKE 'Log stream%' ORDER BY created_at`, [tenantId])
+    ).map((r: { message: string }) => r.message);
 
   it('creates an https stream, returns its signing secret once, and never again', async () => {
-    const res = await api().post('/logs/streams', { name: 'siem', kind: 'https', settings: { url: 'https://127.0.0.1:9/hook' }, start: 'beginning' }).expect(201);
+    const res = await api()
+      .post('/logs/streams', { name: 'siem', kind: 'https', settings: { url: 'https://127.0.0.1:9/hook' }, start: 'beginning' })
+      .expect(201);
     expect(res.headers.location).toBe(`/logs/streams/${res.body.id}`);
     expect(res.body).toMatchObject({
       name: 'siem',
@@ -61,22 +68,40 @@ describe('/logs/streams', () => {
     const splunk = await api()
       .post('/logs/streams', { name: 'splunk', kind: 'splunk_hec', settings: { url: 'https://127.0.0.1:8088', token, index: 'audit' } })
       .expect(201);
-    expect(splunk.body.settings).toEqual({ url: 'https://127.0.0.1:8088', index: 'audit', source: 'gatehouse', sourcetype: 'gatehouse:audit', batch_size: 500 });
+    expect(splunk.body.settings).toEqual({
+      url: 'https://127.0.0.1:8088',
+      index: 'audit',
+      source: 'gatehouse',
+      sourcetype: 'gatehouse:audit',
+      batch_size: 500,
+    });
     expect(splunk.body.secrets).toEqual(['token']);
     expect(splunk.body.signing_secret).toBeUndefined();
-    const datadog = await api().post('/logs/streams', { name: 'dd', kind: 'datadog', settings: { api_key: apiKey, tags: 'env:test' } }).expect(201);
-    expect(datadog.body.settings).toEqual({ url: 'https://http-intake.logs.datadoghq.com', service: 'gatehouse', source: 'gatehouse', tags: 'env:test', batch_size: 500 });
+    const datadog = await api()
+      .post('/logs/streams', { name: 'dd', kind: 'datadog', settings: { api_key: apiKey, tags: 'env:test' } })
+      .expect(201);
+    expect(datadog.body.settings).toEqual({
+      url: 'https://http-intake.logs.datadoghq.com',
+      service: 'gatehouse',
+      source: 'gatehouse',
+      tags: 'env:test',
+      batch_size: 500,
+    });
     for (const res of [splunk, datadog, await api().get('/logs/streams?size=100')]) {
       expect(JSON.stringify(res.body)).not.toContain(token);
       expect(JSON.stringify(res.body)).not.toContain(apiKey);
     }
     expect(await findPlaintext(t.database.dataSource, undefined, [token, apiKey])).toEqual([]);
     // An update that leaves the token out keeps it; one that gives a new token replaces it (still sealed).
-    const renamed = await api().patch(`/logs/streams/${splunk.body.id}`, { name: 'splunk-2', settings: { index: null } }).expect(200);
+    const renamed = await api()
+      .patch(`/logs/streams/${splunk.body.id}`, { name: 'splunk-2', settings: { index: null } })
+      .expect(200);
     expect(renamed.body).toMatchObject({ name: 'splunk-2', secrets: ['token'] });
     expect(renamed.body.settings.index).toBeUndefined();
     const next = `hec-${randomUUID()}`;
-    await api().patch(`/logs/streams/${splunk.body.id}`, { settings: { token: next } }).expect(200);
+    await api()
+      .patch(`/logs/streams/${splunk.body.id}`, { settings: { token: next } })
+      .expect(200);
     expect(await findPlaintext(t.database.dataSource, undefined, [next])).toEqual([]);
   });
 
@@ -107,24 +132,47 @@ describe('/logs/streams', () => {
       'settings.colour': ['is not a setting of a splunk_hec stream'],
       'settings.tls_ca': ['must be PEM certificates (at most 65536 characters)'],
     });
-    const generated = await api().post('/logs/streams', { name: 'h', kind: 'https', settings: { url: 'https://example.com', signing_secret: 'whsec_mine' } }).expect(400);
+    const generated = await api()
+      .post('/logs/streams', { name: 'h', kind: 'https', settings: { url: 'https://example.com', signing_secret: 'whsec_mine' } })
+      .expect(400);
     expect(generated.body.errors).toEqual({ 'settings.signing_secret': ['is set by the service and cannot be given'] });
-    const notObject = await api().post('/logs/streams', { name: 'h', kind: 'https', settings: ['x'] }).expect(400);
+    const notObject = await api()
+      .post('/logs/streams', { name: 'h', kind: 'https', settings: ['x'] })
+      .expect(400);
     expect(notObject.body.errors).toEqual({ settings: ['must be an object'] });
-    const unknown = await api().post('/logs/streams', { name: 'h', kind: 'https', settings: { url: 'https://example.com' }, extra: 1 }).expect(400);
+    const unknown = await api()
+      .post('/logs/streams', { name: 'h', kind: 'https', settings: { url: 'https://example.com' }, extra: 1 })
+      .expect(400);
     expect(unknown.body.errors).toEqual({ extra: ['is not allowed'] });
   });
 
   it('refuses syslog over plain TCP unless the operator allows it', async () => {
-    const refused = await api().post('/logs/streams', { name: 's', kind: 'syslog', settings: { host: 'logs.example.com', port: 514, tls: false } }).expect(400);
+    const refused = await api()
+      .post('/logs/streams', { name: 's', kind: 'syslog', settings: { host: 'logs.example.com', port: 514, tls: false } })
+      .expect(400);
     expect(refused.body.errors).toEqual({ 'settings.tls': [expect.stringContaining('TLS only')] });
-    const tls = await api().post('/logs/streams', { name: 's', kind: 'syslog', settings: { host: 'logs.example.com' } }).expect(201);
-    expect(tls.body.settings).toEqual({ host: 'logs.example.com', port: 6514, tls: true, app_name: 'gatehouse', hostname: 'gatehouse', facility: 13, batch_size: 500 });
+    const tls = await api()
+      .post('/logs/streams', { name: 's', kind: 'syslog', settings: { host: 'logs.example.com' } })
+      .expect(201);
+    expect(tls.body.settings).toEqual({
+      host: 'logs.example.com',
+      port: 6514,
+      tls: true,
+      app_name: 'gatehouse',
+      hostname: 'gatehouse',
+      facility: 13,
+      batch_size: 500,
+    });
 
     const allowing = await startTestApp({ LOG_STREAM_ALLOW_PLAIN_SYSLOG: 'true' });
     try {
       const other = await allowing.tenant();
-      await allowing.http().post('/logs/streams').set('SVC-API-KEY', other.key).send({ name: 's', kind: 'syslog', settings: { host: 'logs.example.com', port: 514, tls: false } }).expect(201);
+      await allowing
+        .http()
+        .post('/logs/streams')
+        .set('SVC-API-KEY', other.key)
+        .send({ name: 's', kind: 'syslog', settings: { host: 'logs.example.com', port: 514, tls: false } })
+        .expect(201);
     } finally {
       await allowing.close();
     }
@@ -147,23 +195,33 @@ describe('/logs/streams', () => {
   });
 
   it('pauses, resumes, updates and deletes, each audited; another tenant sees 404; a key without log:stream 403', async () => {
-    const created = await api().post('/logs/streams', { name: 'ops', kind: 'https', settings: { url: 'https://example.com/a' } }).expect(201);
+    const created = await api()
+      .post('/logs/streams', { name: 'ops', kind: 'https', settings: { url: 'https://example.com/a' } })
+      .expect(201);
     const id = created.body.id;
     expect((await api().post(`/logs/streams/${id}/pause`, {}).expect(200)).body.state).toBe('paused');
     expect((await api().get(`/logs/streams/${id}`).expect(200)).body.state).toBe('paused');
     expect((await api().post(`/logs/streams/${id}/resume`, {}).expect(200)).body.state).toBe('active');
-    const moved = await api().patch(`/logs/streams/${id}`, { settings: { url: 'https://example.com/b', batch_size: 10 } }).expect(200);
+    const moved = await api()
+      .patch(`/logs/streams/${id}`, { settings: { url: 'https://example.com/b', batch_size: 10 } })
+      .expect(200);
     expect(moved.body.settings).toEqual({ url: 'https://example.com/b', batch_size: 10 });
     expect(moved.body.secrets).toEqual(['signing_secret']);
-    const badPatch = await api().patch(`/logs/streams/${id}`, { settings: { url: null } }).expect(400);
+    const badPatch = await api()
+      .patch(`/logs/streams/${id}`, { settings: { url: null } })
+      .expect(400);
     expect(badPatch.body.errors).toEqual({ 'settings.url': ['is required'] });
 
     const stranger = await t.tenant();
     await api(stranger.key).get(`/logs/streams/${id}`).expect(404);
     await api(stranger.key).delete(`/logs/streams/${id}`).expect(404);
-    const reader = await api().post('/applications', { name: 'reader', type: 'management', permissions: ['log:read'] }).expect(201);
+    const reader = await api()
+      .post('/applications', { name: 'reader', type: 'management', permissions: ['log:read'] })
+      .expect(201);
     await api(reader.body.key).get('/logs/streams').expect(403);
-    await api(reader.body.key).post('/logs/streams', { name: 'x', kind: 'https', settings: { url: 'https://example.com' } }).expect(403);
+    await api(reader.body.key)
+      .post('/logs/streams', { name: 'x', kind: 'https', settings: { url: 'https://example.com' } })
+      .expect(403);
 
     await api().delete(`/logs/streams/${id}`).expect(204);
     await api().get(`/logs/streams/${id}`).expect(404);
@@ -182,7 +240,9 @@ describe('/logs/streams', () => {
 
   it("shows the lag: logs behind the tenant's chain head, and the age of the oldest one", async () => {
     const other = await t.tenant();
-    const created = await api(other.key).post('/logs/streams', { name: 'lag', kind: 'https', settings: { url: 'https://example.com' }, start: 'beginning' }).expect(201);
+    const created = await api(other.key)
+      .post('/logs/streams', { name: 'lag', kind: 'https', settings: { url: 'https://example.com' }, start: 'beginning' })
+      .expect(201);
     await t.app.get(LogChainWriter).append(
       [0, 1, 2].map((i) => ({
         id: randomUUID(),
@@ -200,7 +260,9 @@ describe('/logs/streams', () => {
     expect(res.body).toMatchObject({ position: 0, head_position: 3, lag: { logs: 3 } });
     expect(res.body.lag.seconds).toBeGreaterThanOrEqual(59);
     // A stream created from `now` starts at the head.
-    const fromNow = await api(other.key).post('/logs/streams', { name: 'now', kind: 'https', settings: { url: 'https://example.com' } }).expect(201);
+    const fromNow = await api(other.key)
+      .post('/logs/streams', { name: 'now', kind: 'https', settings: { url: 'https://example.com' } })
+      .expect(201);
     expect(fromNow.body).toMatchObject({ position: 3, head_position: 3, lag: { logs: 0, seconds: null } });
   });
 });

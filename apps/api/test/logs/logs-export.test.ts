@@ -5,7 +5,16 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSigningKey } from '@gatehouse/config';
-import { AuditEvent, CheckpointSigner, CreatedTenant, LogChainWriter, LogCheckpointRepository, LogRepository, SignLogCheckpoints, SystemClock } from '@gatehouse/domain';
+import {
+  AuditEvent,
+  CheckpointSigner,
+  CreatedTenant,
+  LogChainWriter,
+  LogCheckpointRepository,
+  LogRepository,
+  SignLogCheckpoints,
+  SystemClock,
+} from '@gatehouse/domain';
 import { CLI_MAIN, runToCompletion } from '@gatehouse/test-support/service-process';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
@@ -48,18 +57,27 @@ describe('GET /logs/export', () => {
   });
   afterAll(() => t.close());
 
-  const exportOf = (query: string, key = tenant.key) => t.http().get(`/logs/export${query}`).set('SVC-API-KEY', key).buffer(true).parse((res, done) => {
-    let text = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => (text += chunk));
-    res.on('end', () => done(null, text));
-  });
+  const exportOf = (query: string, key = tenant.key) =>
+    t
+      .http()
+      .get(`/logs/export${query}`)
+      .set('SVC-API-KEY', key)
+      .buffer(true)
+      .parse((res, done) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => done(null, text));
+      });
 
   it('streams every log in chain order as NDJSON, each with its position and hash, up to the head at the start', async () => {
     const res = await exportOf('').expect(200);
     expect(res.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
     expect(res.headers['x-chain-position']).toBe(String(COUNT));
-    const lines = (res.body as string).trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = (res.body as string)
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(COUNT);
     expect(lines.map((l) => l.position)).toEqual(Array.from({ length: COUNT }, (_, i) => i + 1));
     expect(lines[6]).toMatchObject({ tenant_id: tenant.tenant.id, actor_type: 'system', entity_id: 'e6', hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
@@ -68,7 +86,10 @@ describe('GET /logs/export', () => {
 
   it('takes the filters of GET /logs', async () => {
     const res = await exportOf('?entity_type=card&start_date=2026-01-01T00:10:00Z&end_date=2026-01-01T00:20:00Z').expect(200);
-    const lines = (res.body as string).trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = (res.body as string)
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     // Seconds 600..1199, odd ones are cards.
     expect(lines).toHaveLength(300);
     expect(lines.every((l) => l.entity_type === 'card')).toBe(true);
@@ -79,7 +100,9 @@ describe('GET /logs/export', () => {
     const res = await exportOf('?format=csv&entity_type=token').expect(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
     const text = res.body as string;
-    expect(text.startsWith('position,id,tenant_id,actor_id,actor_type,entity_type,entity_id,operation,message,created_at,request_id,source_ip,user_agent,hash\r\n')).toBe(true);
+    expect(
+      text.startsWith('position,id,tenant_id,actor_id,actor_type,entity_type,entity_id,operation,message,created_at,request_id,source_ip,user_agent,hash\r\n'),
+    ).toBe(true);
     expect(text).toContain(`,"'=HYPERLINK(""x""), then a\nnew line",`);
     // A formula after a separator other than the comma (a spreadsheet that splits on `;` or `|`) is defused too.
     expect(text).toContain(`,"Total;'=1+1|'@SUM(A1)",`);
@@ -91,7 +114,12 @@ describe('GET /logs/export', () => {
     const bad = await t.http().get('/logs/export?format=xml').set('SVC-API-KEY', tenant.key).expect(400);
     expect(bad.body.errors).toHaveProperty('format');
     await t.http().get('/logs/export?actor_id=nope').set('SVC-API-KEY', tenant.key).expect(400);
-    const created = await t.http().post('/applications').set('SVC-API-KEY', tenant.key).send({ name: 'no logs', type: 'management', permissions: ['proxy:read'] }).expect(201);
+    const created = await t
+      .http()
+      .post('/applications')
+      .set('SVC-API-KEY', tenant.key)
+      .send({ name: 'no logs', type: 'management', permissions: ['proxy:read'] })
+      .expect(201);
     await t.http().get('/logs/export').set('SVC-API-KEY', created.body.key).expect(403);
   });
 
@@ -130,7 +158,16 @@ describe('GET /logs/export', () => {
     writeFileSync(join(dir, 'export.ndjson'), exported);
     writeFileSync(join(dir, 'checkpoints.json'), JSON.stringify(checkpoints.body));
     writeFileSync(join(dir, 'public-key.json'), JSON.stringify(publicKey.body));
-    const args = ['logs', 'verify', '--file', join(dir, 'export.ndjson'), '--checkpoints', join(dir, 'checkpoints.json'), '--public-key', join(dir, 'public-key.json')];
+    const args = [
+      'logs',
+      'verify',
+      '--file',
+      join(dir, 'export.ndjson'),
+      '--checkpoints',
+      join(dir, 'checkpoints.json'),
+      '--public-key',
+      join(dir, 'public-key.json'),
+    ];
     const ok = await runToCompletion(CLI_MAIN, args, {});
     expect(ok.stdout).toContain('VERIFIED');
     expect(ok.code).toBe(0);
@@ -209,7 +246,17 @@ describe('the worked example of docs/audit-trail.md', () => {
     );
     const res = await runToCompletion(
       CLI_MAIN,
-      ['logs', 'verify', '--file', join(dir, 'export.ndjson'), '--checkpoints', join(dir, 'checkpoints.json'), '--public-key', 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a', '--json'],
+      [
+        'logs',
+        'verify',
+        '--file',
+        join(dir, 'export.ndjson'),
+        '--checkpoints',
+        join(dir, 'checkpoints.json'),
+        '--public-key',
+        'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
+        '--json',
+      ],
       {},
     );
     expect(JSON.parse(res.stdout)).toMatchObject({ valid: true, logs: 2, unsignedLogs: 0, lastVerifiedCheckpoint: { position: 2 } });

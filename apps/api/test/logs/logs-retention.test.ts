@@ -47,7 +47,8 @@ describe('log retention', () => {
   const sql = (text: string, params: unknown[] = []) => t.database.dataSource.query(text, params);
   const verify = (tenantId: string, keys = [signer.publicKey]): Promise<ChainVerification> =>
     new VerifyLogChain(t.app.get(LogRepository), t.app.get(LogCheckpointRepository), t.app.get(LogRetentionRepository)).execute(tenantId, keys, undefined, 4);
-  const retain = (by = signer, batch = 7) => new ApplyLogRetention(t.app.get(UnitOfWork), t.app.get(LogRetentionRepository), by, new SystemClock()).execute(batch);
+  const retain = (by = signer, batch = 7) =>
+    new ApplyLogRetention(t.app.get(UnitOfWork), t.app.get(LogRetentionRepository), by, new SystemClock()).execute(batch);
   const settings = (tenant: CreatedTenant, body: unknown) => as(t, tenant.key).put('/tenant/settings', body);
 
   async function seed(tenantId: string, count: number, ageMs: number, from: number): Promise<AuditEvent[]> {
@@ -146,7 +147,12 @@ describe('log retention', () => {
     const unsigned = { tenantId: id, position: head.position, hash: head.hash, signedAt: new Date() };
     await t.app.get(LogCheckpointRepository).saveCheckpoints([{ ...unsigned, keyId: rotated.keyId, signature: rotated.sign(checkpointMessage(unsigned)) }]);
 
-    expect(await verify(id, [signer.publicKey, rotated.publicKey])).toMatchObject({ valid: true, logs: 5, anchor: { position: 6 }, lastVerifiedCheckpoint: { position: 11 } });
+    expect(await verify(id, [signer.publicKey, rotated.publicKey])).toMatchObject({
+      valid: true,
+      logs: 5,
+      anchor: { position: 6 },
+      lastVerifiedCheckpoint: { position: 11 },
+    });
     const newKeyOnly = await verify(id, [rotated.publicKey]);
     expect(newKeyOnly.valid).toBe(false);
     expect(newKeyOnly.firstInvalidLog?.reason).toMatch(/retention anchor is signed by key .*not among the given keys/);
@@ -162,7 +168,14 @@ describe('log retention', () => {
 
   it('refuses a bad period or a caller without tenant:update with a ProblemDetails 4xx, changing nothing', async () => {
     const tenant = await t.tenant();
-    for (const body of [{ log_retention_days: -1 }, { log_retention_days: 0 }, { log_retention_days: 1.5 }, { log_retention_days: '30' }, { log_retention_days: 36_501 }, {}]) {
+    for (const body of [
+      { log_retention_days: -1 },
+      { log_retention_days: 0 },
+      { log_retention_days: 1.5 },
+      { log_retention_days: '30' },
+      { log_retention_days: 36_501 },
+      {},
+    ]) {
       expectProblem(await settings(tenant, body), 400, ['log_retention_days']);
     }
     const reader = await createApplication(t, tenant.key, { name: 'reader', type: 'management', permissions: ['log:read', 'tenant:read'] });
@@ -181,7 +194,10 @@ describe('log retention', () => {
     const cleared = await cli('--tenant', tenant.tenant.id, '--forever');
     expect(cleared.stdout).toBe(`tenant ${tenant.tenant.id}: audit logs kept forever\n`);
     const messages = (await auditEvents(t, { entityId: tenant.tenant.id })).filter((e) => e.operation === 'update').map((e) => e.message);
-    expect(messages).toEqual([expect.stringMatching(/log retention set to 90 day\(s\) \(was forever\)$/), expect.stringMatching(/log retention set to forever \(was 90 day\(s\)\)$/)]);
+    expect(messages).toEqual([
+      expect.stringMatching(/log retention set to 90 day\(s\) \(was forever\)$/),
+      expect.stringMatching(/log retention set to forever \(was 90 day\(s\)\)$/),
+    ]);
 
     for (const bad of [['--days', '-3'], ['--days', '1.5'], ['--days', '7', '--forever'], []]) {
       const result = await cli('--tenant', tenant.tenant.id, ...bad);

@@ -220,10 +220,13 @@ describe('tamper evidence of the audit trail', () => {
     const forgedSignature = sign(null, checkpointMessage({ tenantId, position: 25, hash: head.hash, signedAt }), otherKey);
     await asSuperuser(async (q) => {
       // Signed by a key of the attacker's, but claiming the service's key id.
-      await q(
-        `INSERT INTO log_checkpoints (tenant_id, seq, hash, signed_at, key_id, signature) VALUES ($1, 25, decode($2, 'hex'), $3, $4, $5)`,
-        [tenantId, head.hash, signedAt.toISOString(), signer.keyId, forgedSignature],
-      );
+      await q(`INSERT INTO log_checkpoints (tenant_id, seq, hash, signed_at, key_id, signature) VALUES ($1, 25, decode($2, 'hex'), $3, $4, $5)`, [
+        tenantId,
+        head.hash,
+        signedAt.toISOString(),
+        signer.keyId,
+        forgedSignature,
+      ]);
       await q(`UPDATE log_checkpoints SET hash = sha256('other') WHERE tenant_id = $1 AND seq = 10`, [tenantId]);
     });
     const result = await verify(tenantId);
@@ -239,9 +242,7 @@ describe('tamper evidence of the audit trail', () => {
     try {
       const batches = Array.from({ length: 24 }, (_, i) => newLogs(tenantId, 50, i * 50));
       // Every batch is also delivered a second time by another writer (a retried job).
-      await Promise.all(
-        [...batches, ...batches].map((batch, i) => new TypeormLogChainWriter(databases[i % 4]!.dataSource.manager).append(batch)),
-      );
+      await Promise.all([...batches, ...batches].map((batch, i) => new TypeormLogChainWriter(databases[i % 4]!.dataSource.manager).append(batch)));
       await new SignLogCheckpoints(checkpoints, signer, new SystemClock()).execute();
       const result = await verify(tenantId);
       expect(result).toMatchObject({ valid: true, logs: 1200, head: { position: 1200 }, unsignedLogs: 0 });
@@ -252,7 +253,7 @@ describe('tamper evidence of the audit trail', () => {
     }
   });
 
-  it('chains a batch sent while its tenant\'s first batch is still in its locked transaction after that batch, in one statement', async () => {
+  it("chains a batch sent while its tenant's first batch is still in its locked transaction after that batch, in one statement", async () => {
     const tenantId = randomUUID();
     const database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 2 });
     try {
@@ -316,11 +317,30 @@ describe('tamper evidence of the audit trail', () => {
     );
     const head = await logs.chainHead(tenantId);
     const forged = (position: number) =>
-      JSON.stringify([{ id: randomUUID(), tenant_id: tenantId, actor_type: 'system', entity_type: 'tenant', entity_id: tenantId,
-        operation: 'update', message: 'forged', created_at: new Date().toISOString(), seq: position, hash: `\\x${'00'.repeat(32)}` }]);
+      JSON.stringify([
+        {
+          id: randomUUID(),
+          tenant_id: tenantId,
+          actor_type: 'system',
+          entity_type: 'tenant',
+          entity_id: tenantId,
+          operation: 'update',
+          message: 'forged',
+          created_at: new Date().toISOString(),
+          seq: position,
+          hash: `\\x${'00'.repeat(32)}`,
+        },
+      ]);
     const append = (expectedPosition: number, expectedHash: string) =>
       sql('SELECT log_chain_append($1::uuid[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::json)', [
-        [outboxId], [tenantId], [tenantId], [expectedPosition], [expectedHash], [expectedPosition + 1], ['00'.repeat(32)], forged(expectedPosition + 1),
+        [outboxId],
+        [tenantId],
+        [tenantId],
+        [expectedPosition],
+        [expectedHash],
+        [expectedPosition + 1],
+        ['00'.repeat(32)],
+        forged(expectedPosition + 1),
       ]);
     await expect(append(head.position - 1, head.hash)).rejects.toMatchObject({ code: 'GHC01' });
     await expect(append(head.position, '11'.repeat(32))).rejects.toMatchObject({ code: 'GHC01' });

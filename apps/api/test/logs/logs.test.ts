@@ -43,7 +43,11 @@ describe('GET /logs', () => {
   it('lists the tenant newest first in the paginated envelope, in the wire shape of spec 2.2', async () => {
     const res = await get('?size=10').expect(200);
     expect(res.body.pagination).toEqual({ total_items: 45, page_number: 1, page_size: 10, total_pages: 5, next: expect.any(String) });
-    expect(res.body.data.map((l: { id: string }) => l.id)).toEqual(newestFirst().slice(0, 10).map((l) => l.id));
+    expect(res.body.data.map((l: { id: string }) => l.id)).toEqual(
+      newestFirst()
+        .slice(0, 10)
+        .map((l) => l.id),
+    );
     const newest = newestFirst()[0]!;
     expect(res.body.data[0]).toEqual({
       id: newest.id,
@@ -90,13 +94,20 @@ describe('GET /logs', () => {
 
     const byEntity = await get('?entity_type=card&entity_id=e1&size=100').expect(200);
     expect(byEntity.body.data.map((l: { id: string }) => l.id)).toEqual(
-      newestFirst().filter((l) => l.entityType === 'card' && l.entityId === 'e1').map((l) => l.id),
+      newestFirst()
+        .filter((l) => l.entityType === 'card' && l.entityId === 'e1')
+        .map((l) => l.id),
     );
 
     const start = logs[10]!.createdAt.toISOString();
     const end = logs[20]!.createdAt.toISOString();
     const range = await get(`?start_date=${start}&end_date=${end}&size=100`).expect(200);
-    expect(range.body.data.map((l: { id: string }) => l.id)).toEqual(logs.slice(10, 20).reverse().map((l) => l.id));
+    expect(range.body.data.map((l: { id: string }) => l.id)).toEqual(
+      logs
+        .slice(10, 20)
+        .reverse()
+        .map((l) => l.id),
+    );
     const dayOnly = await get('?start_date=2026-03-01&end_date=2026-03-02&size=1').expect(200);
     expect(dayOnly.body.pagination.total_items).toBe(45);
   });
@@ -104,7 +115,9 @@ describe('GET /logs', () => {
   it('keeps the filters on cursor pages', async () => {
     const first = await get('?entity_type=token&size=4').expect(200);
     const second = await get(`?entity_type=token&size=4&start=${first.body.pagination.next}`).expect(200);
-    const tokens = newestFirst().filter((l) => l.entityType === 'token').map((l) => l.id);
+    const tokens = newestFirst()
+      .filter((l) => l.entityType === 'token')
+      .map((l) => l.id);
     expect([...first.body.data, ...second.body.data].map((l: { id: string }) => l.id)).toEqual(tokens.slice(0, 8));
   });
 

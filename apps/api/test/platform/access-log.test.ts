@@ -111,7 +111,9 @@ describe('access log', () => {
       destination_url: upstream.origin,
       require_auth: false,
       configuration: { token: CONFIG_SECRET },
-      request_transform: { code: 'module.exports = async (req) => ({ body: req.args.body, headers: { ...req.args.headers, "x-token": req.configuration.token } });' },
+      request_transform: {
+        code: 'module.exports = async (req) => ({ body: req.args.body, headers: { ...req.args.headers, "x-token": req.configuration.token } });',
+      },
       response_transform: { code: 'module.exports = async (res) => ({ status: res.args.status, body: { seen: true } });' },
     });
     expect(created.status).toBe(201);
@@ -131,7 +133,10 @@ describe('access log', () => {
     });
     expect(line.transform_ms).toBeGreaterThan(0);
 
-    const unknown = await t.http().get('/proxy').set('svc-proxy-key', `${proxyKey.slice(0, -4)}zzzz`);
+    const unknown = await t
+      .http()
+      .get('/proxy')
+      .set('svc-proxy-key', `${proxyKey.slice(0, -4)}zzzz`);
     expect(unknown.status).toBe(404);
     expect(await accessLine(unknown.headers['x-request-id'])).toMatchObject({ route: '/proxy', status: 404, error: 'not_found' });
 
@@ -146,6 +151,11 @@ describe('access log', () => {
     const created = await as(t, admin.key).post('/proxies', { name: 'down', destination_url: 'http://127.0.0.1:1', require_auth: false });
     const res = await t.http().get('/proxy').set('svc-proxy-key', created.body.key);
     expect(res.status).toBe(502);
-    expect(await accessLine(res.headers['x-request-id'])).toMatchObject({ route: '/proxy', status: 502, proxy_id: created.body.id, error: 'destination_unreachable' });
+    expect(await accessLine(res.headers['x-request-id'])).toMatchObject({
+      route: '/proxy',
+      status: 502,
+      proxy_id: created.body.id,
+      error: 'destination_unreachable',
+    });
   });
 });

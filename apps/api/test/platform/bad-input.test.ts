@@ -14,11 +14,7 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
   afterAll(() => t.close());
 
   /** Sends a raw body; asserts the status, the problem body, and that the tenant's rows did not change. */
-  async function expectRefused(
-    status: number,
-    send: () => Promise<import('supertest').Response>,
-    fields?: string[],
-  ): Promise<import('supertest').Response> {
+  async function expectRefused(status: number, send: () => Promise<import('supertest').Response>, fields?: string[]): Promise<import('supertest').Response> {
     const before = await rowCounts(t, admin.tenantId);
     const targetBefore = (await as(t, admin.key).get(`/applications/${target.id}`).expect(200)).body;
     const res = await send();
@@ -80,7 +76,12 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
 
     it('a body without a Content-Type is a 415', async () => {
       await expectRefused(415, () =>
-        t.http().post('/applications').set('SVC-API-KEY', admin.key).set('Content-Type', '').send(Buffer.from(JSON.stringify(VALID.private))),
+        t
+          .http()
+          .post('/applications')
+          .set('SVC-API-KEY', admin.key)
+          .set('Content-Type', '')
+          .send(Buffer.from(JSON.stringify(VALID.private))),
       );
     });
 
@@ -134,9 +135,21 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
       ['rule conditions: string', { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: 'id=1' }] }, 'rules[0].conditions'],
       ['rule conditions: [1]', { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [1] }] }, 'rules[0].conditions[0]'],
       ['rule conditions: [null]', { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [null] }] }, 'rules[0].conditions[0]'],
-      ['rule conditions: [[a valid condition]]', { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [CONDITION_RULE.conditions] }] }, 'rules[0].conditions'],
-      ['condition value: number', { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: 1 }] }] }, 'rules[0].conditions[0].value'],
-      ['condition attribute: null', { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: null, operator: 'equals', value: 'x' }] }] }, 'rules[0].conditions[0].attribute'],
+      [
+        'rule conditions: [[a valid condition]]',
+        { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [CONDITION_RULE.conditions] }] },
+        'rules[0].conditions',
+      ],
+      [
+        'condition value: number',
+        { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: 1 }] }] },
+        'rules[0].conditions[0].value',
+      ],
+      [
+        'condition attribute: null',
+        { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: null, operator: 'equals', value: 'x' }] }] },
+        'rules[0].conditions[0].attribute',
+      ],
       ['expires_at: boolean', { ...VALID.expiring, expires_at: true }, 'expires_at'],
       ['expires_at: object', { ...VALID.expiring, expires_at: {} }, 'expires_at'],
       ['can_create_expiring_applications: "true"', { ...VALID.private, can_create_expiring_applications: 'true' }, 'can_create_expiring_applications'],
@@ -165,7 +178,11 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
       ['camelCase twin of a field', { ...VALID.private, canCreateExpiringApplications: true }, 'canCreateExpiringApplications'],
       ['inside a rule', { ...VALID.private, rules: [{ ...CONTAINER_RULE, scope: 'all' }] }, 'rules[0].scope'],
       ['inside the second rule', { ...VALID.private, rules: [CONTAINER_RULE, { ...CONTAINER_RULE, priority: 2, extra: 1 }] }, 'rules[1].extra'],
-      ['inside a condition', { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: 'x', negate: true }] }] }, 'rules[0].conditions[0].negate'],
+      [
+        'inside a condition',
+        { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: 'x', negate: true }] }] },
+        'rules[0].conditions[0].negate',
+      ],
     ])('%s is a 400 naming it', async (_, body, field) => {
       const res = await expectRefused(400, () => as(t, admin.key).post('/applications', body), [field]);
       expect(res.body.errors[field]).toEqual(['is not allowed']);
@@ -181,14 +198,34 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
 
     it.each([
       ['__proto__ at top level', `{"name":"x","type":"private","permissions":["token:read"],"__proto__":{"polluted":"yes","isAdmin":true}}`, '__proto__'],
-      ['constructor.prototype at top level', `{"name":"x","type":"private","permissions":["token:read"],"constructor":{"prototype":{"polluted":"yes"}}}`, 'constructor'],
-      ['__proto__ inside a rule', `{"name":"x","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"__proto__":{"polluted":"yes"}}]}`, 'rules[0].__proto__'],
-      ['constructor inside a condition', `{"name":"x","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[{"attribute":"id","operator":"equals","value":"v","constructor":{"prototype":{"polluted":"yes"}}}]}]}`, 'rules[0].conditions[0].constructor'],
+      [
+        'constructor.prototype at top level',
+        `{"name":"x","type":"private","permissions":["token:read"],"constructor":{"prototype":{"polluted":"yes"}}}`,
+        'constructor',
+      ],
+      [
+        '__proto__ inside a rule',
+        `{"name":"x","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"__proto__":{"polluted":"yes"}}]}`,
+        'rules[0].__proto__',
+      ],
+      [
+        'constructor inside a condition',
+        `{"name":"x","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[{"attribute":"id","operator":"equals","value":"v","constructor":{"prototype":{"polluted":"yes"}}}]}]}`,
+        'rules[0].conditions[0].constructor',
+      ],
       // class-transformer skipped every member named like a function of Object.prototype: acknowledged, never seen.
       ['toString at top level', `{"name":"x","type":"private","permissions":["token:read"],"toString":"y"}`, 'toString'],
       ['valueOf at top level', `{"name":"x","type":"private","permissions":["token:read"],"valueOf":1}`, 'valueOf'],
-      ['hasOwnProperty inside a rule', `{"name":"x","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"hasOwnProperty":"y"}]}`, 'rules[0].hasOwnProperty'],
-      ['isPrototypeOf inside a rate limit', `{"name":"x","type":"private","permissions":["token:read"],"rate_limit":{"limit":1,"window_seconds":1,"isPrototypeOf":"y"}}`, 'rate_limit.isPrototypeOf'],
+      [
+        'hasOwnProperty inside a rule',
+        `{"name":"x","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"hasOwnProperty":"y"}]}`,
+        'rules[0].hasOwnProperty',
+      ],
+      [
+        'isPrototypeOf inside a rate limit',
+        `{"name":"x","type":"private","permissions":["token:read"],"rate_limit":{"limit":1,"window_seconds":1,"isPrototypeOf":"y"}}`,
+        'rate_limit.isPrototypeOf',
+      ],
     ])('%s is a 400 for the unknown field, and pollutes nothing', async (_, body, field) => {
       await expectRefused(400, () => rawPost('/applications', body), [field]);
       await expectRefused(400, () => rawPut(`/applications/${target.id}`, body.replace(/"type":"\w+",/, '')), [field]);
@@ -208,8 +245,14 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
     it.each([
       ['arrays 10,000 deep as the name', `{"name":${nested(10_000)},"type":"private","permissions":["token:read"]}`],
       ['objects 10,000 deep as an unknown field', `{"name":"x","type":"private","permissions":["token:read"],"extra":${objects(10_000)}}`],
-      ['arrays 100,000 deep in a rule', `{"name":"x","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":${nested(100_000, '"token:read"')}}]}`],
-      ['objects 5,000 deep as a condition', `{"name":"x","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[${objects(5_000)}]}]}`],
+      [
+        'arrays 100,000 deep in a rule',
+        `{"name":"x","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":${nested(100_000, '"token:read"')}}]}`,
+      ],
+      [
+        'objects 5,000 deep as a condition',
+        `{"name":"x","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[${objects(5_000)}]}]}`,
+      ],
       ['a top-level array 200,000 deep', nested(200_000)],
     ])('%s is a 400', async (_, body) => {
       await expectRefused(400, () => rawPost('/applications', body));
@@ -224,7 +267,11 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
       ['a 100 KB type', { ...VALID.private, type: big }, 'type'],
       ['a 100 KB rule description', { ...VALID.private, rules: [{ ...CONTAINER_RULE, description: big }] }, 'rules[0].description'],
       ['a 100 KB container', { ...VALID.private, rules: [{ ...CONTAINER_RULE, container: `/${big}/` }] }, 'rules[0].container'],
-      ['a 100 KB condition value', { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: big }] }] }, 'rules[0].conditions[0].value'],
+      [
+        'a 100 KB condition value',
+        { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: big }] }] },
+        'rules[0].conditions[0].value',
+      ],
       ['a 100 KB expires_at', { ...VALID.expiring, expires_at: big }, 'expires_at'],
       ['10,000 permissions', { ...VALID.private, permissions: Array.from({ length: 10_000 }, () => 'token:read') }, 'permissions'],
       ['1,000 rules', { ...VALID.private, rules: Array.from({ length: 1000 }, (_, i) => ({ ...CONTAINER_RULE, priority: i + 1 })) }, 'rules'],
@@ -238,7 +285,11 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
     it.each([
       ['a NUL in the name', { ...VALID.private, name: 'a\u0000b' }, 'name'],
       ['a NUL in a rule description', { ...VALID.private, rules: [{ ...CONTAINER_RULE, description: 'a\u0000b' }] }, 'rules[0].description'],
-      ['a NUL in a condition value', { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: 'a\u0000' }] }] }, 'rules[0].conditions[0].value'],
+      [
+        'a NUL in a condition value',
+        { ...VALID.expiring, rules: [{ ...CONDITION_RULE, conditions: [{ attribute: 'id', operator: 'equals', value: 'a\u0000' }] }] },
+        'rules[0].conditions[0].value',
+      ],
     ])('%s is a 400', async (_, body, field) => {
       await expectRefused(400, () => as(t, admin.key).post('/applications', body), [field]);
       if (body.type === 'private') {
@@ -272,7 +323,9 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
     it('100 emoji (200 code units) are a valid name, returned as sent', async () => {
       const name = '🔑'.repeat(100);
       expect(name.length).toBe(200);
-      const res = await as(t, admin.key).post('/applications', { ...VALID.private, name }).expect(201);
+      const res = await as(t, admin.key)
+        .post('/applications', { ...VALID.private, name })
+        .expect(201);
       expect(res.body.name).toBe(name);
       expect((await as(t, admin.key).get(`/applications/${res.body.id}`).expect(200)).body.name).toBe(name);
     });
@@ -287,13 +340,17 @@ describe('bad input (a 400, 413 or 415 ProblemDetails, nothing written, never a 
 
     it('200 CJK characters (one code unit each) are a valid name', async () => {
       const name = '鍵'.repeat(200);
-      const res = await as(t, admin.key).post('/applications', { ...VALID.private, name }).expect(201);
+      const res = await as(t, admin.key)
+        .post('/applications', { ...VALID.private, name })
+        .expect(201);
       expect(res.body.name).toBe(name);
     });
 
     it('mixed scripts, combining marks and RTL text round-trip', async () => {
       const name = 'ключ café\u0301 مفتاح 🇫🇷 👩‍👩‍👧';
-      const res = await as(t, admin.key).post('/applications', { ...VALID.private, name }).expect(201);
+      const res = await as(t, admin.key)
+        .post('/applications', { ...VALID.private, name })
+        .expect(201);
       expect((await as(t, admin.key).get(`/applications/${res.body.id}`).expect(200)).body.name).toBe(name);
     });
   });

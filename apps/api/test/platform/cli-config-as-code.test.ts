@@ -15,7 +15,8 @@ import { as, auditEvents, Caller, createApplication, newTenant } from '../suppor
 // Each command is a process (1-3 s idle; several times that on a loaded machine), up to nine of them a test.
 jest.setTimeout(300_000);
 
-const REQUEST_CODE = "module.exports = async function (req) {\n  return { body: req.args.body, headers: { ...req.args.headers, 'x-api-key': req.configuration.API_KEY } };\n};\n";
+const REQUEST_CODE =
+  "module.exports = async function (req) {\n  return { body: req.args.body, headers: { ...req.args.headers, 'x-api-key': req.configuration.API_KEY } };\n};\n";
 
 /** A file with two applications and two proxies; `change` edits it as a later commit would. */
 function gatehouseYaml(change: { destination?: string; billingPermissions?: string; withStatus?: boolean } = {}): string {
@@ -93,7 +94,9 @@ describe('gatehouse apply, diff and export', () => {
   }
 
   const changesBy = async (caller: Caller) =>
-    (await auditEvents(t, { tenantId: caller.tenantId })).filter((e) => e.actor_id === caller.applicationId && ['create', 'update', 'delete'].includes(e.operation));
+    (await auditEvents(t, { tenantId: caller.tenantId })).filter(
+      (e) => e.actor_id === caller.applicationId && ['create', 'update', 'delete'].includes(e.operation),
+    );
 
   it('creates from scratch after showing the plan, and a second apply changes nothing and says so', async () => {
     const admin = await newTenant(t);
@@ -101,7 +104,9 @@ describe('gatehouse apply, diff and export', () => {
 
     const diff = await gatehouse(admin, ['diff', '-f', file]);
     expect([diff.code, diff.stderr]).toEqual([2, '']);
-    expect(diff.stdout).toContain('  + application "billing" (private)\n  + application "auditor" (management)\n  + proxy "payments" -> https://api.example.com/v1\n');
+    expect(diff.stdout).toContain(
+      '  + application "billing" (private)\n  + application "auditor" (management)\n  + proxy "payments" -> https://api.example.com/v1\n',
+    );
     expect(diff.stdout).toContain('Plan: 4 to create, 0 to update, 0 to delete, 0 unchanged.');
     expect((await tenantState(admin)).proxies).toEqual([]);
     const dryRun = await gatehouse(admin, ['apply', '--dry-run', '-f', file]);
@@ -118,7 +123,9 @@ describe('gatehouse apply, diff and export', () => {
     const state = await tenantState(admin);
     const billing = state.byName('billing');
     expect(billing).toMatchObject({ type: 'private', permissions: ['token:create', 'token:read'], rate_limit: { limit: 100, window_seconds: 60 } });
-    expect(billing.rules).toEqual([{ description: 'Reveal high-value cards', priority: 1, container: '/pci/high/', transform: 'reveal', permissions: ['token:read'] }]);
+    expect(billing.rules).toEqual([
+      { description: 'Reveal high-value cards', priority: 1, container: '/pci/high/', transform: 'reveal', permissions: ['token:read'] },
+    ]);
     expect(state.byName('payments')).toMatchObject({
       destination_url: 'https://api.example.com/v1',
       application_id: billing.id,
@@ -128,7 +135,12 @@ describe('gatehouse apply, diff and export', () => {
     });
     expect(state.byName('status')).toMatchObject({ require_auth: false, response_transform: { code: expect.stringContaining('up: true') } });
     // Four ordinary API calls, each audited as the management key's.
-    expect((await changesBy(admin)).map((e) => `${e.operation} ${e.entity_type}`).sort()).toEqual(['create application', 'create application', 'create proxy', 'create proxy']);
+    expect((await changesBy(admin)).map((e) => `${e.operation} ${e.entity_type}`).sort()).toEqual([
+      'create application',
+      'create application',
+      'create proxy',
+      'create proxy',
+    ]);
 
     const again = await gatehouse(admin, ['apply', '-f', file]);
     expect([again.code, again.stderr]).toEqual([0, '']);
@@ -158,10 +170,17 @@ describe('gatehouse apply, diff and export', () => {
     expect([applied.code, applied.stderr]).toEqual([0, '']);
     const after = await tenantState(admin);
     expect(after.byName('billing')).toMatchObject({ id: before.byName('billing').id, permissions: ['token:read', 'token:search'] });
-    expect(after.byName('payments')).toMatchObject({ id: before.byName('payments').id, destination_url: 'https://api2.example.com/v2', configuration: { API_KEY: 'rotated', REGION: 'eu', GREETING: 'hello ${user}' } });
-    expect((await changesBy(admin)).filter((e) => e.operation === 'update').map((e) => e.entity_id).sort()).toEqual(
-      [before.byName('billing').id, before.byName('payments').id].sort(),
-    );
+    expect(after.byName('payments')).toMatchObject({
+      id: before.byName('payments').id,
+      destination_url: 'https://api2.example.com/v2',
+      configuration: { API_KEY: 'rotated', REGION: 'eu', GREETING: 'hello ${user}' },
+    });
+    expect(
+      (await changesBy(admin))
+        .filter((e) => e.operation === 'update')
+        .map((e) => e.entity_id)
+        .sort(),
+    ).toEqual([before.byName('billing').id, before.byName('payments').id].sort());
     expect((await gatehouse(admin, ['diff', '-f', file], { PAYMENTS_API_KEY: 'rotated' })).code).toBe(0);
   });
 
@@ -205,7 +224,7 @@ describe('gatehouse apply, diff and export', () => {
     expect(yaml).toContain('API_KEY: ${env:GATEHOUSE_PAYMENTS_API_KEY}');
     expect(yaml).toContain('code_file: ./code/payments.request.js');
     expect(readFileSync(join(out, 'code/payments.request.js'), 'utf8')).toBe(REQUEST_CODE);
-    expect(exported.stderr).toContain('GATEHOUSE_PAYMENTS_API_KEY  (proxy \'payments\', API_KEY)');
+    expect(exported.stderr).toContain("GATEHOUSE_PAYMENTS_API_KEY  (proxy 'payments', API_KEY)");
     const values = { GATEHOUSE_PAYMENTS_API_KEY: 's3cret', GATEHOUSE_PAYMENTS_REGION: 'eu', GATEHOUSE_PAYMENTS_GREETING: 'hello ${user}' };
     const noOp = await gatehouse(admin, ['apply', '--prune', '-f', join(out, 'gatehouse.yaml')], values);
     expect([noOp.code, noOp.stderr]).toEqual([0, '']);
@@ -226,7 +245,13 @@ describe('gatehouse apply, diff and export', () => {
     expect(statSync(join(out, 'keys.json')).mode & 0o777).toBe(0o600);
     const written = JSON.parse(readFileSync(join(out, 'keys.json'), 'utf8')).applications;
     expect(written.map((k: any) => k.name).sort()).toEqual(['auditor', 'billing']);
-    expect((await as(t, written.find((k: any) => k.name === 'auditor').key).get('/applications/key').expect(200)).body.tenant_id).toBe(other.tenantId);
+    expect(
+      (
+        await as(t, written.find((k: any) => k.name === 'auditor').key)
+          .get('/applications/key')
+          .expect(200)
+      ).body.tenant_id,
+    ).toBe(other.tenantId);
     expect((await gatehouse(other, ['diff', '-f', join(out, 'gatehouse.yaml')], values)).code).toBe(0);
     // An existing keys file is never overwritten, and then nothing is changed.
     writeFileSync(join(out, 'more.yaml'), 'version: 1\napplications:\n  - { name: extra, type: public, permissions: [token:create] }\n');

@@ -38,7 +38,20 @@ describe('gatehouse (the CLI)', () => {
   it('prints its help and exits 0, for every command too', async () => {
     const help = await gatehouse('--help');
     expect(help.code).toBe(0);
-    for (const command of ['tenant create', 'tenant list', 'tenant show', 'tenant rotate-key', 'migrate status', 'migrate check', 'migrate', 'apply', 'diff', 'export', 'openapi', '--version']) {
+    for (const command of [
+      'tenant create',
+      'tenant list',
+      'tenant show',
+      'tenant rotate-key',
+      'migrate status',
+      'migrate check',
+      'migrate',
+      'apply',
+      'diff',
+      'export',
+      'openapi',
+      '--version',
+    ]) {
       expect(help.stdout).toContain(command);
     }
     const one = await gatehouse('tenant', 'rotate-key', '--help');
@@ -151,6 +164,9 @@ describe('gatehouse (the CLI)', () => {
   it('openapi prints the document without a database', async () => {
     const result = await runToCompletion(CLI_BIN, ['openapi'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ openapi: expect.stringMatching(/^3\./), paths: expect.objectContaining({ '/applications': expect.anything() }) });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      openapi: expect.stringMatching(/^3\./),
+      paths: expect.objectContaining({ '/applications': expect.anything() }),
+    });
   });
 });

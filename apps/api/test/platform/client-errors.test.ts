@@ -53,7 +53,13 @@ function expectProblemReply(reply: RawReply | undefined, status: number): void {
   expect(reply!.status).toBe(status);
   expect(reply!.headers['content-type']).toBe('application/problem+json');
   const body = JSON.parse(reply!.body);
-  expect(body).toEqual({ type: `https://gatehouse.dev/problems/${status}`, title: expect.any(String), status, detail: expect.any(String), instance: reply!.headers['x-request-id'] });
+  expect(body).toEqual({
+    type: `https://gatehouse.dev/problems/${status}`,
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+    instance: reply!.headers['x-request-id'],
+  });
   expect(body.title).not.toBe('Error');
 }
 
@@ -73,7 +79,11 @@ describe('errors before the application sees the request', () => {
   it.each([
     ['a header over the head limit', 431, `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`],
     ['a request line over the head limit', 431, `GET /${big} HTTP/1.1\r\nHost: x\r\n\r\n`],
-    ['many headers over the head limit', 431, `GET /health/live HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 2000 }, (_, i) => `X-H${i}: vvvvvvvvvv\r\n`).join('')}\r\n`],
+    [
+      'many headers over the head limit',
+      431,
+      `GET /health/live HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 2000 }, (_, i) => `X-H${i}: vvvvvvvvvv\r\n`).join('')}\r\n`,
+    ],
     ['garbage instead of a request line', 400, 'HELLO THERE\r\n\r\n'],
     ['an unknown method', 400, 'BREW /health/live HTTP/1.1\r\nHost: x\r\n\r\n'],
     ['a space in a header name', 400, 'GET /health/live HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n'],
@@ -82,8 +92,16 @@ describe('errors before the application sees the request', () => {
     ['a Content-Length that is not a number', 400, 'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n'],
     ['an unsupported HTTP version', 400, 'GET /health/live HTTP/9.9\r\nHost: x\r\n\r\n'],
     // Met in the body, once the application has the head: Node dropped the connection without a word.
-    ['a chunk size that is not hexadecimal', 400, 'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'],
-    ['a chunk size that overflows', 400, 'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n{}\r\n0\r\n\r\n'],
+    [
+      'a chunk size that is not hexadecimal',
+      400,
+      'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+    ],
+    [
+      'a chunk size that overflows',
+      400,
+      'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n{}\r\n0\r\n\r\n',
+    ],
     // Node answered it with an empty 400.
     ['an HTTP/1.1 request without Host', 400, 'GET /health/live HTTP/1.1\r\n\r\n'],
     ['an HTTP/1.1 POST without Host', 400, 'POST /applications HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'],
@@ -107,7 +125,7 @@ describe('errors before the application sees the request', () => {
     expect(((await list.json()) as { data: { name: string }[] }).data.map((a) => a.name)).not.toContain('expected');
   });
 
-  it('an HTTP/1.0 request without Host is still served (Host is HTTP/1.1\'s requirement), and so are the forms of a Host', async () => {
+  it("an HTTP/1.0 request without Host is still served (Host is HTTP/1.1's requirement), and so are the forms of a Host", async () => {
     const replies = await exchange(service.port, ['GET /health/live HTTP/1.0\r\n\r\n']);
     expect(replies.map((r) => r.status)).toEqual([200]);
     for (const host of ['localhost', 'api.example.com:8443', '127.0.0.1:3000', '[::1]:3000', '[fd00::2]', 'xn--bcher-kva.example']) {
@@ -119,7 +137,9 @@ describe('errors before the application sees the request', () => {
   it('the body of a missing Host or a bad chunk names what is wrong', async () => {
     const [noHost] = await exchange(service.port, ['GET /health/live HTTP/1.1\r\n\r\n']);
     expect(JSON.parse(noHost!.body).detail).toBe('An HTTP/1.1 request needs a Host header');
-    const [badChunk] = await exchange(service.port, ['POST /applications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n']);
+    const [badChunk] = await exchange(service.port, [
+      'POST /applications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+    ]);
     expect(JSON.parse(badChunk!.body).detail).toMatch(/^The chunked request body is not valid/);
   });
 
@@ -133,7 +153,10 @@ describe('errors before the application sees the request', () => {
   });
 
   it('after a complete answer on a keep-alive connection, an oversized head still gets its problem body', async () => {
-    const replies = await exchange(service.port, ['GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n', `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`]);
+    const replies = await exchange(service.port, [
+      'GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n',
+      `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`,
+    ]);
     expect(replies.map((r) => r.status)).toEqual([200, 431]);
     expectProblemReply(replies[1], 431);
   });
@@ -145,7 +168,10 @@ describe('errors before the application sees the request', () => {
     let line: string | undefined;
     for (let i = 0; i < 100 && !line; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      line = service.output().split('\n').find((l) => l.includes(id));
+      line = service
+        .output()
+        .split('\n')
+        .find((l) => l.includes(id));
     }
     expect(JSON.parse(line!)).toMatchObject({ status: 431, code: 'HPE_HEADER_OVERFLOW', request_id: id, msg: 'request refused before routing' });
     expect(service.output()).not.toContain('sssssssssssssssss');

@@ -27,7 +27,11 @@ describe("the console's origin (CONSOLE_PORT)", () => {
     t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1' });
     consoleSide = consoleListener(t.app.getHttpAdapter().getInstance());
     key = (await newTenant(t)).key;
-    const created = await t.http().post('/proxies').set('svc-api-key', key).send({ name: 'open', destination_url: `${upstream.origin}/`, require_auth: false });
+    const created = await t
+      .http()
+      .post('/proxies')
+      .set('svc-api-key', key)
+      .send({ name: 'open', destination_url: `${upstream.origin}/`, require_auth: false });
     expect(created.status).toBe(201);
     openProxyKey = created.body.key;
   });
@@ -92,14 +96,29 @@ describe("the console's origin (CONSOLE_PORT)", () => {
       .expect(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('http://gatehouse.test:3001');
     expect(preflight.headers['access-control-allow-headers']).toContain('svc-proxy-key');
-    const shared = await api().get('/proxy').set('host', 'gatehouse.test:3000').set('origin', 'http://gatehouse.test:3001').set('svc-proxy-key', openProxyKey).expect(200);
+    const shared = await api()
+      .get('/proxy')
+      .set('host', 'gatehouse.test:3000')
+      .set('origin', 'http://gatehouse.test:3001')
+      .set('svc-proxy-key', openProxyKey)
+      .expect(200);
     expect(shared.headers['access-control-allow-origin']).toBe('http://gatehouse.test:3001');
     expect(shared.headers['access-control-allow-credentials']).toBeUndefined();
     expect(shared.headers.vary).toMatch(/Origin/);
 
     // Another origin: no preflight answered (OPTIONS is no proxy method), the destination's own CORS as it sent it.
-    await api().options('/proxy/x').set('host', 'gatehouse.test:3000').set('origin', 'http://evil.test:3001').set('access-control-request-method', 'POST').expect(405);
-    const other = await api().get('/proxy').set('host', 'gatehouse.test:3000').set('origin', 'http://evil.test:3001').set('svc-proxy-key', openProxyKey).expect(200);
+    await api()
+      .options('/proxy/x')
+      .set('host', 'gatehouse.test:3000')
+      .set('origin', 'http://evil.test:3001')
+      .set('access-control-request-method', 'POST')
+      .expect(405);
+    const other = await api()
+      .get('/proxy')
+      .set('host', 'gatehouse.test:3000')
+      .set('origin', 'http://evil.test:3001')
+      .set('svc-proxy-key', openProxyKey)
+      .expect(200);
     expect(other.headers['access-control-allow-origin']).toBe('*');
   });
 });

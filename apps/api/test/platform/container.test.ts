@@ -117,7 +117,10 @@ describe('the container image command', () => {
     const heartbeat = { WORKER_HEARTBEAT_FILE: join(dir, 'heartbeat') };
     const check = () => spawnSync(healthcheck[1]!, healthcheck.slice(2), { cwd: REPO_ROOT, env: env(heartbeat) }).status;
     expect(check()).toBe(1);
-    const child = await startWorker(asPid1([command[0]!, '--', ...workerCommand]), env({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, VAULT_KEY: TEST_VAULT_KEY, ...heartbeat }));
+    const child = await startWorker(
+      asPid1([command[0]!, '--', ...workerCommand]),
+      env({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix, VAULT_KEY: TEST_VAULT_KEY, ...heartbeat }),
+    );
     try {
       // The healthcheck runs beside the worker, as `docker exec` would, and passes once the heartbeat is written.
       let healthy = false;
@@ -181,7 +184,7 @@ describe("the image's node_modules", () => {
     }
   }, 60_000);
 
-  it("the console declares no dependencies: Vite bundles everything it uses into dist/console, so they are devDependencies", () => {
+  it('the console declares no dependencies: Vite bundles everything it uses into dist/console, so they are devDependencies', () => {
     const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'apps/console/package.json'), 'utf8'));
     expect(manifest.dependencies).toBeUndefined();
   });

@@ -43,7 +43,9 @@ describe('a PostgreSQL that does not answer', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const started = Date.now();
-      const error = await rejection(openDatabase({ url: via((silent.address() as AddressInfo).port), dataDir: '', poolSize: 1, statementTimeoutMs: STATEMENT_TIMEOUT_MS }));
+      const error = await rejection(
+        openDatabase({ url: via((silent.address() as AddressInfo).port), dataDir: '', poolSize: 1, statementTimeoutMs: STATEMENT_TIMEOUT_MS }),
+      );
       expect(translateDatabaseError(error)).toBeInstanceOf(UnavailableError);
       expect(Date.now() - started).toBeLessThan(30_000);
     } finally {

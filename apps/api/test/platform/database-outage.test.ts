@@ -85,7 +85,7 @@ describe('PostgreSQL outages over HTTP', () => {
   }
 
   async function expectServingAgain() {
-    for (const deadline = Date.now() + 30_000; ; ) {
+    for (const deadline = Date.now() + 30_000; ;) {
       const answers = await Promise.all(REQUESTS.map(([, send]) => send()));
       if (answers.every((res) => res.status < 500)) return;
       if (Date.now() > deadline) throw new Error(`not serving again: ${answers.map((r) => r.status).join(', ')}`);

@@ -22,7 +22,10 @@ describe('the embedded database (DATA_DIR)', () => {
     expect(before.code).toBe(0);
     expect(alongside).toMatchObject({ code: 0, stderr: '' });
     const beforeKey: string = JSON.parse(before.stdout).application.key;
-    const names = async () => JSON.parse((await cli('tenant', 'list', '--json')).stdout).map((t: { name: string }) => t.name).sort();
+    const names = async () =>
+      JSON.parse((await cli('tenant', 'list', '--json')).stdout)
+        .map((t: { name: string }) => t.name)
+        .sort();
 
     const service = await startServiceProcess({ DATA_DIR: dataDir });
     try {

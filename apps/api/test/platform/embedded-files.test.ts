@@ -62,7 +62,7 @@ function tcpListeningPorts(pid: number): number[] {
 }
 
 async function waitForFile(path: string, timeoutMs = 60_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !existsSync(path); ) {
+  for (const deadline = Date.now() + timeoutMs; !existsSync(path);) {
     if (Date.now() > deadline) throw new Error(`${path} did not appear`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -135,26 +135,30 @@ describe('the files of embedded mode are the owner’s only', () => {
     ['its group', 0o775],
     ['others', 0o757],
     ['group and others', 0o777],
-  ])('a DATA_DIR writable by %s is refused by the service and the CLI with one line naming it and the fix; nothing is written', async (who, mode) => {
-    const dataDir = join(root, 'data');
-    mkdirSync(dataDir);
-    chmodSync(dataDir, mode);
-    const line = new RegExp(
-      `^DATA_DIR ${dataDir} is writable by ${who} \\(mode 0${mode.toString(8)}\\): another local user could read or replace the files in it; ` +
-        `run \`chmod 700 ${dataDir}\``,
-    );
+  ])(
+    'a DATA_DIR writable by %s is refused by the service and the CLI with one line naming it and the fix; nothing is written',
+    async (who, mode) => {
+      const dataDir = join(root, 'data');
+      mkdirSync(dataDir);
+      chmodSync(dataDir, mode);
+      const line = new RegExp(
+        `^DATA_DIR ${dataDir} is writable by ${who} \\(mode 0${mode.toString(8)}\\): another local user could read or replace the files in it; ` +
+          `run \`chmod 700 ${dataDir}\``,
+      );
 
-    const service = await runToCompletion(API_MAIN, [], { DATA_DIR: dataDir, PORT: '0' });
-    expect(service.code).toBe(1);
-    expect(service.stderr.trim().split('\n')).toHaveLength(1);
-    expect(service.stderr.replace(/^gatehouse: failed to start: /, '')).toMatch(line);
+      const service = await runToCompletion(API_MAIN, [], { DATA_DIR: dataDir, PORT: '0' });
+      expect(service.code).toBe(1);
+      expect(service.stderr.trim().split('\n')).toHaveLength(1);
+      expect(service.stderr.replace(/^gatehouse: failed to start: /, '')).toMatch(line);
 
-    const cli = await runToCompletion(CLI_BIN, ['tenant', 'list'], { DATA_DIR: dataDir });
-    expect(cli.code).toBe(1);
-    expect(cli.stderr.trim().split('\n')).toHaveLength(1);
-    expect(cli.stderr.replace(/^gatehouse: /, '')).toMatch(line);
+      const cli = await runToCompletion(CLI_BIN, ['tenant', 'list'], { DATA_DIR: dataDir });
+      expect(cli.code).toBe(1);
+      expect(cli.stderr.trim().split('\n')).toHaveLength(1);
+      expect(cli.stderr.replace(/^gatehouse: /, '')).toMatch(line);
 
-    expect(readdirSync(dataDir)).toEqual([]);
-    expect(modeOf(dataDir)).toBe(mode);
-  }, 120_000);
+      expect(readdirSync(dataDir)).toEqual([]);
+      expect(modeOf(dataDir)).toBe(mode);
+    },
+    120_000,
+  );
 });

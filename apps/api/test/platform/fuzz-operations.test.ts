@@ -48,36 +48,179 @@ function hash(text: string): number {
 
 /** JSON values a schema does not expect: boundaries, wrong types, odd strings. */
 const NASTY_VALUES: unknown[] = [
-  0, -1, 1, -0, 1.5, 0.1, 2 ** 31, 2 ** 31 - 1, -(2 ** 31), 2 ** 32, 2 ** 53 + 2, -(2 ** 53) - 2, 1e308, -1e308, 5e-324,
-  true, false, null, [], [null], {}, [[[]]], { a: { b: { c: {} } } },
-  '', ' ', '0', '-1', 'NaN', 'Infinity', '-Infinity', '1e308', 'null', 'undefined', 'true', '[]', '{}',
-  'x'.repeat(201), 'x'.repeat(401), 'x'.repeat(5000), '\u0000', 'a\u0000b', '\ud800', 'x\udfffy', '\ud83d', '😀'.repeat(60), '\u202e\u0301',
-  'ǅ\u00ad\ufeff', '<script>alert(1)</script>', "' OR 1=1 --", '../../etc/passwd', '%00', '%ZZ', '${7*7}', '{{7*7}}',
-  '__proto__', 'constructor', 'toString', 'hasOwnProperty',
-  '2024-13-45T00:00:00Z', '0000-00-00T00:00:00Z', '+275760-09-13T00:00:00.000Z', '-271821-04-20T00:00:00Z', '9999-12-31T23:59:59.999Z',
-  '1970-01-01T00:00:00Z', '2024-01-01T00:00:00+99:99', '2024-02-30T00:00:00Z', '2030-01-01', '2024-01-01T25:61:61Z',
-  '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '7D0F4A8E-1C2B-4D3E-9F60-123456789ABC',
-  'javascript:alert(1)', 'https://user:pass@example.com/', 'https://example.com/?q=1#f', 'http://127.0.0.1/', 'https://[::1]/',
-  'https://example.com:99999/', 'https://%65xample.com/', 'file:///etc/passwd', 'https://' + 'a'.repeat(390) + '.com/',
-  'token:read', 'private', 'expiring', 'reveal', 'module.exports = async (req) => req;', 'while(true){}',
+  0,
+  -1,
+  1,
+  -0,
+  1.5,
+  0.1,
+  2 ** 31,
+  2 ** 31 - 1,
+  -(2 ** 31),
+  2 ** 32,
+  2 ** 53 + 2,
+  -(2 ** 53) - 2,
+  1e308,
+  -1e308,
+  5e-324,
+  true,
+  false,
+  null,
+  [],
+  [null],
+  {},
+  [[[]]],
+  { a: { b: { c: {} } } },
+  '',
+  ' ',
+  '0',
+  '-1',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '1e308',
+  'null',
+  'undefined',
+  'true',
+  '[]',
+  '{}',
+  'x'.repeat(201),
+  'x'.repeat(401),
+  'x'.repeat(5000),
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfffy',
+  '\ud83d',
+  '😀'.repeat(60),
+  '\u202e\u0301',
+  'ǅ\u00ad\ufeff',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  '../../etc/passwd',
+  '%00',
+  '%ZZ',
+  '${7*7}',
+  '{{7*7}}',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  '2024-13-45T00:00:00Z',
+  '0000-00-00T00:00:00Z',
+  '+275760-09-13T00:00:00.000Z',
+  '-271821-04-20T00:00:00Z',
+  '9999-12-31T23:59:59.999Z',
+  '1970-01-01T00:00:00Z',
+  '2024-01-01T00:00:00+99:99',
+  '2024-02-30T00:00:00Z',
+  '2030-01-01',
+  '2024-01-01T25:61:61Z',
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  '7D0F4A8E-1C2B-4D3E-9F60-123456789ABC',
+  'javascript:alert(1)',
+  'https://user:pass@example.com/',
+  'https://example.com/?q=1#f',
+  'http://127.0.0.1/',
+  'https://[::1]/',
+  'https://example.com:99999/',
+  'https://%65xample.com/',
+  'file:///etc/passwd',
+  'https://' + 'a'.repeat(390) + '.com/',
+  'token:read',
+  'private',
+  'expiring',
+  'reveal',
+  'module.exports = async (req) => req;',
+  'while(true){}',
 ];
 /** Raw JSON texts no JSON.stringify makes: duplicate keys, out-of-range numbers, bad escapes, deep nesting. */
 const NASTY_NUMBERS = ['1e999', '-1e999', '9007199254740993', '1.0', '1E2', '-0.0', '0x10', '1_000', '.5', '01', '123456789012345678901234567890'];
 const NASTY_QUERY = [
-  '', '0', '-1', '1.5', '1e3', '2147483648', '9007199254740993', '9007199254740992', '1e308', 'NaN', 'Infinity', 'null', 'true',
-  '%00', '%ZZ', '%', '%C0%AF', '%F0%9F', '%ED%A0%80', '+', '%20', 'a%26b%3Dc', '__proto__', 'x'.repeat(3000), '%E2%80%AE', '0x10',
-  '2024-13-45T00:00:00Z', '1970-01-01T00:00:00Z', '%2B275760-09-13T00:00:00Z', 'yesterday', 'not-a-uuid', 'private', 'private,public',
-  '00000000-0000-0000-0000-000000000000', 'application', 'json', 'csv', 'ndjson', '*', 'pay*',
+  '',
+  '0',
+  '-1',
+  '1.5',
+  '1e3',
+  '2147483648',
+  '9007199254740993',
+  '9007199254740992',
+  '1e308',
+  'NaN',
+  'Infinity',
+  'null',
+  'true',
+  '%00',
+  '%ZZ',
+  '%',
+  '%C0%AF',
+  '%F0%9F',
+  '%ED%A0%80',
+  '+',
+  '%20',
+  'a%26b%3Dc',
+  '__proto__',
+  'x'.repeat(3000),
+  '%E2%80%AE',
+  '0x10',
+  '2024-13-45T00:00:00Z',
+  '1970-01-01T00:00:00Z',
+  '%2B275760-09-13T00:00:00Z',
+  'yesterday',
+  'not-a-uuid',
+  'private',
+  'private,public',
+  '00000000-0000-0000-0000-000000000000',
+  'application',
+  'json',
+  'csv',
+  'ndjson',
+  '*',
+  'pay*',
 ];
 const EXTRA_QUERY = [
-  '__proto__=1', '__proto__[x]=1', 'constructor[prototype][x]=1', 'toString=1', 'hasOwnProperty=1', 'extra=1',
-  'size[]=1', 'size[a]=1', 'page=1&page=2', 'size=1&size=2', 'id[]=x', 'type[0]=private', 'a[b][c][d][e][f][g]=1',
-  `${'a'.repeat(200)}=1`, 'svc-api-key=x', '=1', '&&&', 'a=1&a=2&a=3&a=4&a=5&a=6&a=7&a=8&a=9&a=10',
+  '__proto__=1',
+  '__proto__[x]=1',
+  'constructor[prototype][x]=1',
+  'toString=1',
+  'hasOwnProperty=1',
+  'extra=1',
+  'size[]=1',
+  'size[a]=1',
+  'page=1&page=2',
+  'size=1&size=2',
+  'id[]=x',
+  'type[0]=private',
+  'a[b][c][d][e][f][g]=1',
+  `${'a'.repeat(200)}=1`,
+  'svc-api-key=x',
+  '=1',
+  '&&&',
+  'a=1&a=2&a=3&a=4&a=5&a=6&a=7&a=8&a=9&a=10',
 ];
 const ODD_IDS = [
-  'not-a-uuid', '%00', '%ZZ', '..', '%2e%2e', '%2F', 'x'.repeat(3000), '1', '-1', '9007199254740993', '__proto__', 'constructor',
-  '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '%20', '%E2%80%AE', '%ED%A0%80', '%F0%9F%98%80',
-  '7d0f4a8e-1c2b-4d3e-9f60-123456789abcd', '{7d0f4a8e-1c2b-4d3e-9f60-123456789abc}', '7d0f4a8e1c2b4d3e9f60123456789abc',
+  'not-a-uuid',
+  '%00',
+  '%ZZ',
+  '..',
+  '%2e%2e',
+  '%2F',
+  'x'.repeat(3000),
+  '1',
+  '-1',
+  '9007199254740993',
+  '__proto__',
+  'constructor',
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  '%20',
+  '%E2%80%AE',
+  '%ED%A0%80',
+  '%F0%9F%98%80',
+  '7d0f4a8e-1c2b-4d3e-9f60-123456789abcd',
+  '{7d0f4a8e-1c2b-4d3e-9f60-123456789abc}',
+  '7d0f4a8e1c2b4d3e9f60123456789abc',
 ];
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -85,7 +228,11 @@ const ODD_IDS = [
 
 function resolve(document: Json, schema: Json): Json {
   let s = schema;
-  while (s?.$ref) s = s.$ref.split('/').slice(1).reduce((o: Json, k: string) => o[k], document);
+  while (s?.$ref)
+    s = s.$ref
+      .split('/')
+      .slice(1)
+      .reduce((o: Json, k: string) => o[k], document);
   return s ?? {};
 }
 
@@ -96,7 +243,7 @@ function generate(document: Json, rng: Rng, schema: Json, depth = 0): unknown {
   if (s.enum) return rng.pick(s.enum);
   if (s.example !== undefined && rng.chance(0.7)) return s.example;
   const types: string[] = Array.isArray(s.type) ? s.type : [s.type ?? (s.properties ? 'object' : 'string')];
-  const type = rng.chance(0.1) ? rng.pick(types) : types.find((t) => t !== 'null') ?? 'null';
+  const type = rng.chance(0.1) ? rng.pick(types) : (types.find((t) => t !== 'null') ?? 'null');
   switch (type) {
     case 'null':
       return null;
@@ -118,7 +265,8 @@ function generate(document: Json, rng: Rng, schema: Json, depth = 0): unknown {
       for (const [name, prop] of Object.entries<Json>(s.properties ?? {})) {
         if (s.required?.includes(name) || (depth < 3 && rng.chance(0.5))) out[name] = generate(document, rng, prop, depth + 1);
       }
-      if (s.additionalProperties && depth < 3) for (let i = rng.int(3); i > 0; i--) out[`k${rng.int(1000)}`] = generate(document, rng, s.additionalProperties, depth + 1);
+      if (s.additionalProperties && depth < 3)
+        for (let i = rng.int(3); i > 0; i--) out[`k${rng.int(1000)}`] = generate(document, rng, s.additionalProperties, depth + 1);
       return out;
     }
     default: {
@@ -162,7 +310,8 @@ function queryOutsideSchema(document: Json, parameters: Json[], search: string):
     if (item.type === 'integer') {
       if (!/^[0-9]+$/.test(value)) return `${name}=${value.slice(0, 40)} is not an integer`;
       const n = Number(value);
-      if ((item.minimum !== undefined && n < item.minimum) || (item.maximum !== undefined && n > item.maximum)) return `${name}=${value.slice(0, 40)} is out of bounds`;
+      if ((item.minimum !== undefined && n < item.minimum) || (item.maximum !== undefined && n > item.maximum))
+        return `${name}=${value.slice(0, 40)} is out of bounds`;
     }
     if (item.maxLength !== undefined && [...value].length > item.maxLength) return `${name} longer than ${item.maxLength}`;
     if (item.format === 'uuid' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) return `${name} is not a uuid`;
@@ -222,8 +371,17 @@ interface Finding {
 }
 
 function describeCase(c: Case): string {
-  const body = c.body === undefined ? '' : Buffer.isBuffer(c.body) ? `<bytes ${c.body.toString('hex').slice(0, 400)}>` : c.body.length > 600 ? `${c.body.slice(0, 600)}… (${c.body.length} chars)` : c.body;
-  const headers = Object.entries(c.headers).map(([k, v]) => `${k}: ${JSON.stringify(v).slice(0, 120)}`).join('\n  ');
+  const body =
+    c.body === undefined
+      ? ''
+      : Buffer.isBuffer(c.body)
+        ? `<bytes ${c.body.toString('hex').slice(0, 400)}>`
+        : c.body.length > 600
+          ? `${c.body.slice(0, 600)}… (${c.body.length} chars)`
+          : c.body;
+  const headers = Object.entries(c.headers)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v).slice(0, 120)}`)
+    .join('\n  ');
   return `${c.method.toUpperCase()} ${c.url.length > 600 ? `${c.url.slice(0, 600)}… (${c.url.length} chars)` : c.url}\n  ${headers}\n  body: ${body}\n  (${c.note})`;
 }
 
@@ -255,7 +413,11 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
   const started = Date.now();
 
   const targetProxyBody = () => ({ name: 'fuzz target', destination_url: `${upstream.origin}/`, require_auth: false, configuration: { A: 'b' } });
-  const targetApplicationBody = { ...VALID.private, name: 'fuzz target', rules: [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }] };
+  const targetApplicationBody = {
+    ...VALID.private,
+    name: 'fuzz target',
+    rules: [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }],
+  };
 
   beforeAll(async () => {
     upstream = await startUpstream(async (req, res) => {
@@ -282,9 +444,19 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
         rules: [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read', 'token:use'] }],
       })
     ).key;
-    keys.expiring = (await createApplication(t, admin.key, { ...VALID.expiring, rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }], transform: 'reveal', permissions: ['token:read'] }] })).key;
+    keys.expiring = (
+      await createApplication(t, admin.key, {
+        ...VALID.expiring,
+        rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }], transform: 'reveal', permissions: ['token:read'] }],
+      })
+    ).key;
     keys.otherPrivate = (await createApplication(t, other.key, { ...VALID.private, permissions: ['token:read'] })).key;
-    keys.otherExpiring = (await createApplication(t, other.key, { ...VALID.expiring, rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }], transform: 'reveal', permissions: ['token:read'] }] })).key;
+    keys.otherExpiring = (
+      await createApplication(t, other.key, {
+        ...VALID.expiring,
+        rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }], transform: 'reveal', permissions: ['token:read'] }],
+      })
+    ).key;
     const gone = await managementWith(t, admin, ['application:read']);
     await as(t, admin.key).delete(`/applications/${gone.id}`).expect(204);
     keys.deleted = gone.key;
@@ -300,11 +472,15 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     await upstream?.stop();
     if (PROGRESS) {
       for (const [operation, byStatus] of statuses) {
-        const line = [...byStatus].sort(([a], [b]) => a - b).map(([status, n]) => `${status}:${n}`).join(' ');
+        const line = [...byStatus]
+          .sort(([a], [b]) => a - b)
+          .map(([status, n]) => `${status}:${n}`)
+          .join(' ');
         process.stderr.write(`fuzz: ${operation.padEnd(38)} ${line}\n`);
       }
     }
-    if (PROGRESS || findings.size > 0) process.stderr.write(`fuzz: seed ${SEED}, ${sent} requests in ${((Date.now() - started) / 1000).toFixed(1)} s, ${findings.size} distinct findings\n`);
+    if (PROGRESS || findings.size > 0)
+      process.stderr.write(`fuzz: seed ${SEED}, ${sent} requests in ${((Date.now() - started) / 1000).toFixed(1)} s, ${findings.size} distinct findings\n`);
   });
 
   function keyHeader(rng: Rng, operation: string): { headers: Record<string, string | string[]>; note: string } {
@@ -313,8 +489,27 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
       return { headers: { 'svc-api-key': keys.admin! }, note: 'admin key' };
     }
     const choice = rng.pick([
-      'other', 'otherPrivate', 'otherExpiring', 'weak', 'private', 'public', 'expiring', 'deleted', 'proxy', 'none', 'empty', 'short', 'long', 'padded', 'lower',
-      'suffixed', 'latin1', 'duplicate', 'bearer', 'proxy-header', 'query',
+      'other',
+      'otherPrivate',
+      'otherExpiring',
+      'weak',
+      'private',
+      'public',
+      'expiring',
+      'deleted',
+      'proxy',
+      'none',
+      'empty',
+      'short',
+      'long',
+      'padded',
+      'lower',
+      'suffixed',
+      'latin1',
+      'duplicate',
+      'bearer',
+      'proxy-header',
+      'query',
     ]);
     switch (choice) {
       case 'none':
@@ -461,7 +656,11 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
             raw = text.replace(/"([^"\\]*)"(?=[,}\]])/, `"$1${rng.pick(['\\ud800', '\\udfff\\ud800', '\\u0000', '\\x41', '\\', '\\u12', '\u0001'])}"`);
             notes.push('an odd escape in a string');
           } else if (kind === 3) {
-            raw = Buffer.concat([Buffer.from(text.slice(0, Math.max(1, text.length - 2))), Buffer.from(rng.pick([[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf0, 0x9f]])), Buffer.from(text.slice(-2))]);
+            raw = Buffer.concat([
+              Buffer.from(text.slice(0, Math.max(1, text.length - 2))),
+              Buffer.from(rng.pick([[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf0, 0x9f]])),
+              Buffer.from(text.slice(-2)),
+            ]);
             notes.push('bytes that are not UTF-8');
           } else if (kind === 4) {
             raw = rng.pick([`\ufeff${text}`, `${text}${text}`, text.slice(0, text.length >> 1), ` ${text} `, `${text}\u0000`, '']);
@@ -477,7 +676,16 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     if (notes.length) note = notes.join('; ');
     let type = media === '*/*' ? 'application/json' : media;
     if (rng.chance(0.05)) {
-      type = rng.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'application/merge-patch+json', 'application/json', 'APPLICATION/JSON', 'application/jsonx', '']);
+      type = rng.pick([
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'application/json; charset=latin1',
+        'application/merge-patch+json',
+        'application/json',
+        'APPLICATION/JSON',
+        'application/jsonx',
+        '',
+      ]);
       note += `; content-type ${JSON.stringify(type)}`;
     }
     if (raw === undefined) raw = JSON.stringify(value) ?? '';
@@ -494,7 +702,7 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     return { body: raw, type, note };
   }
 
-/** The token vault's operations, which the vault key (not the admin key) is allowed. */
+  /** The token vault's operations, which the vault key (not the admin key) is allowed. */
   const TOKEN_OPERATION = /^\/(tokens|v2\/tokens|tokenize|detokenize)(\/|$)/;
 
   function makeCase(rng: Rng, method: string, operation: string): Case {
@@ -551,7 +759,14 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
     const [proxy] = await t.database.dataSource.query('SELECT * FROM proxies WHERE id = $1', [ids.proxy]);
     const [otherApplication] = await t.database.dataSource.query('SELECT * FROM applications WHERE id = $1', [ids.otherApplication]);
     const [otherProxy] = await t.database.dataSource.query('SELECT * FROM proxies WHERE id = $1', [ids.otherProxy]);
-    return JSON.stringify({ own: await rowCounts(t, admin.tenantId), other: await rowCounts(t, other.tenantId), application, proxy, otherApplication, otherProxy });
+    return JSON.stringify({
+      own: await rowCounts(t, admin.tenantId),
+      other: await rowCounts(t, other.tenantId),
+      application,
+      proxy,
+      otherApplication,
+      otherProxy,
+    });
   }
 
   /** Runs one case; returns what is wrong with the answer (undefined if nothing). */
@@ -610,7 +825,11 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
   /** A write's answer is what a read returns; the targets a delete removed come back for the next cases. */
   async function afterSuccess(c: Case, res: Response): Promise<void> {
     const api = as(t, admin.key);
-    if (c.headers['svc-api-key'] === keys.admin && ['post', 'put', 'patch'].includes(c.method) && (c.operation === '/applications' || c.operation === '/applications/{id}' || c.operation.startsWith('/proxies'))) {
+    if (
+      c.headers['svc-api-key'] === keys.admin &&
+      ['post', 'put', 'patch'].includes(c.method) &&
+      (c.operation === '/applications' || c.operation === '/applications/{id}' || c.operation.startsWith('/proxies'))
+    ) {
       const base = c.operation.startsWith('/proxies') ? '/proxies' : '/applications';
       const read = await api.get(`${base}/${res.body.id}`);
       if (read.status !== 200) throw new Error(`read back after ${c.method} answered ${read.status}`);
@@ -619,9 +838,13 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
       // Spec 2.4: a proxy's create answer has no modified_at; every other answer of a proxy does.
       if (c.operation === '/proxies') delete stored.modified_at;
       // A configuration is a map: its members come back from jsonb in jsonb's order (shorter names first).
-      for (const body of [written, stored]) if (body.configuration) body.configuration = Object.fromEntries(Object.entries(body.configuration).sort(([a], [b]) => (a < b ? -1 : 1)));
+      for (const body of [written, stored])
+        if (body.configuration) body.configuration = Object.fromEntries(Object.entries(body.configuration).sort(([a], [b]) => (a < b ? -1 : 1)));
       const differs = [...new Set([...Object.keys(written), ...Object.keys(stored)])].filter((k) => JSON.stringify(written[k]) !== JSON.stringify(stored[k]));
-      if (differs.length) throw new Error(`read back differs from what ${c.method} answered in ${differs.map((k) => `${k}: wrote ${JSON.stringify(written[k])?.slice(0, 120)} read ${JSON.stringify(stored[k])?.slice(0, 120)}`).join('; ')}`);
+      if (differs.length)
+        throw new Error(
+          `read back differs from what ${c.method} answered in ${differs.map((k) => `${k}: wrote ${JSON.stringify(written[k])?.slice(0, 120)} read ${JSON.stringify(stored[k])?.slice(0, 120)}`).join('; ')}`,
+        );
     }
     if (c.method === 'delete' && res.status === 204) {
       if (c.url.startsWith(`/applications/${ids.application}`)) ids.application = (await createApplication(t, admin.key, targetApplicationBody)).id;
@@ -685,10 +908,16 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
       const c = makeCase(rng, method, operation);
       const { problem, res } = await check(c);
       count(`${method.toUpperCase()} ${operation}`, res?.status ?? 0);
-      if (process.env.FUZZ_DEBUG && c.note.includes('valid body') && res && res.status >= 400) process.stderr.write(`${c.note} ${c.body} -> ${res.status} ${res.text.slice(0, 300)}\n`);
-      if (PROGRESS && sent % 1000 === 0) process.stderr.write(`fuzz: ${sent} requests, ${((Date.now() - started) / 1000).toFixed(0)} s, ${findings.size} distinct findings\n`);
+      if (process.env.FUZZ_DEBUG && c.note.includes('valid body') && res && res.status >= 400)
+        process.stderr.write(`${c.note} ${c.body} -> ${res.status} ${res.text.slice(0, 300)}\n`);
+      if (PROGRESS && sent % 1000 === 0)
+        process.stderr.write(`fuzz: ${sent} requests, ${((Date.now() - started) / 1000).toFixed(0)} s, ${findings.size} distinct findings\n`);
       if (!problem) continue;
-      const signature = `${method.toUpperCase()} ${operation}: ${problem.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<time>').replace(/in (\w+): wrote .*/, 'in $1').slice(0, 160)}`;
+      const signature = `${method.toUpperCase()} ${operation}: ${problem
+        .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>')
+        .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<time>')
+        .replace(/in (\w+): wrote .*/, 'in $1')
+        .slice(0, 160)}`;
       if (findings.has(signature)) continue;
       const minimal = await shrink(c, problem);
       const finding = { signature, message: problem, request: minimal, status: res?.status ?? 0, response: (res?.text ?? '').slice(0, 500) };
@@ -705,7 +934,14 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
       for (const method of ['get', 'post', 'put', 'patch', 'delete', 'options', 'head', 'propfind', 'search', 'purge']) {
         if (item[method] || (method === 'head' && item.get)) continue; // HEAD is GET without the body (RFC 9110 9.3.2)
         const url = path.replace('{id}', path.startsWith('/proxies') ? ids.proxy : ids.application);
-        const c: Case = { method, operation: path, url, headers: { 'svc-api-key': keys.admin!, 'content-type': 'application/json' }, body: method === 'get' || method === 'head' ? undefined : '{"name":"x"}', note: 'undocumented method' };
+        const c: Case = {
+          method,
+          operation: path,
+          url,
+          headers: { 'svc-api-key': keys.admin!, 'content-type': 'application/json' },
+          body: method === 'get' || method === 'head' ? undefined : '{"name":"x"}',
+          note: 'undocumented method',
+        };
         const before = await snapshot();
         const res = await send(c);
         sent++;
@@ -755,8 +991,13 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
       const headers: Record<string, string | string[]> = {};
       const which = rng.pick(Object.keys(proxies));
       const keyChoice = rng.int(10);
-      let url = rng.pick(['/proxy', '/proxy/', `/proxy/${rng.pick(['a/b', '%2e%2e/%2e%2e/etc', '..%2f..%2f', '%00', '%ZZ', 'a'.repeat(3000), '😀', '%F0%9F', '..', '.', '//x', 'a;b=c', 'a?b', '%3F%23', '~', '%5C..%5C'])}`]);
-      if (rng.chance(0.3)) url += `?${rng.pick(EXTRA_QUERY)}&${rng.pick(['x=1', 'svc-proxy-key=', `svc-proxy-key=${proxies[which]}`, `q=${rng.pick(NASTY_QUERY)}`])}`;
+      let url = rng.pick([
+        '/proxy',
+        '/proxy/',
+        `/proxy/${rng.pick(['a/b', '%2e%2e/%2e%2e/etc', '..%2f..%2f', '%00', '%ZZ', 'a'.repeat(3000), '😀', '%F0%9F', '..', '.', '//x', 'a;b=c', 'a?b', '%3F%23', '~', '%5C..%5C'])}`,
+      ]);
+      if (rng.chance(0.3))
+        url += `?${rng.pick(EXTRA_QUERY)}&${rng.pick(['x=1', 'svc-proxy-key=', `svc-proxy-key=${proxies[which]}`, `q=${rng.pick(NASTY_QUERY)}`])}`;
       if (keyChoice < 6) headers['svc-proxy-key'] = proxies[which]!;
       else if (keyChoice === 6) headers['svc-proxy-key'] = rng.pick(['', 'x', 'A'.repeat(32), 'A'.repeat(5000), keys.admin!, `${proxies[which]} `]);
       else if (keyChoice === 7) headers['svc-proxy-key'] = [proxies[which]!, proxies.open!];
@@ -764,17 +1005,43 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
       if (rng.chance(0.3)) {
         const odd = rng.pick<[string, string]>([
           // No Transfer-Encoding: a framing Node's parser refuses or waits on is client-errors.test.ts's (raw sockets).
-          ['host', 'evil.example'], ['x-forwarded-for', '1.2.3.4, ::1'], ['connection', 'upgrade'], ['upgrade', 'websocket'], ['te', 'trailers'],
-          ['content-encoding', 'gzip'], ['x-a', 'ü\xff'], ['accept', '*/*;q=x'],
-          ['cookie', 'a=1; svc-api-key=x'], ['authorization', 'Basic ' + 'A'.repeat(4000)], ['x-http-method-override', 'DELETE'], ['range', 'bytes=0-0,5-1'],
+          ['host', 'evil.example'],
+          ['x-forwarded-for', '1.2.3.4, ::1'],
+          ['connection', 'upgrade'],
+          ['upgrade', 'websocket'],
+          ['te', 'trailers'],
+          ['content-encoding', 'gzip'],
+          ['x-a', 'ü\xff'],
+          ['accept', '*/*;q=x'],
+          ['cookie', 'a=1; svc-api-key=x'],
+          ['authorization', 'Basic ' + 'A'.repeat(4000)],
+          ['x-http-method-override', 'DELETE'],
+          ['range', 'bytes=0-0,5-1'],
         ]);
         headers[odd[0]] = odd[1];
       }
       let bodyText: string | Buffer | undefined;
       if (['post', 'put', 'patch', 'delete', 'propfind', 'search', 'report'].includes(method) && rng.chance(0.8)) {
         const kind = rng.int(5);
-        bodyText = kind === 0 ? JSON.stringify({ a: rng.pick(NASTY_VALUES) }) : kind === 1 ? Buffer.from([0xff, 0xfe, 0x00, 0xc0]) : kind === 2 ? '{"a":' : kind === 3 ? 'x'.repeat(rng.pick([0, 10, 200_000, 2_000_000])) : '[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]';
-        headers['content-type'] = rng.pick(['application/json', 'text/plain', 'application/octet-stream', 'application/x-www-form-urlencoded', 'multipart/form-data', '', 'application/json; charset=utf-16']);
+        bodyText =
+          kind === 0
+            ? JSON.stringify({ a: rng.pick(NASTY_VALUES) })
+            : kind === 1
+              ? Buffer.from([0xff, 0xfe, 0x00, 0xc0])
+              : kind === 2
+                ? '{"a":'
+                : kind === 3
+                  ? 'x'.repeat(rng.pick([0, 10, 200_000, 2_000_000]))
+                  : '[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]';
+        headers['content-type'] = rng.pick([
+          'application/json',
+          'text/plain',
+          'application/octet-stream',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data',
+          '',
+          'application/json; charset=utf-16',
+        ]);
       }
       const c: Case = { method, operation: '/proxy', url, headers, body: bodyText, note: `${which} proxy` };
       let res: Response | undefined;
@@ -784,7 +1051,8 @@ describe(`fuzzed operations of the OpenAPI document (seed ${SEED}, ${CASES} case
         sent++;
         count(`${method.toUpperCase()} /proxy`, res.status);
         if (res.status === 500) problem = 'a 500';
-        else if (res.status >= 400 && res.status !== 502 && !String(res.headers['content-type']).startsWith('application/problem+json')) problem = `a ${res.status} that is not ProblemDetails`;
+        else if (res.status >= 400 && res.status !== 502 && !String(res.headers['content-type']).startsWith('application/problem+json'))
+          problem = `a ${res.status} that is not ProblemDetails`;
       } catch (error) {
         problem = `no answer: ${(error as Error).message}`;
       }

@@ -101,7 +101,8 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       }
       expect(find(objects, 'Service', 'gatehouse-api')).toBeDefined();
       expect(find(objects, 'PodDisruptionBudget', 'gatehouse-api')).toMatchObject({ spec: { maxUnavailable: 1 } });
-      for (const path of ['apps/worker/src/main.ts', 'apps/worker/src/healthcheck.ts', 'apps/api/src/main.ts']) expect(existsSync(join(REPO_ROOT, path))).toBe(true);
+      for (const path of ['apps/worker/src/main.ts', 'apps/worker/src/healthcheck.ts', 'apps/api/src/main.ts'])
+        expect(existsSync(join(REPO_ROOT, path))).toBe(true);
     }
   });
 
@@ -133,7 +134,8 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       for (const container of allContainers(podSpec(workload)).filter(isGatehouse)) {
         const env = environment(objects, container);
         // The Secret's files, as the pod would read them.
-        for (const [name, value] of Object.entries(env)) if (value.startsWith(`${SECRETS_DIR}/`)) env[name] = join(secretFiles, value.slice(SECRETS_DIR.length + 1));
+        for (const [name, value] of Object.entries(env))
+          if (value.startsWith(`${SECRETS_DIR}/`)) env[name] = join(secretFiles, value.slice(SECRETS_DIR.length + 1));
         const config = loadConfig(env);
         if (config.logSigningKeyFile) expect(() => resolveLogSigningKey(config, { generate: false })).not.toThrow();
         if (config.vaultKeyFile) expect(() => resolveVaultKeys(config, { generate: false })).not.toThrow();

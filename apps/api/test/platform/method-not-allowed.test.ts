@@ -59,7 +59,11 @@ describe('a method a known path does not take is a 405 with Allow', () => {
       expect({ where, allow: res.headers.allow }).toEqual({ where, allow: allowed.join(', ') });
       if (method === 'HEAD') continue;
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(res.body).toMatchObject({ status: 405, title: 'Method Not Allowed', detail: `${method} is not allowed on this path; it allows ${allowed.join(', ')}` });
+      expect(res.body).toMatchObject({
+        status: 405,
+        title: 'Method Not Allowed',
+        detail: `${method} is not allowed on this path; it allows ${allowed.join(', ')}`,
+      });
     }
   });
 

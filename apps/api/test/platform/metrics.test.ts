@@ -153,7 +153,9 @@ describe('metrics', () => {
         if (sample(text, 'gatehouse_job_duration_seconds_count', { queue: 'audit-logs', outcome: 'completed' })) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      expect(sample(text, 'gatehouse_job_duration_seconds_count', { queue: 'audit-logs', outcome: 'completed', service: 'gatehouse-worker' })).toBeGreaterThanOrEqual(1);
+      expect(
+        sample(text, 'gatehouse_job_duration_seconds_count', { queue: 'audit-logs', outcome: 'completed', service: 'gatehouse-worker' }),
+      ).toBeGreaterThanOrEqual(1);
       expect(sample(text, 'gatehouse_queue_jobs', { queue: 'audit-logs', state: 'failed' })).toBe(0);
       expect(sample(text, 'gatehouse_queue_jobs', { queue: 'application-expiry', state: 'waiting' })).toBeGreaterThanOrEqual(0);
       expect(sample(text, 'gatehouse_audit_outbox_rows')).toBeGreaterThanOrEqual(0);

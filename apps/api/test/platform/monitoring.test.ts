@@ -82,7 +82,12 @@ describe('dashboards and alert rules (deploy/grafana, deploy/prometheus)', () =>
     // A heartbeat file of its own: the default one in $TMPDIR is shared with every other worker the tests start, and a
     // worker that stops removes it (the gauge then read 0 in a full run).
     const heartbeatDir = mkdtempSync(join(tmpdir(), 'gatehouse-monitoring-'));
-    const worker = await startServiceProcess({ ...env, WORKER_HEARTBEAT_FILE: join(heartbeatDir, 'heartbeat') }, [], WORKER_MAIN, /"msg":"gatehouse worker running"/);
+    const worker = await startServiceProcess(
+      { ...env, WORKER_HEARTBEAT_FILE: join(heartbeatDir, 'heartbeat') },
+      [],
+      WORKER_MAIN,
+      /"msg":"gatehouse worker running"/,
+    );
     const api = await startServiceProcess({ ...env, REACTOR_POOL_SIZE: '1' }, ['--api-only']);
     try {
       const apiText = await scrape(api);

@@ -27,7 +27,13 @@ describe('the OpenAPI document against the real API', () => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('from the destination');
     });
-    t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1', BODY_LIMIT_BYTES: '4096', REACTOR_TIMEOUT_MS: '1000' });
+    t = await startTestApp({
+      PROXY_ALLOW_HTTP: 'true',
+      PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
+      REACTOR_POOL_SIZE: '1',
+      BODY_LIMIT_BYTES: '4096',
+      REACTOR_TIMEOUT_MS: '1000',
+    });
     admin = await newTenant(t);
   }, 60_000);
   afterAll(async () => {
@@ -96,7 +102,12 @@ describe('the OpenAPI document against the real API', () => {
     const id = ids[1]!;
     for (const [, example] of examplesOf('/proxies/{id}', 'put')) conforms('put', '/proxies/{id}', await api.put(`/proxies/${id}`, example.value).expect(200));
     for (const [, example] of examplesOf('/proxies/{id}', 'patch')) {
-      const res = await t.http().patch(`/proxies/${id}`).set('svc-api-key', admin.key).set('content-type', 'application/merge-patch+json').send(JSON.stringify(example.value));
+      const res = await t
+        .http()
+        .patch(`/proxies/${id}`)
+        .set('svc-api-key', admin.key)
+        .set('content-type', 'application/merge-patch+json')
+        .send(JSON.stringify(example.value));
       expect(res.status).toBe(200);
       conforms('patch', '/proxies/{id}', res);
     }
@@ -105,15 +116,39 @@ describe('the OpenAPI document against the real API', () => {
     conforms('delete', '/proxies/{id}', await api.delete(`/proxies/${ids[0]}`).expect(204));
 
     conforms('post', '/proxies', await api.post('/proxies', { name: 'x', destination_url: 'ftp://x', require_auth: 'yes' }).expect(400));
-    conforms('patch', '/proxies/{id}', await t.http().patch(`/proxies/${id}`).set('svc-api-key', admin.key).set('content-type', 'application/json').send('{}').expect(415));
+    conforms(
+      'patch',
+      '/proxies/{id}',
+      await t.http().patch(`/proxies/${id}`).set('svc-api-key', admin.key).set('content-type', 'application/json').send('{}').expect(415),
+    );
     conforms('delete', '/proxies/{id}', await api.delete(`/proxies/${ids[0]}`).expect(404));
     conforms('get', '/proxies/{id}', await api.get('/proxies/not-a-uuid').expect(400));
   });
 
   it('logs, permissions and health answer as documented', async () => {
     await t.app.get(LogChainWriter).append([
-      { id: randomUUID(), tenantId: admin.tenantId, actorId: admin.applicationId, actorType: 'application', entityType: 'proxy', entityId: randomUUID(), operation: 'create', message: "Proxy 'p' created", createdAt: new Date() },
-      { id: randomUUID(), tenantId: admin.tenantId, actorId: null, actorType: 'system', entityType: 'application', entityId: randomUUID(), operation: 'delete', message: 'Application expired', createdAt: new Date() },
+      {
+        id: randomUUID(),
+        tenantId: admin.tenantId,
+        actorId: admin.applicationId,
+        actorType: 'application',
+        entityType: 'proxy',
+        entityId: randomUUID(),
+        operation: 'create',
+        message: "Proxy 'p' created",
+        createdAt: new Date(),
+      },
+      {
+        id: randomUUID(),
+        tenantId: admin.tenantId,
+        actorId: null,
+        actorType: 'system',
+        entityType: 'application',
+        entityId: randomUUID(),
+        operation: 'delete',
+        message: 'Application expired',
+        createdAt: new Date(),
+      },
     ]);
     const api = as(t, admin.key);
     const logs = await api.get('/logs').expect(200);
@@ -132,7 +167,14 @@ describe('the OpenAPI document against the real API', () => {
     const open = (await api.post('/proxies', { name: 'open', destination_url: `${upstream.origin}/`, require_auth: false }).expect(201)).body;
     const guarded = (await api.post('/proxies', { name: 'guarded', destination_url: `${upstream.origin}/` }).expect(201)).body;
     const throwing = (
-      await api.post('/proxies', { name: 'throws', destination_url: `${upstream.origin}/`, require_auth: false, request_transform: { code: "module.exports = async () => { throw new Error('no'); };" } }).expect(201)
+      await api
+        .post('/proxies', {
+          name: 'throws',
+          destination_url: `${upstream.origin}/`,
+          require_auth: false,
+          request_transform: { code: "module.exports = async () => { throw new Error('no'); };" },
+        })
+        .expect(201)
     ).body;
     const unreachable = (await api.post('/proxies', { name: 'down', destination_url: 'http://127.0.0.1:1/', require_auth: false }).expect(201)).body;
 
@@ -149,7 +191,9 @@ describe('the OpenAPI document against the real API', () => {
     // Every proxy_error body a transform can cause is a ProxyError.
     const proxyError = validatorAt(['components', 'schemas', 'ProxyError']);
     const thrown = async (code: string, status: number, method: 'get' | 'post' = 'post') => {
-      const proxy = (await api.post('/proxies', { name: `t${status}`, destination_url: `${upstream.origin}/`, require_auth: false, request_transform: { code } }).expect(201)).body;
+      const proxy = (
+        await api.post('/proxies', { name: `t${status}`, destination_url: `${upstream.origin}/`, require_auth: false, request_transform: { code } }).expect(201)
+      ).body;
       const res = await t.http()[method]('/proxy').set('svc-proxy-key', proxy.key).expect(status);
       conforms(method, '/proxy', res);
       if (!proxyError(res.body)) throw new Error(`${status}: ${ajv.errorsText(proxyError.errors)} ${JSON.stringify(res.body)}`);

@@ -24,7 +24,9 @@ describe('the OpenAPI document and the API agree on null and on dates', () => {
   let tokenKey: string;
   beforeAll(async () => {
     ({ t, admin } = await appWithTenant());
-    tokenKey = (await createApplication(t, admin.key, { name: 'tokens', type: 'private', permissions: ['token:create', 'token:read', 'token:update', 'token:delete'] })).key;
+    tokenKey = (
+      await createApplication(t, admin.key, { name: 'tokens', type: 'private', permissions: ['token:create', 'token:read', 'token:update', 'token:delete'] })
+    ).key;
   }, 60_000);
   afterAll(() => t?.close());
 
@@ -32,10 +34,15 @@ describe('the OpenAPI document and the API agree on null and on dates', () => {
 
   function resolve(schema: Json | undefined): Json {
     let at = schema ?? {};
-    for (let i = 0; i < 10 && at.$ref; i++) at = at.$ref.slice(2).split('/').reduce((node: Json, key: string) => node[key], document);
+    for (let i = 0; i < 10 && at.$ref; i++)
+      at = at.$ref
+        .slice(2)
+        .split('/')
+        .reduce((node: Json, key: string) => node[key], document);
     return at;
   }
-  const isNullable = (schema: Json) => (Array.isArray(schema.type) && schema.type.includes('null')) || (schema.anyOf ?? []).some((s: Json) => s.type === 'null');
+  const isNullable = (schema: Json) =>
+    (Array.isArray(schema.type) && schema.type.includes('null')) || (schema.anyOf ?? []).some((s: Json) => s.type === 'null');
   /** The schema without its null branch (`anyOf: [X, null]` -> X). */
   const nonNull = (schema: Json): Json => resolve(schema.anyOf ? schema.anyOf.find((s: Json) => s.type !== 'null') : schema);
 
@@ -71,8 +78,7 @@ describe('the OpenAPI document and the API agree on null and on dates', () => {
 
   async function send(op: Operation, body: Json): Promise<Response> {
     const path = await concrete(op.path);
-    return (t.http() as unknown as Record<string, (url: string) => import('supertest').Test>)
-      [op.method]!(path)
+    return (t.http() as unknown as Record<string, (url: string) => import('supertest').Test>)[op.method]!(path)
       .set('SVC-API-KEY', keyFor(op.path))
       .set('Content-Type', op.mediaType)
       .send(JSON.stringify(body));
@@ -99,7 +105,11 @@ describe('the OpenAPI document and the API agree on null and on dates', () => {
       const inner = nonNull(member);
       const base = typeof op.example[name] === 'object' && op.example[name] !== null && !Array.isArray(op.example[name]) ? op.example[name] : {};
       for (const [sub, subRaw] of Object.entries<Json>(inner.type === 'object' ? (inner.properties ?? {}) : {})) {
-        cases.push({ field: `${name}.${sub}`, body: { ...op.example, [name]: { ...base, [sub]: null } }, nullable: isNullable(subRaw) || isNullable(resolve(subRaw)) });
+        cases.push({
+          field: `${name}.${sub}`,
+          body: { ...op.example, [name]: { ...base, [sub]: null } },
+          nullable: isNullable(subRaw) || isNullable(resolve(subRaw)),
+        });
       }
       if (inner.type === 'object' && typeof inner.additionalProperties === 'object') {
         cases.push({ field: `${name}.X_NULL`, body: { ...op.example, [name]: { ...base, X_NULL: null } }, nullable: isNullable(inner.additionalProperties) });
@@ -109,22 +119,28 @@ describe('the OpenAPI document and the API agree on null and on dates', () => {
   }
 
   it('finds the operations with bodies to walk', () => {
-    expect(operations.map((op) => `${op.method} ${op.path}`)).toEqual(expect.arrayContaining(['post /applications', 'put /applications/{id}', 'post /proxies', 'put /proxies/{id}', 'patch /proxies/{id}']));
+    expect(operations.map((op) => `${op.method} ${op.path}`)).toEqual(
+      expect.arrayContaining(['post /applications', 'put /applications/{id}', 'post /proxies', 'put /proxies/{id}', 'patch /proxies/{id}']),
+    );
   });
 
-  it.each(operations.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op] as const))('%s: null where the document allows it, a 400 where it does not', async (_, op) => {
-    const disagreements: string[] = [];
-    for (const { field, body, nullable } of nullCases(op)) {
-      const res = await send(op, body);
-      // Null for a nullable member means what leaving it out means: refused only where leaving it out is (a rule
-      // across members, such as permissions or rules being non-empty).
-      if (nullable && names(res, field) && !names(await send(op, without(body, field)), field)) {
-        disagreements.push(`${field} is nullable in the document, the API refused null (and took it left out): ${res.text}`);
+  it.each(operations.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op] as const))(
+    '%s: null where the document allows it, a 400 where it does not',
+    async (_, op) => {
+      const disagreements: string[] = [];
+      for (const { field, body, nullable } of nullCases(op)) {
+        const res = await send(op, body);
+        // Null for a nullable member means what leaving it out means: refused only where leaving it out is (a rule
+        // across members, such as permissions or rules being non-empty).
+        if (nullable && names(res, field) && !names(await send(op, without(body, field)), field)) {
+          disagreements.push(`${field} is nullable in the document, the API refused null (and took it left out): ${res.text}`);
+        }
+        if (!nullable && !names(res, field))
+          disagreements.push(`${field} is not nullable in the document, the API answered ${res.status} to null: ${res.text.slice(0, 200)}`);
       }
-      if (!nullable && !names(res, field)) disagreements.push(`${field} is not nullable in the document, the API answered ${res.status} to null: ${res.text.slice(0, 200)}`);
-    }
-    expect(disagreements).toEqual([]);
-  });
+      expect(disagreements).toEqual([]);
+    },
+  );
 
   // ---- dates ------------------------------------------------------------------------------------------------------
   const admits = (schema: Json, format: string): boolean => schema.format === format || (schema.anyOf ?? []).some((s: Json) => admits(s, format));
@@ -153,7 +169,12 @@ describe('the OpenAPI document and the API agree on null and on dates', () => {
         where: `GET ${path}?${parameter.name}`,
         field: parameter.name,
         schema,
-        send: (value) => t.http().get(path).query({ [parameter.name]: value }).set('SVC-API-KEY', keyFor(path)),
+        send: (value) =>
+          t
+            .http()
+            .get(path)
+            .query({ [parameter.name]: value })
+            .set('SVC-API-KEY', keyFor(path)),
       });
     }
   }
@@ -181,7 +202,13 @@ describe('the OpenAPI document and the API agree on null and on dates', () => {
 
   it('finds the date parameters and members to walk', () => {
     expect(dateFields.map((f) => f.where)).toEqual(
-      expect.arrayContaining(['GET /logs?start_date', 'GET /logs?end_date', 'GET /logs/export?start_date', 'GET /applications?unused_since', 'POST /applications expires_at']),
+      expect.arrayContaining([
+        'GET /logs?start_date',
+        'GET /logs?end_date',
+        'GET /logs/export?start_date',
+        'GET /applications?unused_since',
+        'POST /applications expires_at',
+      ]),
     );
   });
 

@@ -14,7 +14,7 @@ describe('OpenAPI document', () => {
     expect(JSON.parse(JSON.stringify(buildOpenApiDocument(t.app)))).toEqual(committed);
   });
 
-  it("carries the release as info.version and the licence", () => {
+  it('carries the release as info.version and the licence', () => {
     const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
     expect(buildOpenApiDocument(t.app).info).toMatchObject({ version, license: { name: 'Apache-2.0' } });
   });

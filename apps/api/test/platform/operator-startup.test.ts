@@ -20,7 +20,12 @@ const RUNTIME_ROLE = `gatehouse_runtime_${suffix}`;
 const url = (user = 'postgres') => ADMIN_DATABASE_URL.replace(/\/\/[^@/]*@/, `//${user}@`).replace(/\/[^/?]*(\?|$)/, `/${DATABASE}$1`);
 const MIGRATION_COUNT = MIGRATIONS.length;
 
-const generatedKey = () => `key_${randomBytes(30).toString('base64').replace(/[^0-9A-Za-z]/g, '').padEnd(40, 'x').slice(0, 40)}`;
+const generatedKey = () =>
+  `key_${randomBytes(30)
+    .toString('base64')
+    .replace(/[^0-9A-Za-z]/g, '')
+    .padEnd(40, 'x')
+    .slice(0, 40)}`;
 
 async function query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
   const client = new Client({ connectionString: url() });
@@ -71,10 +76,17 @@ describe('operators: version, migrations and the first key', () => {
 
   it('with MIGRATE_ON_START=false, the api and the worker refuse to start while migrations are pending, with one line, and migrate nothing', async () => {
     for (const script of [API_MAIN, WORKER_MAIN]) {
-      const result = await runToCompletion(script, [], { DATABASE_URL: url(), MIGRATE_ON_START: 'false', REDIS_URL: 'redis://127.0.0.1:6379/15', LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY });
+      const result = await runToCompletion(script, [], {
+        DATABASE_URL: url(),
+        MIGRATE_ON_START: 'false',
+        REDIS_URL: 'redis://127.0.0.1:6379/15',
+        LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY,
+      });
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(
-        new RegExp(`^gatehouse( worker)?: failed to start: ${MIGRATION_COUNT} database migration\\(s\\) pending \\(InitialSchema1763700000000, \\.\\.\\.\\) and MIGRATE_ON_START=false: run \`gatehouse migrate\``),
+        new RegExp(
+          `^gatehouse( worker)?: failed to start: ${MIGRATION_COUNT} database migration\\(s\\) pending \\(InitialSchema1763700000000, \\.\\.\\.\\) and MIGRATE_ON_START=false: run \`gatehouse migrate\``,
+        ),
       );
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
     }
@@ -84,7 +96,9 @@ describe('operators: version, migrations and the first key', () => {
   it('after `gatehouse migrate`, status shows them applied in order and check exits 0', async () => {
     const migrate = await gatehouse({}, 'migrate');
     expect(migrate.code).toBe(0);
-    expect(migrate.stdout).toMatch(new RegExp(`^applied ${MIGRATION_COUNT} migration\\(s\\): InitialSchema1763700000000, AuditLogs1763700000300, Proxies1763730000000`));
+    expect(migrate.stdout).toMatch(
+      new RegExp(`^applied ${MIGRATION_COUNT} migration\\(s\\): InitialSchema1763700000000, AuditLogs1763700000300, Proxies1763730000000`),
+    );
     const status = await gatehouse({}, 'migrate', 'status', '--json');
     expect(status.code).toBe(0);
     const parsed = JSON.parse(status.stdout) as { applied: string[]; pending: string[]; unknown: string[] };
@@ -101,7 +115,13 @@ describe('operators: version, migrations and the first key', () => {
     const key = generatedKey();
     const keyFile = join(dir, 'management-key');
     writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
-    const env = { DATABASE_URL: url(RUNTIME_ROLE), MIGRATE_ON_START: 'false', BOOTSTRAP_MANAGEMENT_KEY_FILE: keyFile, LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY, REACTOR_POOL_SIZE: '1' };
+    const env = {
+      DATABASE_URL: url(RUNTIME_ROLE),
+      MIGRATE_ON_START: 'false',
+      BOOTSTRAP_MANAGEMENT_KEY_FILE: keyFile,
+      LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY,
+      REACTOR_POOL_SIZE: '1',
+    };
     const api = await startServiceProcess(env);
     try {
       const res = await fetch(`${api.baseUrl}/applications/key`, { headers: { 'svc-api-key': key } });
@@ -127,7 +147,7 @@ describe('operators: version, migrations and the first key', () => {
     } finally {
       expect(await again.stop()).toBe(0);
     }
-    expect(await query("SELECT id FROM tenants")).toHaveLength(1);
+    expect(await query('SELECT id FROM tenants')).toHaveLength(1);
   });
 
   it('refuses a malformed BOOTSTRAP_MANAGEMENT_KEY_FILE with one line that does not echo it', async () => {
@@ -135,7 +155,9 @@ describe('operators: version, migrations and the first key', () => {
     writeFileSync(keyFile, 'key_short-and-secret');
     const result = await runToCompletion(API_MAIN, [], { DATABASE_URL: url(), BOOTSTRAP_MANAGEMENT_KEY_FILE: keyFile });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('gatehouse: configuration error: BOOTSTRAP_MANAGEMENT_KEY(_FILE) must hold a key as Gatehouse generates them: key_ and 40 letters or digits\n');
+    expect(result.stderr).toBe(
+      'gatehouse: configuration error: BOOTSTRAP_MANAGEMENT_KEY(_FILE) must hold a key as Gatehouse generates them: key_ and 40 letters or digits\n',
+    );
   });
 
   it('refuses three bad variables at once, one line each, without echoing the secret', async () => {

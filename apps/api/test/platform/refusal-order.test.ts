@@ -21,7 +21,12 @@ describe('the order of refusals', () => {
   });
 
   it('429, then 403, before the query string is looked at', async () => {
-    const limited = await createApplication(t, admin.key, { name: 'one', type: 'management', permissions: ['application:read'], rate_limit: { limit: 1, window_seconds: 600 } });
+    const limited = await createApplication(t, admin.key, {
+      name: 'one',
+      type: 'management',
+      permissions: ['application:read'],
+      rate_limit: { limit: 1, window_seconds: 600 },
+    });
     // The one request it may make is refused for the permission, not for the query string.
     expectProblem(await as(t, limited.key).get('/logs?foo=1'), 403);
     expectProblem(await as(t, limited.key).get('/applications?foo=1'), 429);

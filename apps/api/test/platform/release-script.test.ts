@@ -72,8 +72,11 @@ describe('scripts/release.js', () => {
     }
   });
 
-  it('refuses another --version than package.json\'s, and wrong arguments with exit code 2', () => {
-    expect(release(['--dry-run', '--allow-dirty', '--version', '9.9.9'])).toMatchObject({ code: 1, stderr: `release: --version 9.9.9 is not package.json's version ${VERSION}\n` });
+  it("refuses another --version than package.json's, and wrong arguments with exit code 2", () => {
+    expect(release(['--dry-run', '--allow-dirty', '--version', '9.9.9'])).toMatchObject({
+      code: 1,
+      stderr: `release: --version 9.9.9 is not package.json's version ${VERSION}\n`,
+    });
     expect(release(['--dry-run', '--builder', 'kaniko'])).toMatchObject({ code: 2, stderr: "release: --builder must be docker or podman, got 'kaniko'\n" });
     expect(release(['--push'])).toMatchObject({ code: 2 });
   });

@@ -97,7 +97,12 @@ describe('two API replicas', () => {
   /** The key of a new application (in a new tenant) that may read itself, under `rate_limit`. */
   async function limitedKey(rateLimit: { limit: number; window_seconds: number }): Promise<string> {
     const { key: admin } = await t.tenant();
-    const created = await call(a, 'POST', '/applications', admin, { name: 'limited', type: 'management', permissions: ['application:read'], rate_limit: rateLimit });
+    const created = await call(a, 'POST', '/applications', admin, {
+      name: 'limited',
+      type: 'management',
+      permissions: ['application:read'],
+      rate_limit: rateLimit,
+    });
     expect(created.status).toBe(201);
     return ((await created.json()) as { key: string }).key;
   }

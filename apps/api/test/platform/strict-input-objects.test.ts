@@ -36,13 +36,21 @@ describe('strict input', () => {
 
     const RULE = '{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"]}';
     const CONDITION = '{"attribute":"id","operator":"equals","value":"v"}';
-    const applicationCases: [string, string, string, string][] = NOT_OBJECTS.flatMap(([what, json]) => [
-      ['a rule', what, `{"name":"n","type":"private","rules":[${json}]}`, 'rules[0]'],
-      ['a rule (PUT)', what, `{"name":"n","rules":[${json}]}`, 'rules[0]'],
-      ['a condition', what, `{"name":"n","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[${json}]}]}`, 'rules[0].conditions[0]'],
-      ['rate_limit', what, `{"name":"n","type":"private","permissions":["token:read"],"rate_limit":${json}}`, 'rate_limit'],
-      ['rate_limit (PUT)', what, `{"name":"n","permissions":["token:read"],"rate_limit":${json}}`, 'rate_limit'],
-    ] as [string, string, string, string][]).map(([field, what, body, path]) => [field, what, body, path]);
+    const applicationCases: [string, string, string, string][] = NOT_OBJECTS.flatMap(
+      ([what, json]) =>
+        [
+          ['a rule', what, `{"name":"n","type":"private","rules":[${json}]}`, 'rules[0]'],
+          ['a rule (PUT)', what, `{"name":"n","rules":[${json}]}`, 'rules[0]'],
+          [
+            'a condition',
+            what,
+            `{"name":"n","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[${json}]}]}`,
+            'rules[0].conditions[0]',
+          ],
+          ['rate_limit', what, `{"name":"n","type":"private","permissions":["token:read"],"rate_limit":${json}}`, 'rate_limit'],
+          ['rate_limit (PUT)', what, `{"name":"n","permissions":["token:read"],"rate_limit":${json}}`, 'rate_limit'],
+        ] as [string, string, string, string][],
+    ).map(([field, what, body, path]) => [field, what, body, path]);
 
     it.each(applicationCases)('%s as %s is a 400', async (field, _what, body, path) => {
       const put = field.endsWith('(PUT)');
@@ -53,7 +61,11 @@ describe('strict input', () => {
 
     it.each([
       ['rules as an object', '{"name":"n","type":"private","rules":' + RULE + '}', 'rules'],
-      ['conditions as an object', `{"name":"n","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":${CONDITION}}]}`, 'rules[0].conditions'],
+      [
+        'conditions as an object',
+        `{"name":"n","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":${CONDITION}}]}`,
+        'rules[0].conditions',
+      ],
     ])('a list given as an object (%s) is a 400', async (_, body, field) => {
       await expectRefused(400, () => send('POST', '/applications', { body }), [field]);
     });
@@ -87,10 +99,36 @@ describe('strict input', () => {
     it.each([
       ['at the top level', 'POST', () => '/applications', () => '{"name":"a","type":"private","permissions":["token:read"],"name":"b"}', 'name'],
       ['spelt with an escape', 'POST', () => '/applications', () => '{"name":"a","type":"private","permissions":["token:read"],"n\\u0061me":"b"}', 'name'],
-      ['inside a rule', 'PUT', () => `/applications/${app.id}`, () => '{"name":"a","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"]},{"priority":2,"priority":3,"container":"/b/","transform":"mask","permissions":["token:read"]}]}', 'rules[1].priority'],
-      ['inside a condition', 'POST', () => '/applications', () => '{"name":"a","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[{"attribute":"id","operator":"equals","value":"x","value":"y"}]}]}', 'rules[0].conditions[0].value'],
-      ['inside a configuration', 'POST', () => '/proxies', () => `{"name":"p","destination_url":"${url()}","configuration":{"k":"1","k":"2"}}`, 'configuration.k'],
-      ['__proto__ twice in a configuration', 'PUT', () => `/proxies/${proxy.id}`, () => `{"name":"p","destination_url":"${url()}","configuration":{"__proto__":"1","__proto__":"2"}}`, 'configuration.__proto__'],
+      [
+        'inside a rule',
+        'PUT',
+        () => `/applications/${app.id}`,
+        () =>
+          '{"name":"a","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"]},{"priority":2,"priority":3,"container":"/b/","transform":"mask","permissions":["token:read"]}]}',
+        'rules[1].priority',
+      ],
+      [
+        'inside a condition',
+        'POST',
+        () => '/applications',
+        () =>
+          '{"name":"a","type":"expiring","rules":[{"priority":1,"transform":"mask","permissions":["token:read"],"conditions":[{"attribute":"id","operator":"equals","value":"x","value":"y"}]}]}',
+        'rules[0].conditions[0].value',
+      ],
+      [
+        'inside a configuration',
+        'POST',
+        () => '/proxies',
+        () => `{"name":"p","destination_url":"${url()}","configuration":{"k":"1","k":"2"}}`,
+        'configuration.k',
+      ],
+      [
+        '__proto__ twice in a configuration',
+        'PUT',
+        () => `/proxies/${proxy.id}`,
+        () => `{"name":"p","destination_url":"${url()}","configuration":{"__proto__":"1","__proto__":"2"}}`,
+        'configuration.__proto__',
+      ],
       ['in a merge patch', 'PATCH', () => `/proxies/${proxy.id}`, () => '{"request_transform":{"code":"a","code":null}}', 'request_transform.code'],
     ])('%s', async (_, method, path, body, field) => {
       const reply = await expectRefused(400, () => send(method, path(), { body: body() }), [field]);
@@ -125,7 +163,9 @@ describe('strict input', () => {
     });
 
     it('a create returns them, and GET, the list, PUT and PATCH keep every one', async () => {
-      const created = await send('POST', '/proxies', { body: `{"name":"protos","destination_url":"${upstream.origin}/","configuration":${configurationJson()}}` });
+      const created = await send('POST', '/proxies', {
+        body: `{"name":"protos","destination_url":"${upstream.origin}/","configuration":${configurationJson()}}`,
+      });
       expect(created.status).toBe(201);
       expectConfiguration(created.body.configuration, configuration);
       const id = created.body.id as string;
@@ -133,7 +173,9 @@ describe('strict input', () => {
       const listed = (await send('GET', `/proxies?id=${id}`)).body.data as { configuration: unknown }[];
       expectConfiguration(listed[0]!.configuration, configuration);
 
-      const replaced = await send('PUT', `/proxies/${id}`, { body: `{"name":"protos","destination_url":"${upstream.origin}/","configuration":${configurationJson({ toString: 'replaced' })}}` });
+      const replaced = await send('PUT', `/proxies/${id}`, {
+        body: `{"name":"protos","destination_url":"${upstream.origin}/","configuration":${configurationJson({ toString: 'replaced' })}}`,
+      });
       expect(replaced.status).toBe(200);
       expectConfiguration(replaced.body.configuration, { ...configuration, toString: 'replaced' });
 
@@ -159,20 +201,42 @@ describe('strict input', () => {
       );
       const created = await send('POST', '/proxies', { body });
       expect(created.status).toBe(201);
-      const invoked = await t.http().get('/proxy').set('svc-proxy-key', created.body.key as string).expect(200);
+      const invoked = await t
+        .http()
+        .get('/proxy')
+        .set('svc-proxy-key', created.body.key as string)
+        .expect(200);
       expect(invoked.body.proto).toBe('proto value');
       expect(invoked.body.ctor).toBe('data too');
       expect(invoked.body.str).toBe('data');
-      expect(new Map(invoked.body.entries)).toEqual(new Map([['__proto__', 'proto value'], ['toString', 'data'], ['constructor', 'data too']]));
+      expect(new Map(invoked.body.entries)).toEqual(
+        new Map([
+          ['__proto__', 'proto value'],
+          ['toString', 'data'],
+          ['constructor', 'data too'],
+        ]),
+      );
     });
 
     it('outside a configuration, __proto__, constructor and prototype remain unknown fields (400, never dropped)', async () => {
-      await expectRefused(400, () => send('POST', '/applications', { body: '{"name":"n","type":"private","permissions":["token:read"],"prototype":1}' }), ['prototype']);
-      await expectRefused(400, () => send('PUT', `/applications/${app.id}`, { body: '{"name":"n","permissions":["token:read"],"rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"prototype":{}}]}' }), ['rules[0].prototype']);
-      await expectRefused(400, () => send('POST', '/proxies', { body: `{"name":"n","destination_url":"${upstream.origin}/","__proto__":{"x":1}}` }), ['__proto__']);
-      await expectRefused(400, () => send('PATCH', `/proxies/${proxy.id}`, { body: '{"application":{"constructor":{"prototype":{"x":1}}}}' }), ['application.constructor']);
+      await expectRefused(400, () => send('POST', '/applications', { body: '{"name":"n","type":"private","permissions":["token:read"],"prototype":1}' }), [
+        'prototype',
+      ]);
+      await expectRefused(
+        400,
+        () =>
+          send('PUT', `/applications/${app.id}`, {
+            body: '{"name":"n","permissions":["token:read"],"rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"prototype":{}}]}',
+          }),
+        ['rules[0].prototype'],
+      );
+      await expectRefused(400, () => send('POST', '/proxies', { body: `{"name":"n","destination_url":"${upstream.origin}/","__proto__":{"x":1}}` }), [
+        '__proto__',
+      ]);
+      await expectRefused(400, () => send('PATCH', `/proxies/${proxy.id}`, { body: '{"application":{"constructor":{"prototype":{"x":1}}}}' }), [
+        'application.constructor',
+      ]);
       expect(({} as Record<string, unknown>).x).toBeUndefined();
     });
   });
-
 });

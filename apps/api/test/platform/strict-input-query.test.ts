@@ -87,13 +87,33 @@ describe('strict input', () => {
     const cases = ROUTES.flatMap(([method, path]) => NAMES.map((name) => [method, path, name] as const));
 
     it.each(cases)('%s %p with ?%s=1 is a 400 naming it, and changes nothing', async (method, path, name) => {
-      const body = method === 'POST' && path() === '/applications' ? validApplication : method === 'PUT' ? validProxy() : method === 'PATCH' ? '{"name":"n"}' : undefined;
+      const body =
+        method === 'POST' && path() === '/applications' ? validApplication : method === 'PUT' ? validProxy() : method === 'PATCH' ? '{"name":"n"}' : undefined;
       const reply = await expectRefused(400, () => send(method, `${path()}?${encodeURIComponent(name)}=1`, { body }), [name]);
       expect(reply.body.errors![name]).toEqual(['is not allowed']);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
 
-    const NOT_INTEGERS = ['0x10', '1e1', '+1', '%201', '1%20', '1.0', '1.5', '-1', '0b1', '0o7', '1_0', 'Infinity', 'NaN', '', '%EF%BC%91', '9999999999999999', 'true', '1,2'];
+    const NOT_INTEGERS = [
+      '0x10',
+      '1e1',
+      '+1',
+      '%201',
+      '1%20',
+      '1.0',
+      '1.5',
+      '-1',
+      '0b1',
+      '0o7',
+      '1_0',
+      'Infinity',
+      'NaN',
+      '',
+      '%EF%BC%91',
+      '9999999999999999',
+      'true',
+      '1,2',
+    ];
     const integerCases = ['/applications', '/proxies', '/logs'].flatMap((path) =>
       ['page', 'size'].flatMap((parameter) => NOT_INTEGERS.map((value) => [path, parameter, value] as const)),
     );
@@ -121,7 +141,9 @@ describe('strict input', () => {
         res.end('ok');
       });
       try {
-        const created = await as(t, admin.key).post('/proxies', { name: 'q', destination_url: `${echo.origin}/`, require_auth: false }).expect(201);
+        const created = await as(t, admin.key)
+          .post('/proxies', { name: 'q', destination_url: `${echo.origin}/`, require_auth: false })
+          .expect(201);
         await t.http().get(`/proxy/x?__proto__=1&constructor=2&page=0x10&svc-proxy-key=${created.body.key}`).expect(200);
         expect(seen).toEqual(['/x?__proto__=1&constructor=2&page=0x10']);
       } finally {

@@ -102,12 +102,24 @@ export function useStrictInput() {
     ['PATCH /proxies/{id}', 'PATCH', () => `/proxies/${proxy.id}`, () => '{"name":"n"}'],
   ];
   return {
-    get t() { return t; },
-    get base() { return base; },
-    get admin() { return admin; },
-    get upstream() { return upstream; },
-    get app() { return app; },
-    get proxy() { return proxy; },
+    get t() {
+      return t;
+    },
+    get base() {
+      return base;
+    },
+    get admin() {
+      return admin;
+    },
+    get upstream() {
+      return upstream;
+    },
+    get app() {
+      return app;
+    },
+    get proxy() {
+      return proxy;
+    },
     send,
     expectRefused,
     validApplication,

@@ -105,17 +105,79 @@ describe('strict input', () => {
       ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"${at(b)}","type":"private","permissions":["token:read"]}`, 'name'],
       ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"${at(b)}","permissions":["token:read"]}`, 'type'],
       ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"private","permissions":["token:read","${at(b)}"]}`, 'permissions[1]'],
-      ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"expiring","permissions":["token:read"],"expires_at":"${at(b)}"}`, 'expires_at'],
-      ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"description":"${at(b)}"}]}`, 'rules[0].description'],
-      ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"private","rules":[{"priority":1,"container":"/a${b}/","transform":"mask","permissions":["token:read"]}]}`, 'rules[0].container'],
-      ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"private","rules":[{"priority":1,"container":"/a/","transform":"${at(b)}","permissions":["token:read"]}]}`, 'rules[0].transform'],
-      ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["${at(b)}"]}]}`, 'rules[0].permissions[0]'],
-      ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"expiring","rules":[${cond('"operator"', at(b)).replace(',"operator":"equals"', '')}]}`, 'rules[0].conditions[0].operator'],
-      ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"expiring","rules":[${cond('"attribute"', at(b)).replace('"attribute":"id",', '')}]}`, 'rules[0].conditions[0].attribute'],
-      ['POST /applications', 'POST', () => '/applications', (b) => `{"name":"n","type":"expiring","rules":[${cond('"extra"', 'v').replace('"value":"v"', `"value":"${at(b)}"`)}]}`.replace(',"extra":"v"', ''), 'rules[0].conditions[0].value'],
-      ['POST /applications (a member name)', 'POST', () => '/applications', (b) => `{"name":"n","type":"private","permissions":["token:read"],"${at(b)}":1}`, 'body'],
+      [
+        'POST /applications',
+        'POST',
+        () => '/applications',
+        (b) => `{"name":"n","type":"expiring","permissions":["token:read"],"expires_at":"${at(b)}"}`,
+        'expires_at',
+      ],
+      [
+        'POST /applications',
+        'POST',
+        () => '/applications',
+        (b) =>
+          `{"name":"n","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"description":"${at(b)}"}]}`,
+        'rules[0].description',
+      ],
+      [
+        'POST /applications',
+        'POST',
+        () => '/applications',
+        (b) => `{"name":"n","type":"private","rules":[{"priority":1,"container":"/a${b}/","transform":"mask","permissions":["token:read"]}]}`,
+        'rules[0].container',
+      ],
+      [
+        'POST /applications',
+        'POST',
+        () => '/applications',
+        (b) => `{"name":"n","type":"private","rules":[{"priority":1,"container":"/a/","transform":"${at(b)}","permissions":["token:read"]}]}`,
+        'rules[0].transform',
+      ],
+      [
+        'POST /applications',
+        'POST',
+        () => '/applications',
+        (b) => `{"name":"n","type":"private","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["${at(b)}"]}]}`,
+        'rules[0].permissions[0]',
+      ],
+      [
+        'POST /applications',
+        'POST',
+        () => '/applications',
+        (b) => `{"name":"n","type":"expiring","rules":[${cond('"operator"', at(b)).replace(',"operator":"equals"', '')}]}`,
+        'rules[0].conditions[0].operator',
+      ],
+      [
+        'POST /applications',
+        'POST',
+        () => '/applications',
+        (b) => `{"name":"n","type":"expiring","rules":[${cond('"attribute"', at(b)).replace('"attribute":"id",', '')}]}`,
+        'rules[0].conditions[0].attribute',
+      ],
+      [
+        'POST /applications',
+        'POST',
+        () => '/applications',
+        (b) => `{"name":"n","type":"expiring","rules":[${cond('"extra"', 'v').replace('"value":"v"', `"value":"${at(b)}"`)}]}`.replace(',"extra":"v"', ''),
+        'rules[0].conditions[0].value',
+      ],
+      [
+        'POST /applications (a member name)',
+        'POST',
+        () => '/applications',
+        (b) => `{"name":"n","type":"private","permissions":["token:read"],"${at(b)}":1}`,
+        'body',
+      ],
       ['PUT /applications/{id}', 'PUT', () => `/applications/${app.id}`, (b) => `{"name":"${at(b)}","permissions":["token:read"]}`, 'name'],
-      ['PUT /applications/{id}', 'PUT', () => `/applications/${app.id}`, (b) => `{"name":"n","permissions":["token:read"],"rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"description":"${at(b)}"}]}`, 'rules[0].description'],
+      [
+        'PUT /applications/{id}',
+        'PUT',
+        () => `/applications/${app.id}`,
+        (b) =>
+          `{"name":"n","permissions":["token:read"],"rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"description":"${at(b)}"}]}`,
+        'rules[0].description',
+      ],
       ...(['POST', 'PUT', 'PATCH'] as const).flatMap((method): [string, string, () => string, (bad: string) => string, string][] => {
         const path = () => (method === 'POST' ? '/proxies' : `/proxies/${proxy.id}`);
         const endpoint = `${method} ${method === 'POST' ? '/proxies' : '/proxies/{id}'}`;
@@ -128,11 +190,19 @@ describe('strict input', () => {
           [endpoint, method, path, (b) => `{"name":"n","destination_url":"${url()}","response_transform":{"code":"${code(b)}"}}`, 'response_transform.code'],
           [endpoint, method, path, (b) => `{"name":"n","destination_url":"${url()}","application":{"id":"${at(b)}"}}`, 'application.id'],
           [endpoint, method, path, (b) => `{"name":"n","destination_url":"${url()}","configuration":{"k":"${at(b)}"}}`, 'configuration.k'],
-          [`${endpoint} (a configuration key)`, method, path, (b) => `{"name":"n","destination_url":"${url()}","configuration":{"${at(b)}":"v"}}`, 'configuration'],
+          [
+            `${endpoint} (a configuration key)`,
+            method,
+            path,
+            (b) => `{"name":"n","destination_url":"${url()}","configuration":{"${at(b)}":"v"}}`,
+            'configuration',
+          ],
         ];
       }),
     ];
-    const cases = FIELDS.flatMap(([endpoint, method, path, body, field]) => BAD.map(([what, bad]) => [endpoint, field, what, method, path, body, bad] as const));
+    const cases = FIELDS.flatMap(([endpoint, method, path, body, field]) =>
+      BAD.map(([what, bad]) => [endpoint, field, what, method, path, body, bad] as const),
+    );
 
     it.each(cases)('%s: %s holding %s is a 400 naming it', async (_endpoint, field, _what, method, path, body, bad) => {
       const reply = await expectRefused(400, () => send(method, path(), { body: body(bad) }), [field]);
@@ -170,9 +240,10 @@ describe('strict input', () => {
         expect(read.body[field]).toEqual(body[field as keyof typeof body]);
         expect(created.body[field]).toEqual(body[field as keyof typeof body]);
       }
-      const list = await as(t, admin.key).get(`/proxies?name=${encodeURIComponent('🔑')}`).expect(200);
+      const list = await as(t, admin.key)
+        .get(`/proxies?name=${encodeURIComponent('🔑')}`)
+        .expect(200);
       expect(list.body.data.map((p: { id: string }) => p.id)).toEqual([created.body.id]);
     });
   });
-
 });

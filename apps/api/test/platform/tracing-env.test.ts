@@ -53,12 +53,20 @@ describe('tracing: the standard OpenTelemetry environment', () => {
 
   it('parentbased_traceidratio with OTEL_TRACES_SAMPLER_ARG=0 samples no root, and follows a sampled caller', async () => {
     const collector = await startCollector();
-    const api = await startApi({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' });
+    const api = await startApi({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+    });
     const traceId = randomBytes(16).toString('hex');
     try {
       await list(api, key);
       await list(api, key, sampledParent(traceId));
-      await eventually(() => collector.spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER), "the sampled caller's server span", () => collector.spans);
+      await eventually(
+        () => collector.spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER),
+        "the sampled caller's server span",
+        () => collector.spans,
+      );
     } finally {
       expect(await api.stop()).toBe(0);
       await collector.close();
@@ -76,7 +84,11 @@ describe('tracing: the standard OpenTelemetry environment', () => {
     const traceId = randomBytes(16).toString('hex');
     try {
       await list(api, key, sampledParent(traceId));
-      const server = await eventually(() => collector.spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER), 'the server span', () => collector.spans);
+      const server = await eventually(
+        () => collector.spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER),
+        'the server span',
+        () => collector.spans,
+      );
       expect(server.resource).toMatchObject({
         'service.name': 'gatehouse-api',
         'service.version': VERSION,
@@ -94,13 +106,25 @@ describe('tracing: the standard OpenTelemetry environment', () => {
   it('a service.name in OTEL_RESOURCE_ATTRIBUTES names the service, and OTEL_SERVICE_NAME wins over it', async () => {
     const collector = await startCollector();
     const named = await startApi({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_RESOURCE_ATTRIBUTES: 'service.name=edge-gatehouse' });
-    const overridden = await startApi({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_RESOURCE_ATTRIBUTES: 'service.name=edge-gatehouse', OTEL_SERVICE_NAME: 'gatehouse-eu' });
+    const overridden = await startApi({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_RESOURCE_ATTRIBUTES: 'service.name=edge-gatehouse',
+      OTEL_SERVICE_NAME: 'gatehouse-eu',
+    });
     const [first, second] = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
     try {
       await list(named, key, sampledParent(first));
       await list(overridden, key, sampledParent(second));
-      const a = await eventually(() => collector.spans.find((s) => s.traceId === first && s.kind === SPAN_KIND_SERVER), 'the first server span', () => collector.spans);
-      const b = await eventually(() => collector.spans.find((s) => s.traceId === second && s.kind === SPAN_KIND_SERVER), 'the second server span', () => collector.spans);
+      const a = await eventually(
+        () => collector.spans.find((s) => s.traceId === first && s.kind === SPAN_KIND_SERVER),
+        'the first server span',
+        () => collector.spans,
+      );
+      const b = await eventually(
+        () => collector.spans.find((s) => s.traceId === second && s.kind === SPAN_KIND_SERVER),
+        'the second server span',
+        () => collector.spans,
+      );
       expect(a.service).toBe('edge-gatehouse');
       expect(b.service).toBe('gatehouse-eu');
     } finally {

@@ -49,7 +49,7 @@ describe('tracing', () => {
   });
   afterAll(() => upstream?.stop());
 
-  it('without OTEL_EXPORTER_OTLP_ENDPOINT, passes the caller\'s traceparent and the request id to the destination, even past a transform', async () => {
+  it("without OTEL_EXPORTER_OTLP_ENDPOINT, passes the caller's traceparent and the request id to the destination, even past a transform", async () => {
     const t = await startTestApp({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', REACTOR_POOL_SIZE: '1' });
     try {
       const admin = await newTenant(t);
@@ -61,7 +61,13 @@ describe('tracing', () => {
         request_transform: { code: 'module.exports = async (req) => ({ body: req.args.body, headers: {} });' },
       });
       const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-      const res = await t.http().post('/proxy').set('svc-proxy-key', created.body.key).set('traceparent', traceparent).set('tracestate', 'vendor=x').send({ a: 1 });
+      const res = await t
+        .http()
+        .post('/proxy')
+        .set('svc-proxy-key', created.body.key)
+        .set('traceparent', traceparent)
+        .set('tracestate', 'vendor=x')
+        .send({ a: 1 });
       expect(res.status).toBe(200);
       const headers = seen.at(-1)!;
       expect(headers.traceparent).toBe(traceparent);
@@ -96,21 +102,49 @@ describe('tracing', () => {
       });
       expect(res.status).toBe(200);
 
-      const server = await eventually(() => spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER), 'the server span', () => spans);
+      const server = await eventually(
+        () => spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER),
+        'the server span',
+        () => spans,
+      );
       expect(server).toMatchObject({ service: 'gatehouse-api', name: 'POST /proxy/*', parentSpanId: callerSpan });
-      expect(server.attributes).toMatchObject({ 'http.route': '/proxy/*', 'http.response.status_code': 200, 'gatehouse.request_id': res.headers.get('x-request-id') });
-      const transform = await eventually(() => spans.find((s) => s.traceId === traceId && s.name === 'transform request'), 'the transform span', () => spans);
+      expect(server.attributes).toMatchObject({
+        'http.route': '/proxy/*',
+        'http.response.status_code': 200,
+        'gatehouse.request_id': res.headers.get('x-request-id'),
+      });
+      const transform = await eventually(
+        () => spans.find((s) => s.traceId === traceId && s.name === 'transform request'),
+        'the transform span',
+        () => spans,
+      );
       expect(transform.parentSpanId).toBe(server.spanId);
-      const destination = await eventually(() => spans.find((s) => s.traceId === traceId && s.name === 'proxy destination'), 'the destination span', () => spans);
+      const destination = await eventually(
+        () => spans.find((s) => s.traceId === traceId && s.name === 'proxy destination'),
+        'the destination span',
+        () => spans,
+      );
       expect(destination).toMatchObject({ kind: SPAN_KIND_CLIENT, parentSpanId: server.spanId });
       // The destination sees the trace, as a child of this service's destination span, and the request id.
       expect(seen.at(-1)!.traceparent).toBe(`00-${traceId}-${destination.spanId}-01`);
       expect(seen.at(-1)!['x-request-id']).toBe(res.headers.get('x-request-id'));
 
       // The proxy's creation: its server span, its SQL (pg) and its cache-version traffic (Redis) nested in it.
-      const create = await eventually(() => spans.find((s) => s.name === 'POST /proxies'), 'the POST /proxies span', () => spans);
-      await eventually(() => spans.find((s) => s.traceId === create.traceId && s.scope.includes('instrumentation-pg')), 'a pg span', () => spans);
-      await eventually(() => spans.find((s) => s.traceId === create.traceId && s.scope.includes('instrumentation-ioredis')), 'an ioredis span', () => spans);
+      const create = await eventually(
+        () => spans.find((s) => s.name === 'POST /proxies'),
+        'the POST /proxies span',
+        () => spans,
+      );
+      await eventually(
+        () => spans.find((s) => s.traceId === create.traceId && s.scope.includes('instrumentation-pg')),
+        'a pg span',
+        () => spans,
+      );
+      await eventually(
+        () => spans.find((s) => s.traceId === create.traceId && s.scope.includes('instrumentation-ioredis')),
+        'an ioredis span',
+        () => spans,
+      );
       // The worker's job writing the audit log of that creation joins the request's trace (the context travels in
       // the BullMQ job's options), with its own SQL inside.
       const job = await eventually(
@@ -119,17 +153,31 @@ describe('tracing', () => {
         () => spans,
       );
       expect(job.parentSpanId).toBe(create.spanId);
-      await eventually(() => spans.find((s) => s.parentSpanId === job.spanId && s.scope.includes('instrumentation-pg')), 'a pg span in the job', () => spans);
+      await eventually(
+        () => spans.find((s) => s.parentSpanId === job.spanId && s.scope.includes('instrumentation-pg')),
+        'a pg span in the job',
+        () => spans,
+      );
 
       // Jobs other services add, without a trace context or with one that is not ours to parse, run as before: their
       // spans start traces of their own.
       const queue = new Queue('audit-logs', { connection: { url: TEST_REDIS_URL }, prefix: env.QUEUE_PREFIX });
       try {
-        const entry = () => ({ tenant_id: tenant.id, entity_type: 'token', entity_id: `tok_${randomBytes(6).toString('hex')}`, operation: 'read', message: 'Token read' });
+        const entry = () => ({
+          tenant_id: tenant.id,
+          entity_type: 'token',
+          entity_id: `tok_${randomBytes(6).toString('hex')}`,
+          operation: 'read',
+          message: 'Token read',
+        });
         const plain = await queue.add('audit-log', entry());
         const garbled = await queue.add('audit-log', entry(), { telemetry: { metadata: '{"traceparent":"not a traceparent"' } });
         for (const added of [plain, garbled]) {
-          const span = await eventually(() => spans.find((s) => s.service === 'gatehouse-worker' && s.attributes['gatehouse.job.id'] === added.id), `job ${added.id}'s span`, () => spans);
+          const span = await eventually(
+            () => spans.find((s) => s.service === 'gatehouse-worker' && s.attributes['gatehouse.job.id'] === added.id),
+            `job ${added.id}'s span`,
+            () => spans,
+          );
           expect(span.parentSpanId).toBeUndefined();
           expect(span.traceId).not.toBe(create.traceId);
           expect(await added.getState()).toBe('completed');
@@ -166,11 +214,17 @@ describe('tracing', () => {
       );
       expect(statuses).toEqual(traceIds.map(() => 201));
       for (const traceId of traceIds) {
-        const server = await eventually(() => spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER), 'the server span', () => spans);
+        const server = await eventually(
+          () => spans.find((s) => s.traceId === traceId && s.kind === SPAN_KIND_SERVER),
+          'the server span',
+          () => spans,
+        );
         const jobs = await eventually(
           () => {
             const found = spans.filter(
-              (s) => s.name === 'job audit-log-batch' && ((s.traceId === traceId && s.parentSpanId === server.spanId) || s.links.some((l) => l.traceId === traceId && l.spanId === server.spanId)),
+              (s) =>
+                s.name === 'job audit-log-batch' &&
+                ((s.traceId === traceId && s.parentSpanId === server.spanId) || s.links.some((l) => l.traceId === traceId && l.spanId === server.spanId)),
             );
             return found.length > 0 ? found : undefined;
           },

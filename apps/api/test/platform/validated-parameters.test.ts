@@ -58,7 +58,13 @@ describe('every parameter that carries request input is validated', () => {
 
   it('finds the routes that take input', () => {
     const routes = new Set(parameters.map((p) => p.route));
-    for (const route of ['ApplicationsController.create', 'ApplicationsController.list', 'ApplicationsController.regenerate', 'ProxiesController.patch', 'LogsController.list']) {
+    for (const route of [
+      'ApplicationsController.create',
+      'ApplicationsController.list',
+      'ApplicationsController.regenerate',
+      'ProxiesController.patch',
+      'LogsController.list',
+    ]) {
       expect(routes).toContain(route);
     }
   });
@@ -86,7 +92,14 @@ describe('every parameter that carries request input is validated', () => {
   });
 
   it('takes request input in no other way (headers, files, raw bodies, cookies would need their own validation)', () => {
-    const allowed = new Set<number | string>([RouteParamtypes.REQUEST, RouteParamtypes.RESPONSE, RouteParamtypes.NEXT, RouteParamtypes.BODY, RouteParamtypes.QUERY, RouteParamtypes.PARAM]);
+    const allowed = new Set<number | string>([
+      RouteParamtypes.REQUEST,
+      RouteParamtypes.RESPONSE,
+      RouteParamtypes.NEXT,
+      RouteParamtypes.BODY,
+      RouteParamtypes.QUERY,
+      RouteParamtypes.PARAM,
+    ]);
     // Custom decorators (`<id>__customRouteArgs__:<index>`: the principal) read what the guard put on the request.
     const other = parameters.filter((p) => !allowed.has(p.type) && !String(p.type).includes(CUSTOM_ROUTE_ARGS_METADATA));
     expect(other.map((p) => `${p.route} ${p.kind}`)).toEqual([]);

@@ -87,13 +87,25 @@ describe('proxies API', () => {
       ['destination_url with a fragment', { name: 'p', destination_url: 'https://api.example.com/v1#top' }, 'destination_url'],
       ['destination_url over 400 characters', { name: 'p', destination_url: `https://api.example.com/${'a'.repeat(380)}` }, 'destination_url'],
       ['key supplied', { name: 'p', destination_url: 'https://a.example.com', key: 'abcdefghijklmnopqrstuvwxyz' }, 'key'],
-      ['application_id supplied flat', { name: 'p', destination_url: 'https://a.example.com', application_id: '3f1b2c4d-0000-4000-8000-000000000000' }, 'application_id'],
+      [
+        'application_id supplied flat',
+        { name: 'p', destination_url: 'https://a.example.com', application_id: '3f1b2c4d-0000-4000-8000-000000000000' },
+        'application_id',
+      ],
       ['unknown field', { name: 'p', destination_url: 'https://a.example.com', colour: 'blue' }, 'colour'],
       ['application id not a UUID', { name: 'p', destination_url: 'https://a.example.com', application: { id: 'nope' } }, 'application.id'],
       ['configuration not an object', { name: 'p', destination_url: 'https://a.example.com', configuration: 'x=1' }, 'configuration'],
       ['configuration value not a string', { name: 'p', destination_url: 'https://a.example.com', configuration: { A: 1 } }, 'configuration.A'],
-      ['configuration value over 10,000 characters', { name: 'p', destination_url: 'https://a.example.com', configuration: { A: 'v'.repeat(10_001) } }, 'configuration.A'],
-      ['configuration key over 100 characters', { name: 'p', destination_url: 'https://a.example.com', configuration: { ['k'.repeat(101)]: 'v' } }, `configuration.${'k'.repeat(100)}...`],
+      [
+        'configuration value over 10,000 characters',
+        { name: 'p', destination_url: 'https://a.example.com', configuration: { A: 'v'.repeat(10_001) } },
+        'configuration.A',
+      ],
+      [
+        'configuration key over 100 characters',
+        { name: 'p', destination_url: 'https://a.example.com', configuration: { ['k'.repeat(101)]: 'v' } },
+        `configuration.${'k'.repeat(100)}...`,
+      ],
       [
         'configuration of 101 entries',
         { name: 'p', destination_url: 'https://a.example.com', configuration: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`K${i}`, 'v'])) },
@@ -107,7 +119,11 @@ describe('proxies API', () => {
         { name: 'p', destination_url: 'https://a.example.com', request_transform: { code: `module.exports = async (r) => r.args; //${'x'.repeat(50_000)}` } },
         'request_transform.code',
       ],
-      ['transform with an unknown member', { name: 'p', destination_url: 'https://a.example.com', request_transform: { code: 'x', lang: 'js' } }, 'request_transform.lang'],
+      [
+        'transform with an unknown member',
+        { name: 'p', destination_url: 'https://a.example.com', request_transform: { code: 'x', lang: 'js' } },
+        'request_transform.lang',
+      ],
     ])('400 for %s, naming the field', async (_case, body, field) => {
       const caller = await newTenant(t);
       const res = await create(caller, body);
@@ -126,9 +142,15 @@ describe('proxies API', () => {
         .send('{"name": "p", "destination_url": "https://a.example.com", "configuration": {"__proto__": "x", "A": "b"}}');
       expect(res.status).toBe(201);
       // Member order is not kept (jsonb), members are.
-      expect(Object.entries(res.body.configuration).sort()).toEqual([['A', 'b'], ['__proto__', 'x']]);
+      expect(Object.entries(res.body.configuration).sort()).toEqual([
+        ['A', 'b'],
+        ['__proto__', 'x'],
+      ]);
       const read = await t.http().get(`/proxies/${res.body.id}`).set('svc-api-key', caller.key).expect(200);
-      expect(Object.entries(read.body.configuration).sort()).toEqual([['A', 'b'], ['__proto__', 'x']]);
+      expect(Object.entries(read.body.configuration).sort()).toEqual([
+        ['A', 'b'],
+        ['__proto__', 'x'],
+      ]);
     });
 
     it('reports every problem at once', async () => {
@@ -289,5 +311,4 @@ describe('proxies API', () => {
       await t.http().get(`/proxies?${query}`).set('svc-api-key', caller.key).expect(400);
     });
   });
-
 });

@@ -39,10 +39,14 @@ describe("a proxy's authority and what a write returns", () => {
     expect(await invoke()).toMatchObject({ ok: false, status: 403 });
 
     // The administrator gives the bound application the power to mint keys: the writer's code must not get it.
-    await as(t, admin.key).put(`/applications/${backend.id}`, { name: 'backend', permissions: ['token:read'], can_create_expiring_applications: true }).expect(200);
+    await as(t, admin.key)
+      .put(`/applications/${backend.id}`, { name: 'backend', permissions: ['token:read'], can_create_expiring_applications: true })
+      .expect(200);
     const refused = await invoke();
     expect(refused).toMatchObject({ ok: false, status: 403 });
-    expect(refused.detail).toMatch(/svc is refused: the application that last wrote this proxy may not lend svc to an application that can do more than it can: .*can_create_expiring_applications/);
+    expect(refused.detail).toMatch(
+      /svc is refused: the application that last wrote this proxy may not lend svc to an application that can do more than it can: .*can_create_expiring_applications/,
+    );
 
     // Written again by an application that holds it all, the proxy acts with its application's powers.
     await patch(admin.key, proxy.id, { name: 'svc, vouched for' }).expect(200);
@@ -59,7 +63,12 @@ describe("a proxy's authority and what a write returns", () => {
   it('answers a write without proxy:read with the proxy minus its key, code and configuration', async () => {
     const admin = await newTenant(t);
     const writer = await managementWith(t, admin, ['proxy:update']);
-    const full = { name: 'p', destination_url: upstream.origin, configuration: { API_KEY: 'secret-value' }, request_transform: { code: 'module.exports = async (req) => req.args;' } };
+    const full = {
+      name: 'p',
+      destination_url: upstream.origin,
+      configuration: { API_KEY: 'secret-value' },
+      request_transform: { code: 'module.exports = async (req) => req.args;' },
+    };
     const proxy = (await as(t, admin.key).post('/proxies', full).expect(201)).body;
 
     for (const res of [await patch(writer.key, proxy.id, {}), await as(t, writer.key).put(`/proxies/${proxy.id}`, { ...full, name: 'renamed' })]) {

@@ -58,7 +58,8 @@ describe('detokenizing proxies', () => {
   }
 
   /** A caller of the tenant: proxy:invoke, and `rules`. */
-  const caller = async (rules: object[]) => (await createApplication(t, admin.key, { name: 'caller', type: 'private', permissions: ['proxy:invoke'], rules })).key;
+  const caller = async (rules: object[]) =>
+    (await createApplication(t, admin.key, { name: 'caller', type: 'private', permissions: ['proxy:invoke'], rules })).key;
   const invoke = (proxyKey: string, key: string, path = '/proxy') => t.http().post(path).set('svc-proxy-key', proxyKey).set('svc-api-key', key);
 
   async function cardToken(): Promise<{ id: string; number: string }> {
@@ -71,9 +72,16 @@ describe('detokenizing proxies', () => {
     const card = await cardToken();
     const secret = secrets.text('api_secret');
     const plain = await createToken(t, owner, { type: 'token', data: secret });
-    const user = await createApplication(t, admin.key, { name: 'caller', type: 'private', permissions: ['proxy:invoke'], rules: [rule(1, '/', 'reveal', ['token:use'])] });
+    const user = await createApplication(t, admin.key, {
+      name: 'caller',
+      type: 'private',
+      permissions: ['proxy:invoke'],
+      rules: [rule(1, '/', 'reveal', ['token:use'])],
+    });
     const transformed = await proxy({
-      request_transform: { code: `module.exports = async (req) => ({ body: { seen: req.args.body, auth: req.args.headers.authorization }, headers: req.args.headers });` },
+      request_transform: {
+        code: `module.exports = async (req) => ({ body: { seen: req.args.body, auth: req.args.headers.authorization }, headers: req.args.headers });`,
+      },
     });
     const expression = `{{ ${card.id} }}`;
     const res = await invoke(transformed, user.key, `/proxy?reflect=${encodeURIComponent(expression)}`)
@@ -111,7 +119,9 @@ describe('detokenizing proxies', () => {
     expect(received[0]!.body).toBe(`pan=${card.number}&x={{ two words }}`);
     expect(received[0]!.headers['content-length']).toBe(String(Buffer.byteLength(received[0]!.body)));
     const masking = await caller([rule(1, '/pci/', 'mask', ['token:use'])]);
-    await invoke(plainProxy, masking).send({ number: `{{ ${card.id} | json: '$.number' }}` }).expect(200);
+    await invoke(plainProxy, masking)
+      .send({ number: `{{ ${card.id} | json: '$.number' }}` })
+      .expect(200);
     expect(JSON.parse(received[1]!.body)).toEqual({ number: `${card.number.slice(0, 6)}XXXXXX${card.number.slice(-4)}` });
   });
 
@@ -121,7 +131,9 @@ describe('detokenizing proxies', () => {
     const body = { card: `{{ ${card.id} | json: '$.number' }}` };
     expectProblem(await invoke(plainProxy, await caller([])).send(body), 403);
     // A caller without token:use still sends requests without expressions.
-    await invoke(plainProxy, await caller([])).send({ plain: 'text {{ not an expression }}' }).expect(200);
+    await invoke(plainProxy, await caller([]))
+      .send({ plain: 'text {{ not an expression }}' })
+      .expect(200);
     const elsewhere = await caller([rule(1, '/bank/', 'reveal', ['token:use'])]);
     expectProblem(await invoke(plainProxy, elsewhere).send(body), 400, ['body.card']);
     const redacting = await caller([rule(1, '/', 'redact', ['token:use'])]);
@@ -130,7 +142,10 @@ describe('detokenizing proxies', () => {
     expectProblem(await invoke(plainProxy, revealing).send({ card: '{{ no_such_token }}' }), 400, ['body.card']);
     expectProblem(await invoke(plainProxy, revealing).set('x-card', '{{ no_such_token }}').send({}), 400, ['headers.x-card']);
     const other = await newTenant(t);
-    const foreign = await createToken(t, await privateApp(t, other, [], [rule(1, '/', 'reveal', ['token:create'])]), { type: 'token', data: secrets.text('foreign') });
+    const foreign = await createToken(t, await privateApp(t, other, [], [rule(1, '/', 'reveal', ['token:create'])]), {
+      type: 'token',
+      data: secrets.text('foreign'),
+    });
     expectProblem(await invoke(plainProxy, revealing).send({ x: `{{ ${foreign.id} }}` }), 400, ['body.x']);
     expect(received).toHaveLength(1);
     expect((await auditEvents(t, { entityId: card.id })).filter((e) => e.operation === 'read')).toHaveLength(0);

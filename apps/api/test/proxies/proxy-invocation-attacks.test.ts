@@ -161,7 +161,9 @@ describe('transform sandbox attacks against the running service', () => {
       ['a 268M-character rope flattened', `let s = 'ab'; for (let i = 0; i < 27; i++) s = s + s; kept.push(s.indexOf('ba', 1e8));`],
       ['an object grown to tens of millions of keys', `const o = {}; for (let i = 0; i < 5e7; i++) o['k' + i] = i; kept.push(o);`],
     ])('%s', async (_name, statement) => {
-      const { res, peakRssMb, before, latencies } = await attack(`const kept = []; module.exports = async (req) => { ${statement} return { body: kept.length, headers: {} }; };`);
+      const { res, peakRssMb, before, latencies } = await attack(
+        `const kept = []; module.exports = async (req) => { ${statement} return { body: kept.length, headers: {} }; };`,
+      );
       expectRuntimeError(res);
       // The API process holds no tenant allocation: whatever the transform did, it stayed in its sandbox process.
       expect(peakRssMb - before.rssMb).toBeLessThan(MEMORY_MB);
@@ -178,7 +180,10 @@ describe('transform sandbox attacks against the running service', () => {
 
   describe('nothing tenant-written runs past the timeout, whatever it calls', () => {
     it.each([
-      ['TypedArray.prototype.sort of millions of doubles', `const a = new Float64Array(6e6); for (let i = 0; i < a.length; i++) a[i] = Math.random(); for (;;) { a.sort(); a.reverse(); }`],
+      [
+        'TypedArray.prototype.sort of millions of doubles',
+        `const a = new Float64Array(6e6); for (let i = 0; i < a.length; i++) a[i] = Math.random(); for (;;) { a.sort(); a.reverse(); }`,
+      ],
       ['Array.prototype.join of a huge array', `const a = new Array(5e6).fill('xxxxxxxx'); for (;;) a.join(',').length;`],
       ['regular-expression backtracking', `/(a+)+$/.test('a'.repeat(40) + 'b');`],
       ['Atomics.wait', `Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);`],

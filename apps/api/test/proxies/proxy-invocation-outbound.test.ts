@@ -44,7 +44,13 @@ describe('/proxy: outbound requests of transforms', () => {
       .http()
       .post('/proxies')
       .set('svc-api-key', tenant.key)
-      .send({ name: 'outbound', destination_url: `${upstream.origin}/`, require_auth: false, request_transform: { code }, configuration: { AUTH_URL: upstream.origin, SECRET } });
+      .send({
+        name: 'outbound',
+        destination_url: `${upstream.origin}/`,
+        require_auth: false,
+        request_transform: { code },
+        configuration: { AUTH_URL: upstream.origin, SECRET },
+      });
     expect(created.status).toBe(201);
     key = created.body.key;
   });
@@ -76,7 +82,13 @@ describe('/proxy: outbound requests of transforms', () => {
       .http()
       .post('/proxies')
       .set('svc-api-key', tenant.key)
-      .send({ name: 'refused', destination_url: 'https://example.com/', require_auth: false, request_transform: { code }, configuration: { URL: `${upstream.origin}/x` } });
+      .send({
+        name: 'refused',
+        destination_url: 'https://example.com/',
+        require_auth: false,
+        request_transform: { code },
+        configuration: { URL: `${upstream.origin}/x` },
+      });
     expect(created.status).toBe(201);
     const before = upstream.connections();
     const res = await strict.http().post('/proxy').set('svc-proxy-key', created.body.key).send({});

@@ -82,7 +82,7 @@ describe('transform sandbox through /proxy', () => {
       ['the constructor of an argument', "req.constructor.constructor('return process')()"],
       ['process', 'process'],
       ['globalThis.process', 'globalThis.process'],
-    ])('%s reaches only the sandbox\'s own process', async (_name, reach) => {
+    ])("%s reaches only the sandbox's own process", async (_name, reach) => {
       const key = await proxyWith(`module.exports = async function (req) {
         const p = ${reach};
         const attempt = (f) => { try { f(); return 'ran'; } catch (e) { return 'threw'; } };
@@ -92,7 +92,16 @@ describe('transform sandbox through /proxy', () => {
       };`);
       const res = await invoke(key);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ same: true, env: [], pid: 'undefined', mainModule: 'undefined', dlopen: 'undefined', binding: 'threw', exit: 'threw', node: 'string' });
+      expect(res.body).toEqual({
+        same: true,
+        env: [],
+        pid: 'undefined',
+        mainModule: 'undefined',
+        dlopen: 'undefined',
+        binding: 'threw',
+        exit: 'threw',
+        node: 'string',
+      });
     });
 
     it.each([

@@ -1,12 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { startUpstream, Upstream } from '@gatehouse/test-support/upstream';
-import {
-  createDestinationAgent,
-  DestinationRefusedError,
-  guardedLookup,
-  LookupFunction,
-} from '../../src/proxy-invocation/destination-agent';
+import { createDestinationAgent, DestinationRefusedError, guardedLookup, LookupFunction } from '../../src/proxy-invocation/destination-agent';
 import { IpDestinationPolicy } from '../../src/proxy-invocation/destination-policy';
 
 // Apps with their sandbox pools start per file, and some tests run transforms to the reactor's limits.
@@ -37,7 +32,6 @@ function lookupThrough(policy: IpDestinationPolicy, addresses: LookupAddress[], 
 
 /** A destination that answers 'reached' and counts the connections it accepts. */
 const countingServer = () => startUpstream((_req, res) => res.end('reached'));
-
 
 describe('SSRF: destinations are checked at connect time, after resolution', () => {
   describe('the guarded lookup', () => {

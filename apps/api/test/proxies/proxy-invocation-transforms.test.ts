@@ -38,7 +38,7 @@ describe('proxy invocation (/proxy)', () => {
       expect(sent.headers['x-original']).toBe('yes');
     });
 
-    it("gives a request transform the header names as the caller wrote them, read, written and deleted in any case", async () => {
+    it('gives a request transform the header names as the caller wrote them, read, written and deleted in any case', async () => {
       const owner = await newTenant(t);
       const code = `module.exports = async function (req) {
         const h = req.args.headers;

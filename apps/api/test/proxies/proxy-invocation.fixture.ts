@@ -8,7 +8,6 @@ import { Caller } from '../support/application-fixtures';
 // Apps with their sandbox pools start per file, and some tests run transforms to the reactor's limits.
 jest.setTimeout(30_000);
 
-
 /** What the upstream saw of one request. */
 export interface Seen {
   method: string;
@@ -52,7 +51,6 @@ export async function recordingUpstream(): Promise<Upstream & { seen: Seen[] }> 
   });
   return { ...upstream, seen };
 }
-
 
 export type RecordingUpstream = Awaited<ReturnType<typeof recordingUpstream>>;
 

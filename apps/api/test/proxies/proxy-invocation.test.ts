@@ -22,7 +22,10 @@ describe('proxy invocation (/proxy)', () => {
     expect(lastSeen().url).toBe('/api/foo/bar?x=1&y=a%20b&y=c');
     await t.http().get('/proxy').set('svc-proxy-key', p.key).expect(200);
     expect(lastSeen().url).toBe('/api');
-    await t.http().delete('/proxy/items/7?svc-proxy-key=' + p.key).expect(200);
+    await t
+      .http()
+      .delete('/proxy/items/7?svc-proxy-key=' + p.key)
+      .expect(200);
     expect(lastSeen()).toMatchObject({ method: 'DELETE', url: '/api/items/7' });
     for (const method of ['post', 'put', 'patch'] as const) {
       await t.http()[method]('/proxy/items').set('svc-proxy-key', p.key).set('content-type', 'application/json').send('{"a":1}').expect(200);
@@ -33,27 +36,27 @@ describe('proxy invocation (/proxy)', () => {
     expect(lastSeen().url).toBe('/?q=1');
   });
 
-  it('strips this service\'s credentials and hop-by-hop headers, sets host to the destination', async () => {
+  it("strips this service's credentials and hop-by-hop headers, sets host to the destination", async () => {
     const owner = await newTenant(t);
     const p = await proxy(owner);
     // node:http, because undici refuses to send hop-by-hop headers at all.
     const status = await new Promise<number>((resolve, reject) => {
       const req = httpRequest(`${base}/proxy/h`, {
-      method: 'POST',
-      headers: {
-        'svc-api-key': owner.key,
-        'svc-proxy-key': p.key,
-        host: 'gatehouse.example.com',
-        'keep-alive': 'timeout=5',
-        te: 'trailers',
-        'proxy-authorization': 'Basic Zm9vOmJhcg==',
-        'proxy-connection': 'keep-alive',
-        connection: 'keep-alive, x-named-by-connection',
-        'x-named-by-connection': 'drop me',
-        'x-custom': 'kept',
-        authorization: 'Bearer for-the-destination',
-        'content-type': 'text/plain',
-      },
+        method: 'POST',
+        headers: {
+          'svc-api-key': owner.key,
+          'svc-proxy-key': p.key,
+          host: 'gatehouse.example.com',
+          'keep-alive': 'timeout=5',
+          te: 'trailers',
+          'proxy-authorization': 'Basic Zm9vOmJhcg==',
+          'proxy-connection': 'keep-alive',
+          connection: 'keep-alive, x-named-by-connection',
+          'x-named-by-connection': 'drop me',
+          'x-custom': 'kept',
+          authorization: 'Bearer for-the-destination',
+          'content-type': 'text/plain',
+        },
       });
       req.on('response', (res) => {
         res.resume();
@@ -212,7 +215,12 @@ describe('proxy invocation (/proxy)', () => {
       const owner = await newTenant(t);
       const p = await proxy(owner, { require_auth: false });
       const before = upstream.seen.length;
-      const declared = await t.http().post('/proxy/raw').set('svc-proxy-key', p.key).set('content-type', 'application/octet-stream').send(randomBytes(64 * 1024 + 1));
+      const declared = await t
+        .http()
+        .post('/proxy/raw')
+        .set('svc-proxy-key', p.key)
+        .set('content-type', 'application/octet-stream')
+        .send(randomBytes(64 * 1024 + 1));
       expect(declared.status).toBe(413);
       expect(declared.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(upstream.seen.length).toBe(before);
@@ -229,7 +237,13 @@ describe('proxy invocation (/proxy)', () => {
         await chunked.body.dump();
       }
       const transformed = await proxy(owner, { require_auth: false, request_transform: { code: 'module.exports = async (req) => req.args;' } });
-      await t.http().post('/proxy/raw').set('svc-proxy-key', transformed.key).set('content-type', 'text/plain').send('x'.repeat(64 * 1024 + 1)).expect(413);
+      await t
+        .http()
+        .post('/proxy/raw')
+        .set('svc-proxy-key', transformed.key)
+        .set('content-type', 'text/plain')
+        .send('x'.repeat(64 * 1024 + 1))
+        .expect(413);
     });
   });
 
@@ -252,5 +266,4 @@ describe('proxy invocation (/proxy)', () => {
       expect(res.body.detail).toContain('500 ms');
     });
   });
-
 });

@@ -47,7 +47,9 @@ describe('proxy path escape', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
     const owner = await newTenant(t);
-    const proxy = await as(t, owner.key).post('/proxies', { name: 'open', destination_url: `${upstream.origin}/open/`, require_auth: false }).expect(201);
+    const proxy = await as(t, owner.key)
+      .post('/proxies', { name: 'open', destination_url: `${upstream.origin}/open/`, require_auth: false })
+      .expect(201);
     proxyKey = proxy.body.key;
   }, 60_000);
   afterAll(async () => {

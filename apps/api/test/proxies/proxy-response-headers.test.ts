@@ -23,7 +23,17 @@ const HOSTILE: OutgoingHttpHeaders = {
   link: '<https://attacker.example/x.js>; rel=preload; as=script, <https://api.example/items?page=2>; rel="next", <https://attacker.example/sw.js>; rel="serviceworker"',
   'x-upstream': 'kept',
 };
-const DROPPED = ['service-worker-allowed', 'clear-site-data', 'refresh', 'strict-transport-security', 'alt-svc', 'nel', 'report-to', 'reporting-endpoints', 'speculation-rules'];
+const DROPPED = [
+  'service-worker-allowed',
+  'clear-site-data',
+  'refresh',
+  'strict-transport-security',
+  'alt-svc',
+  'nel',
+  'report-to',
+  'reporting-endpoints',
+  'speculation-rules',
+];
 const SANDBOX = "sandbox; default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** The policy's marks on a response: nosniff, the sandbox (after any policy of the destination's), none of DROPPED. */
@@ -62,7 +72,11 @@ describe('/proxy responses: the header policy (issue 22)', () => {
   }
 
   it("streams a destination's page without its browser-only headers, sandboxed and nosniff", async () => {
-    const res = await t.http().get('/proxy/page').set('svc-proxy-key', await proxy()).expect(200);
+    const res = await t
+      .http()
+      .get('/proxy/page')
+      .set('svc-proxy-key', await proxy())
+      .expect(200);
     expectPolicy(res.headers);
     // The destination's own policy is kept: a browser enforces both.
     expect(res.headers['content-security-policy']).toContain("script-src 'unsafe-inline'");
@@ -79,13 +93,22 @@ describe('/proxy responses: the header policy (issue 22)', () => {
     const code = `module.exports = async function (req) {
       return { status: req.args.status, headers: { 'content-type': 'text/html', 'service-worker-allowed': '/', 'clear-site-data': '"storage"', link: '</proxy/a.js>; rel=modulepreload' }, body: '<p>hi</p>' };
     };`;
-    const res = await t.http().get('/proxy').set('svc-proxy-key', await proxy({ response_transform: { code } })).expect(200);
+    const res = await t
+      .http()
+      .get('/proxy')
+      .set('svc-proxy-key', await proxy({ response_transform: { code } }))
+      .expect(200);
     expectPolicy(res.headers);
     expect(res.headers.link).toBeUndefined();
     expect(res.text).toBe('<p>hi</p>');
 
-    const failing = "module.exports = async () => { throw new CustomHttpResponseError({ status: 409, headers: { 'content-type': 'text/html', 'service-worker-allowed': '/' }, body: '<p>no</p>' }); };";
-    const failed = await t.http().get('/proxy').set('svc-proxy-key', await proxy({ response_transform: { code: failing } })).expect(409);
+    const failing =
+      "module.exports = async () => { throw new CustomHttpResponseError({ status: 409, headers: { 'content-type': 'text/html', 'service-worker-allowed': '/' }, body: '<p>no</p>' }); };";
+    const failed = await t
+      .http()
+      .get('/proxy')
+      .set('svc-proxy-key', await proxy({ response_transform: { code: failing } }))
+      .expect(409);
     expectPolicy(failed.headers);
     expect(failed.text).toBe('<p>no</p>');
   });

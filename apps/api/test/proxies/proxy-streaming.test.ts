@@ -144,7 +144,9 @@ describe('proxy invocation: the destination answer', () => {
   });
 
   describe('with a response transform', () => {
-    const echo = { response_transform: { code: 'module.exports = async (req) => ({ status: req.args.status, body: { size: JSON.stringify(req.args.body).length } });' } };
+    const echo = {
+      response_transform: { code: 'module.exports = async (req) => ({ status: req.args.status, body: { size: JSON.stringify(req.args.body).length } });' },
+    };
 
     it('gives the transform the whole answer', async () => {
       const key = await proxy(echo);

@@ -127,7 +127,13 @@ describe('svc token methods in transforms', () => {
     expect(refused).toMatchObject({ ok: false, status: 403, data: { status: 403 } });
     expect(JSON.stringify(refused)).not.toContain(number);
     // Without token:create anywhere, create is a 403 that names the permission and writes nothing.
-    const noCreate = await run(await svcProxy(admin, (await appWith(admin, [], [rule(1, '/', 'reveal', ['token:read'])])).id, `return settle(req.svc.tokens.create({ type: 'token', data: 'x' }));`));
+    const noCreate = await run(
+      await svcProxy(
+        admin,
+        (await appWith(admin, [], [rule(1, '/', 'reveal', ['token:read'])])).id,
+        `return settle(req.svc.tokens.create({ type: 'token', data: 'x' }));`,
+      ),
+    );
     expect(noCreate).toMatchObject({ ok: false, status: 403 });
   });
 

@@ -74,12 +74,7 @@ describe('proxies API', () => {
         .send({ name: 'p', destination_url: 'https://a.example.com', request_transform: { code: 'module.exports = (' } })
         .expect(400);
       expect(noCompile.body.errors['request_transform.code']).toEqual([expect.stringMatching(/line 1, column \d+/)]);
-      await t
-        .http()
-        .put(`/proxies/${created.id}`)
-        .set('svc-api-key', other.key)
-        .send({ name: 'p', destination_url: 'https://a.example.com' })
-        .expect(404);
+      await t.http().put(`/proxies/${created.id}`).set('svc-api-key', other.key).send({ name: 'p', destination_url: 'https://a.example.com' }).expect(404);
       const unchanged = await t.http().get(`/proxies/${created.id}`).set('svc-api-key', caller.key).expect(200);
       expect(unchanged.body.name).toBe('payments');
     });
@@ -195,7 +190,11 @@ describe('proxies API', () => {
       await patch(reader, created.id, { name: 'x' }).expect(403);
       await t.http().delete(`/proxies/${created.id}`).set('svc-api-key', reader.key).expect(403);
 
-      const writer = await createApplication(t, caller.key, { name: 'writer', type: 'management', permissions: ['proxy:create', 'proxy:update', 'proxy:delete'] });
+      const writer = await createApplication(t, caller.key, {
+        name: 'writer',
+        type: 'management',
+        permissions: ['proxy:create', 'proxy:update', 'proxy:delete'],
+      });
       await t.http().get('/proxies').set('svc-api-key', writer.key).expect(403);
       await t.http().get(`/proxies/${created.id}`).set('svc-api-key', writer.key).expect(403);
       await patch({ ...caller, key: writer.key }, created.id, { name: 'by writer' }).expect(200);

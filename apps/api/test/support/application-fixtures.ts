@@ -33,7 +33,12 @@ export function as(t: TestApp, key: string) {
       const req = t.http().post(path).set('SVC-API-KEY', key);
       return body === undefined ? req : req.send(body as object);
     },
-    put: (path: string, body: unknown) => t.http().put(path).set('SVC-API-KEY', key).send(body as object),
+    put: (path: string, body: unknown) =>
+      t
+        .http()
+        .put(path)
+        .set('SVC-API-KEY', key)
+        .send(body as object),
     delete: (path: string) => t.http().delete(path).set('SVC-API-KEY', key),
   };
 }

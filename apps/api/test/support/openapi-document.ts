@@ -43,14 +43,18 @@ export function openApiChecker(document: Json = openApiDocument()) {
       if ((res.text ?? '') !== '') throw new Error(`${method.toUpperCase()} ${path} ${status} has a body; the document lists none`);
       return;
     }
-    const mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+    const mediaType = String(res.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
     const media = response.content[mediaType] ? mediaType : response.content['*/*'] ? '*/*' : undefined;
-    if (!media) throw new Error(`${method.toUpperCase()} ${path} ${status} answered ${mediaType}; the document lists ${Object.keys(response.content).join(', ')}`);
+    if (!media)
+      throw new Error(`${method.toUpperCase()} ${path} ${status} answered ${mediaType}; the document lists ${Object.keys(response.content).join(', ')}`);
     if (media === '*/*') return;
     const validate = validatorAt(['paths', path, method, 'responses', key, 'content', media, 'schema']);
     // Text formats (CSV, NDJSON) are validated as the string they are; JSON ones as the value they parse to.
     const body = !/[/+]json$/.test(media) ? (res.text ?? '') : res.body !== undefined && Object.keys(res.body).length > 0 ? res.body : JSON.parse(res.text);
-    if (!validate(body)) throw new Error(`${method.toUpperCase()} ${path} ${status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 1000)}`);
+    if (!validate(body))
+      throw new Error(`${method.toUpperCase()} ${path} ${status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 1000)}`);
   }
 
   return { document, ajv, validatorAt, conforms, checked };

@@ -12,11 +12,15 @@ const kekId = (hexOrBase64: string) => kekIdOf(Buffer.from(hexOrBase64, /^[0-9a-
 describe('gatehouse vault status / rotate-key / re-encrypt', () => {
   let own: OwnDatabase;
   const proxies: { id: string; tenantId: string; key: string }[] = [];
-  const cli = (env: Record<string, string>, ...args: string[]) => runToCompletion(CLI_MAIN, ['vault', ...args], { DATABASE_URL: own.url, LOG_LEVEL: 'silent', ...env });
+  const cli = (env: Record<string, string>, ...args: string[]) =>
+    runToCompletion(CLI_MAIN, ['vault', ...args], { DATABASE_URL: own.url, LOG_LEVEL: 'silent', ...env });
 
   beforeAll(async () => {
     own = await ownDatabase('cli_vault');
-    const repository = new TypeormProxyRepository(own.database.dataSource.manager, new DatabaseVaultCrypto(new VaultKeyStore(own.database.dataSource, testKeyWrapper(OLD))));
+    const repository = new TypeormProxyRepository(
+      own.database.dataSource.manager,
+      new DatabaseVaultCrypto(new VaultKeyStore(own.database.dataSource, testKeyWrapper(OLD))),
+    );
     for (let i = 0; i < 3; i++) {
       const tenantId = randomUUID();
       await own.database.dataSource.query('INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, now())', [tenantId, `cli-vault-${i}`]);
@@ -31,7 +35,12 @@ describe('gatehouse vault status / rotate-key / re-encrypt', () => {
     const status = await cli({ VAULT_KEY: OLD }, 'status', '--json');
     expect(status.code).toBe(0);
     // Three tenants' data and fingerprint-free proxies: a data key each, and the global lookup key.
-    expect(JSON.parse(status.stdout)).toEqual({ kek_id: kekId(OLD), keys_by_kek: { [kekId(OLD)]: 4 }, data_keys: { active: 3, retired: 0 }, tenants_re_encrypting: 0 });
+    expect(JSON.parse(status.stdout)).toEqual({
+      kek_id: kekId(OLD),
+      keys_by_kek: { [kekId(OLD)]: 4 },
+      data_keys: { active: 3, retired: 0 },
+      tenants_re_encrypting: 0,
+    });
 
     const nothing = await cli({ VAULT_KEY: OLD }, 'rotate-key');
     expect(nothing).toMatchObject({ code: 0, stdout: expect.stringContaining('to rotate: set VAULT_KEY to a new key') });
@@ -55,7 +64,10 @@ describe('gatehouse vault status / rotate-key / re-encrypt', () => {
     const after = await cli({ VAULT_KEY: NEW }, 'status');
     expect(after.stdout).toContain(`${kekId(NEW)}  7  (current)`);
     expect(after.stdout).toContain('data keys: 3 active, 3 retired');
-    const repository = new TypeormProxyRepository(own.database.dataSource.manager, new DatabaseVaultCrypto(new VaultKeyStore(own.database.dataSource, testKeyWrapper(NEW))));
+    const repository = new TypeormProxyRepository(
+      own.database.dataSource.manager,
+      new DatabaseVaultCrypto(new VaultKeyStore(own.database.dataSource, testKeyWrapper(NEW))),
+    );
     for (const p of proxies) expect(await repository.findByKey(p.key)).toMatchObject({ id: p.id, configuration: { SECRET: expect.stringMatching(/^s\d$/) } });
 
     expect(await cli({ VAULT_KEY: NEW }, 're-encrypt', '--tenant', 'nope')).toMatchObject({ code: 2, stdout: '' });
@@ -64,6 +76,10 @@ describe('gatehouse vault status / rotate-key / re-encrypt', () => {
     const service = await runToCompletion(API_MAIN, [], { DATABASE_URL: own.url, VAULT_KEY: OLD, PORT: '0', LOG_LEVEL: 'silent' });
     expect(service.code).toBe(1);
     expect(service.stderr.trim().split('\n')).toHaveLength(1);
-    expect(service.stderr).toMatch(new RegExp(`^gatehouse: failed to start: a vault data key is wrapped by key-encryption key ${kekId(NEW)}, which this process does not have \\(it has ${kekId(OLD)}\\)`));
+    expect(service.stderr).toMatch(
+      new RegExp(
+        `^gatehouse: failed to start: a vault data key is wrapped by key-encryption key ${kekId(NEW)}, which this process does not have \\(it has ${kekId(OLD)}\\)`,
+      ),
+    );
   });
 });

@@ -18,12 +18,17 @@ describe('tokens: access rules, search, deduplication, expiry', () => {
     const pci = await createToken(t, owner, { type: 'card', data: CARD });
     const bank = await createToken(t, owner, { type: 'us_bank_account_number', data: '1234567890' });
     const pii = await createToken(t, owner, { type: 'social_security_number', data: '123-45-6789' });
-    const key = await privateApp(t, admin, [], [
-      rule(30, '/', 'reveal', ['token:read']),
-      rule(10, '/pci/', 'mask', ['token:read']),
-      rule(20, '/bank/', 'redact', ['token:read']),
-      rule(5, '/pii/high/', 'reveal', ['token:create']), // grants no read: passed over
-    ]);
+    const key = await privateApp(
+      t,
+      admin,
+      [],
+      [
+        rule(30, '/', 'reveal', ['token:read']),
+        rule(10, '/pci/', 'mask', ['token:read']),
+        rule(20, '/bank/', 'redact', ['token:read']),
+        rule(5, '/pii/high/', 'reveal', ['token:create']), // grants no read: passed over
+      ],
+    );
     const get = async (id: string) => (await tokensAs(t, key).get(`/tokens/${id}`).expect(200)).body;
     expect((await get(pci.id)).data).toEqual({ number: '424242XXXXXX4242', expiration_month: 12, expiration_year: 2030 });
     expect(await get(bank.id)).not.toHaveProperty('data');
@@ -39,7 +44,12 @@ describe('tokens: access rules, search, deduplication, expiry', () => {
   });
 
   it('expiring applications: conditions on the token id and container with equals and starts_with', async () => {
-    const minter = await createApplication(t, admin.key, { name: 'minter', type: 'private', permissions: ['token:read'], can_create_expiring_applications: true });
+    const minter = await createApplication(t, admin.key, {
+      name: 'minter',
+      type: 'private',
+      permissions: ['token:read'],
+      can_create_expiring_applications: true,
+    });
     const token = await createToken(t, owner, { id: `sess_${Date.now()}`, type: 'card_number', data: '4242424242424242' });
     const expiring = async (attribute: string, operator: string, value: string) =>
       (
@@ -88,7 +98,9 @@ describe('tokens: access rules, search, deduplication, expiry', () => {
     expect((await list(`metadata.tag=${tag}&container=/search/hid`, owner).expect(200)).body.data.map((x: { id: string }) => x.id)).toEqual([hidden.id]);
     expect((await list(`metadata.tag=${tag}&type=card`, owner).expect(200)).body.data).toEqual([]);
     const card = await createToken(t, owner, { type: 'card', data: CARD, metadata: { tag } });
-    expect((await list(`fingerprint=${encodeURIComponent(card.fingerprint)}&type=card`, owner).expect(200)).body.data.map((x: { id: string }) => x.id)).toContain(card.id);
+    expect(
+      (await list(`fingerprint=${encodeURIComponent(card.fingerprint)}&type=card`, owner).expect(200)).body.data.map((x: { id: string }) => x.id),
+    ).toContain(card.id);
     // Strict query: unknown names, bad sizes, a bad cursor, page (keyset only) are 400s.
     for (const bad of ['nope=1', 'size=0', 'size=101', 'start=abc', 'page=2', 'type=bogus']) expectProblem(await list(bad), 400);
     expectProblem(await list(`metadata.tag=${tag}&metadata.tag=x`), 400);
@@ -101,11 +113,15 @@ describe('tokens: access rules, search, deduplication, expiry', () => {
   it('deduplicate_token returns the existing token of the type and fingerprint; redacted for a caller that may not read it', async () => {
     const number = '5105105105105100';
     const first = await createToken(t, owner, { type: 'card', data: { ...CARD, number }, metadata: { a: '1' } });
-    const again = await tokensAs(t, owner).post('/tokens', { type: 'card', data: { ...CARD, number, cvc: '999' }, deduplicate_token: true }).expect(201);
+    const again = await tokensAs(t, owner)
+      .post('/tokens', { type: 'card', data: { ...CARD, number, cvc: '999' }, deduplicate_token: true })
+      .expect(201);
     expect(again.body).toMatchObject({ id: first.id, _extras: { deduplicated: true }, metadata: { a: '1' } });
     expect(again.body.data.cvc).toBe('123');
     const writer = await privateApp(t, admin, [], [rule(1, '/', 'reveal', ['token:create'])]);
-    const blind = await tokensAs(t, writer).post('/tokens', { type: 'card', data: { ...CARD, number }, deduplicate_token: true }).expect(201);
+    const blind = await tokensAs(t, writer)
+      .post('/tokens', { type: 'card', data: { ...CARD, number }, deduplicate_token: true })
+      .expect(201);
     expect(blind.body.id).toBe(first.id);
     expect(blind.body).not.toHaveProperty('data');
     expect(blind.body).not.toHaveProperty('metadata');
@@ -122,6 +138,12 @@ describe('tokens: access rules, search, deduplication, expiry', () => {
     const [row] = await t.database.dataSource.query('SELECT count(*)::int AS n FROM tokens WHERE tenant_id = $1 AND id = $2', [admin.tenantId, token.id]);
     expect(row.n).toBe(0);
     const events = await auditEvents(t, { entityId: token.id });
-    expect(events.map((e) => [e.operation, e.actor_type])).toEqual(expect.arrayContaining([['create', 'application'], ['read', 'application'], ['delete', 'system']]));
+    expect(events.map((e) => [e.operation, e.actor_type])).toEqual(
+      expect.arrayContaining([
+        ['create', 'application'],
+        ['read', 'application'],
+        ['delete', 'system'],
+      ]),
+    );
   });
 });

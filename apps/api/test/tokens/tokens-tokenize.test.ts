@@ -33,7 +33,10 @@ describe('tokens: tokenize, detokenize, plaintext scan', () => {
 
   beforeAll(async () => {
     log = captureLog('debug');
-    t = await startTestApp({ REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `tok-${randomBytes(4).toString('hex')}`, LOG_LEVEL: 'debug' }, { logger: log.nest, accessLog: log.root });
+    t = await startTestApp(
+      { REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `tok-${randomBytes(4).toString('hex')}`, LOG_LEVEL: 'debug' },
+      { logger: log.nest, accessLog: log.root },
+    );
     admin = await newTenant(t);
     owner = await privateApp(t, admin, [], [rule(1, '/', 'reveal', ['token:create', 'token:read', 'token:update', 'token:delete', 'token:use'])]);
   });
@@ -51,7 +54,9 @@ describe('tokens: tokenize, detokenize, plaintext scan', () => {
     expect(res.body.n).toBe(1);
     expect(res.body.customer.card).toMatchObject({ type: 'card_number', data: number, containers: ['/pci/high/'], _extras: { deduplicated: false } });
     expect(res.body.customer.ssn).toMatchObject({ type: 'social_security_number', data: ssn });
-    const array = await tokensAs(t, owner).post('/tokenize', [{ type: 'token', data: { secret: secretDigits(12) } }, 'x']).expect(200);
+    const array = await tokensAs(t, owner)
+      .post('/tokenize', [{ type: 'token', data: { secret: secretDigits(12) } }, 'x'])
+      .expect(200);
     expect(array.body[0]).toMatchObject({ type: 'token' });
     expect(array.body[1]).toBe('x');
     const ids = [res.body.customer.card.id, res.body.customer.ssn.id, array.body[0].id];
@@ -63,7 +68,14 @@ describe('tokens: tokenize, detokenize, plaintext scan', () => {
     const res = await tokensAs(t, owner).post('/tokenize', { a: { type: 'token', data: 'ok' }, b: [{ type: 'card_number', data: '4242424242424241' }] });
     expectProblem(res, 400, ['b[0].data']);
     expect(JSON.stringify(res.body)).not.toContain('4242424242424241');
-    expectProblem(await tokensAs(t, owner).post('/tokenize', Array.from({ length: 101 }, () => ({ type: 'token', data: 1 }))), 400, ['body']);
+    expectProblem(
+      await tokensAs(t, owner).post(
+        '/tokenize',
+        Array.from({ length: 101 }, () => ({ type: 'token', data: 1 })),
+      ),
+      400,
+      ['body'],
+    );
     expectProblem(await tokensAs(t, owner).post('/tokenize', { a: { type: 'token', data: 1, extra: true } }), 400, ['a.extra']);
     const [after] = await t.database.dataSource.query('SELECT count(*)::int AS n FROM tokens WHERE tenant_id = $1', [admin.tenantId]);
     expect(after.n).toBe(before.n);
@@ -76,13 +88,18 @@ describe('tokens: tokenize, detokenize, plaintext scan', () => {
     const card = await createToken(t, owner, { type: 'card', data: { number, expiration_month: 1, expiration_year: 2031 } });
     const plain = await createToken(t, owner, { type: 'token', data: { nested: { v: 42 } } });
     const res = await tokensAs(t, owner)
-      .post('/detokenize', { card: `{{ ${card.id} }}`, number: `{{ ${card.id} | json: '$.number' }}`, text: `ends ${'{{'} ${card.id} | json: '$.number' | last4 }}`, v: [`{{${plain.id}|json:'$.nested.v'}}`] })
+      .post('/detokenize', {
+        card: `{{ ${card.id} }}`,
+        number: `{{ ${card.id} | json: '$.number' }}`,
+        text: `ends ${'{{'} ${card.id} | json: '$.number' | last4 }}`,
+        v: [`{{${plain.id}|json:'$.nested.v'}}`],
+      })
       .expect(200);
     expect(res.body).toEqual({ card: { number, expiration_month: 1, expiration_year: 2031 }, number, text: `ends ${number.slice(-4)}`, v: [42] });
     expect((await auditEvents(t, { entityId: card.id })).filter((e) => e.message.includes('detokenized'))).toHaveLength(1);
   });
 
-  it('an unknown, another tenant\'s, expired or unusable token is a 400 naming where, never a blank', async () => {
+  it("an unknown, another tenant's, expired or unusable token is a 400 naming where, never a blank", async () => {
     const other = await newTenant(t);
     const otherKey = await privateApp(t, other, [], [rule(1, '/', 'reveal', ['token:create', 'token:use'])]);
     const foreign = await createToken(t, otherKey, { type: 'token', data: 'theirs' });
@@ -106,7 +123,9 @@ describe('tokens: tokenize, detokenize, plaintext scan', () => {
     const created = await createToken(t, owner, { type: 'card', data: { number, cvc: '987' }, metadata: { tag: 'scan' } });
     await tokensAs(t, owner).get(`/tokens/${created.id}`).expect(200);
     const replacement = secretDigits(16, true);
-    await tokensAs(t, owner).patch(`/tokens/${created.id}`, { data: { number: replacement } }).expect(200);
+    await tokensAs(t, owner)
+      .patch(`/tokens/${created.id}`, { data: { number: replacement } })
+      .expect(200);
     await tokensAs(t, owner).get('/v2/tokens?metadata.tag=scan').expect(200);
     const bank = secretDigits(12);
     await createToken(t, owner, { type: 'us_bank_account_number', data: bank });

@@ -142,7 +142,13 @@ describe('tokens API', () => {
       expectProblem(await tokensAs(t, revealer).patch(`/tokens/${created.id}`, { data: { number: '1234' } }), 400, ['data.number']);
       expectProblem(await tokensAs(t, revealer).patch(`/tokens/${created.id}`, { type: 'token' }), 400, ['type']);
       const ops = (await auditEvents(t, { entityId: created.id })).map((e) => [e.entity_type, e.operation]);
-      expect(ops).toEqual(expect.arrayContaining([['card', 'create'], ['card', 'update'], ['card', 'read']]));
+      expect(ops).toEqual(
+        expect.arrayContaining([
+          ['card', 'create'],
+          ['card', 'update'],
+          ['card', 'read'],
+        ]),
+      );
     });
 
     it('deletes (204), then 404; another tenant cannot delete', async () => {

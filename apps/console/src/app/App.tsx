@@ -18,7 +18,9 @@ export function App() {
   // A 401 while signed in: the key was regenerated, deleted or expired under the console. Back to the sign-in form,
   // at the same address, so signing in again returns to the same page.
   const refused = useCallback(() => {
-    setSignIn((s) => (s.state === 'signed-in' ? { state: 'signed-out', error: 'The service no longer accepts this key (regenerated, deleted or expired): sign in again.' } : s));
+    setSignIn((s) =>
+      s.state === 'signed-in' ? { state: 'signed-out', error: 'The service no longer accepts this key (regenerated, deleted or expired): sign in again.' } : s,
+    );
   }, []);
   useEffect(() => {
     if (signIn.state === 'signed-out') forgetKey();
@@ -53,7 +55,12 @@ export function App() {
     [],
   );
 
-  if (signIn.state === 'checking') return <main className="centered" aria-busy="true">Checking your key…</main>;
+  if (signIn.state === 'checking')
+    return (
+      <main className="centered" aria-busy="true">
+        Checking your key…
+      </main>
+    );
   if (signIn.state === 'signed-out') {
     return (
       <SignInForm

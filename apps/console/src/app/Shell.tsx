@@ -25,7 +25,9 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
   const { application, probed } = useSession();
   const { path } = useRoute();
   // Token permissions may come from the key's access rules alone (CONTRACT section 12).
-  const allowed = SECTIONS.filter((s) => (s.path === 'tokens' ? holdsTokenPermission(application, s.permission) : application.permissions.includes(s.permission)));
+  const allowed = SECTIONS.filter((s) =>
+    s.path === 'tokens' ? holdsTokenPermission(application, s.permission) : application.permissions.includes(s.permission),
+  );
   const [first, ...rest] = path.split('/');
   const section = SECTIONS.find((s) => s.path === first);
   const subPath = rest.length ? `/${rest.join('/')}` : '';
@@ -59,9 +61,7 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
         </nav>
         <span className="who">
           {probed ? (
-            <>
-              Signed in with a key that may not read its own application: pages shown by what it may list
-            </>
+            <>Signed in with a key that may not read its own application: pages shown by what it may list</>
           ) : (
             <>
               Signed in as <strong>{application.name}</strong> ({application.type})
@@ -74,9 +74,7 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
       </header>
       {allowed.length === 0 ? (
         <Page title="Nothing to show">
-          <p>
-            This key has none of the permissions the console shows: {SECTIONS.map((s) => `${s.permission} (${s.label.toLowerCase()})`).join(', ')}.
-          </p>
+          <p>This key has none of the permissions the console shows: {SECTIONS.map((s) => `${s.permission} (${s.label.toLowerCase()})`).join(', ')}.</p>
         </Page>
       ) : !section ? (
         path === '' ? null : (
@@ -88,7 +86,9 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
         )
       ) : !allowed.includes(section) ? (
         <Page title={section.label}>
-          <p>This key may not see {section.label.toLowerCase()}: it lacks {section.permission}.</p>
+          <p>
+            This key may not see {section.label.toLowerCase()}: it lacks {section.permission}.
+          </p>
         </Page>
       ) : (
         <SectionPage section={section.path} subPath={subPath} />

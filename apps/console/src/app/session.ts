@@ -63,9 +63,12 @@ async function probedSession(api: Api): Promise<Session> {
     // A private or public application's key (token permissions, no application:read) is the usual one for tokens.
     api.GET('/v2/tokens', { params: { query: { size: 1 } } }),
   ]);
-  const permissions = [logs.response.ok && 'log:read', streams.response.ok && 'log:stream', proxies.response.ok && 'proxy:read', tokens.response.ok && 'token:read'].filter(
-    (p): p is string => typeof p === 'string',
-  );
+  const permissions = [
+    logs.response.ok && 'log:read',
+    streams.response.ok && 'log:stream',
+    proxies.response.ok && 'proxy:read',
+    tokens.response.ok && 'token:read',
+  ].filter((p): p is string => typeof p === 'string');
   const application: Application = {
     id: '',
     tenant_id: '',

@@ -46,7 +46,15 @@ export function RateLimitFields(props: {
       <div className="row">
         <Field id={`${idPrefix}-limit`} label="Requests" error={errors.limit}>
           {(control) => (
-            <input {...control} type="number" inputMode="numeric" min={1} step={1} value={draft.limit} onChange={(e) => onChange({ ...draft, limit: e.target.value })} />
+            <input
+              {...control}
+              type="number"
+              inputMode="numeric"
+              min={1}
+              step={1}
+              value={draft.limit}
+              onChange={(e) => onChange({ ...draft, limit: e.target.value })}
+            />
           )}
         </Field>
         <Field id={`${idPrefix}-window`} label="Per window of (seconds)" error={errors.windowSeconds}>

@@ -29,7 +29,11 @@ describe('log stream delivery', () => {
   });
 
   async function createStream(tenant: CreatedTenant, kind: string, settings: Record<string, unknown>): Promise<{ id: string; signing_secret?: string }> {
-    const res = await api.http().post('/logs/streams').set('SVC-API-KEY', tenant.key).send({ name: kind, kind, settings: { tls_ca: ca.ca, ...settings }, start: 'beginning' });
+    const res = await api
+      .http()
+      .post('/logs/streams')
+      .set('SVC-API-KEY', tenant.key)
+      .send({ name: kind, kind, settings: { tls_ca: ca.ca, ...settings }, start: 'beginning' });
     expect(res.status).toBe(201);
     return res.body;
   }
@@ -48,13 +52,23 @@ describe('log stream delivery', () => {
       await seedLogs(api, tenant, 130);
       const stream = await createStream(tenant, kind, { url: kind === 'https' ? `${receiver.url}/hook` : receiver.url, ...credentials[kind](receiver) });
       if (kind === 'https') receiver.credential = stream.signing_secret!;
-      await until(() => receiver.records.length, (n) => n >= 130, 20_000, `${kind} records`);
+      await until(
+        () => receiver.records.length,
+        (n) => n >= 130,
+        20_000,
+        `${kind} records`,
+      );
       const check = checkChain(receiver.records);
       expect(check.problems).toEqual([]);
       expect(check.positions).toEqual(Array.from({ length: 130 }, (_, i) => i + 1));
       expect(check.duplicates).toBe(0);
       expect(receiver.refusals).toEqual([]);
-      const row = await until(() => streamRow(api, stream.id), (r) => r.position === 130, 5000, 'acknowledged position');
+      const row = await until(
+        () => streamRow(api, stream.id),
+        (r) => r.position === 130,
+        5000,
+        'acknowledged position',
+      );
       expect(row).toMatchObject({ delivered: 130, redelivered: 0, last_error: null });
       if (kind === 'https') {
         const { headers } = receiver.requests[0]!;
@@ -77,14 +91,30 @@ describe('log stream delivery', () => {
       const tenant = await api.tenant();
       await seedLogs(api, tenant, 5);
       const stream = await createStream(tenant, 'splunk_hec', { url: receiver.url, token: 'a-wrong-token' });
-      const row = await until(() => streamRow(api, stream.id), (r) => r.last_error !== null, 10_000, 'a failure');
+      const row = await until(
+        () => streamRow(api, stream.id),
+        (r) => r.last_error !== null,
+        10_000,
+        'a failure',
+      );
       expect(row.position).toBe(0);
       expect(row.last_error).toBe('the receiver answered HTTP 401 Unauthorized');
       const shown = await api.http().get(`/logs/streams/${stream.id}`).set('SVC-API-KEY', tenant.key).expect(200);
       expect(shown.body).toMatchObject({ state: 'failing', last_error: 'the receiver answered HTTP 401 Unauthorized', lag: { logs: 5 } });
       // The right token: retried at once, delivered.
-      await api.http().patch(`/logs/streams/${stream.id}`).set('SVC-API-KEY', tenant.key).set('content-type', 'application/merge-patch+json').send(JSON.stringify({ settings: { token: 'the-right-token' } })).expect(200);
-      await until(() => streamRow(api, stream.id), (r) => r.position === 5 && r.last_error === null, 10_000, 'recovery');
+      await api
+        .http()
+        .patch(`/logs/streams/${stream.id}`)
+        .set('SVC-API-KEY', tenant.key)
+        .set('content-type', 'application/merge-patch+json')
+        .send(JSON.stringify({ settings: { token: 'the-right-token' } }))
+        .expect(200);
+      await until(
+        () => streamRow(api, stream.id),
+        (r) => r.position === 5 && r.last_error === null,
+        10_000,
+        'recovery',
+      );
       expect(checkChain(receiver.records).problems).toEqual([]);
     } finally {
       await receiver.stop();
@@ -102,7 +132,12 @@ describe('log stream delivery', () => {
       await new Promise((r) => setTimeout(r, 600));
       expect(receiver.records).toHaveLength(0);
       await api.http().post(`/logs/streams/${stream.id}/resume`).set('SVC-API-KEY', tenant.key).expect(200);
-      await until(() => receiver.records.length, (n) => n >= 10, 10_000, 'records after resume');
+      await until(
+        () => receiver.records.length,
+        (n) => n >= 10,
+        10_000,
+        'records after resume',
+      );
       expect(checkChain(receiver.records).positions).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     } finally {
       await receiver.stop();
@@ -116,7 +151,12 @@ describe('log stream delivery', () => {
       const tenant = await api.tenant();
       await seedLogs(api, tenant, 120);
       const stream = await createStream(tenant, 'syslog', { host: '127.0.0.1', port: receiver.port, tls, batch_size: 50, ...(tls ? {} : { tls_ca: null }) });
-      await until(() => receiver.messages().length, (n) => n >= 120, 20_000, 'syslog messages');
+      await until(
+        () => receiver.messages().length,
+        (n) => n >= 120,
+        20_000,
+        'syslog messages',
+      );
       const messages = receiver.messages();
       const check = checkChain(messages.map((m) => m.record));
       expect(check.problems).toEqual([]);
@@ -127,7 +167,12 @@ describe('log stream delivery', () => {
         // <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID [SD]: facility 13 (log audit), severity notice.
         expect(m.header).toMatch(/^<109>1 \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z gatehouse gatehouse - update \[gatehouse@32473 /);
       }
-      await until(() => streamRow(api, stream.id), (r) => r.position === 120, 5000, 'acknowledged position');
+      await until(
+        () => streamRow(api, stream.id),
+        (r) => r.position === 120,
+        5000,
+        'acknowledged position',
+      );
     } finally {
       await receiver.stop();
     }
@@ -140,7 +185,12 @@ describe('log stream delivery', () => {
       const tenant = await api.tenant();
       await seedLogs(api, tenant, 3);
       const stream = await createStream(tenant, 'syslog', { host: '127.0.0.1', port: receiver.port, tls_ca: null });
-      const row = await until(() => streamRow(api, stream.id), (r) => r.last_error !== null, 10_000, 'a TLS failure');
+      const row = await until(
+        () => streamRow(api, stream.id),
+        (r) => r.last_error !== null,
+        10_000,
+        'a TLS failure',
+      );
       expect(row.last_error).toMatch(/self-signed|unable to (get|verify)|certificate/i);
       expect(receiver.messages()).toHaveLength(0);
     } finally {

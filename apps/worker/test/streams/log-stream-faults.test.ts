@@ -42,18 +42,33 @@ describe('log stream delivery under faults', () => {
       const tenant = await api.tenant();
       await seedLogs(api, tenant, 50, 'before');
       const id = await webhookStream(tenant, receiver, 25);
-      await until(() => receiver.records.length, (n) => n >= 50, 20_000, 'the first logs');
+      await until(
+        () => receiver.records.length,
+        (n) => n >= 50,
+        20_000,
+        'the first logs',
+      );
       const port = receiver.port;
       await receiver.stop();
       await seedLogs(api, tenant, 100, 'while down');
       // The worker keeps trying, backing off, and says why.
-      const failing = await until(() => streamRow(api, id), (r) => r.failures >= 3, 20_000, 'failed attempts');
+      const failing = await until(
+        () => streamRow(api, id),
+        (r) => r.failures >= 3,
+        20_000,
+        'failed attempts',
+      );
       expect(failing.last_error).toMatch(/ECONNREFUSED/);
       expect(failing.position).toBe(50);
       const shown = await api.http().get(`/logs/streams/${id}`).set('SVC-API-KEY', tenant.key).expect(200);
       expect(shown.body).toMatchObject({ state: 'failing', lag: { logs: 100 } });
       await receiver.start(port);
-      await until(() => streamRow(api, id), (r) => r.position >= 150 && r.last_error === null, 20_000, 'catching up');
+      await until(
+        () => streamRow(api, id),
+        (r) => r.position >= 150 && r.last_error === null,
+        20_000,
+        'catching up',
+      );
       const row = await streamRow(api, id);
       const check = checkChain(receiver.records);
       expect(check.problems).toEqual([]);
@@ -81,12 +96,23 @@ describe('log stream delivery under faults', () => {
           : Promise.resolve();
       const id = await webhookStream(tenant, receiver, 20);
       killed = await startServiceProcess(
-        { ...STREAM_TEST_ENV, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniquePrefix('streamkill'), LOG_STREAM_INTERVAL_MS: '100' },
+        {
+          ...STREAM_TEST_ENV,
+          DATABASE_URL: TEST_DATABASE_URL,
+          REDIS_URL: TEST_REDIS_URL,
+          QUEUE_PREFIX: uniquePrefix('streamkill'),
+          LOG_STREAM_INTERVAL_MS: '100',
+        },
         [],
         WORKER_MAIN,
         /"msg":"gatehouse worker running"/,
       );
-      await until(() => receiver.records.length, (n) => n >= 40, 30_000, 'the second batch stored');
+      await until(
+        () => receiver.records.length,
+        (n) => n >= 40,
+        30_000,
+        'the second batch stored',
+      );
       expect(await killed.stop('SIGKILL')).toBeNull();
       release();
       receiver.holdAfterStore = undefined;
@@ -96,7 +122,12 @@ describe('log stream delivery under faults', () => {
       await api.database.dataSource.query(`UPDATE log_streams SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
       const worker = await startWorker();
       try {
-        await until(() => streamRow(api, id), (r) => r.position >= 60, 20_000, 'the rest delivered');
+        await until(
+          () => streamRow(api, id),
+          (r) => r.position >= 60,
+          20_000,
+          'the rest delivered',
+        );
       } finally {
         await worker.stop();
       }
@@ -127,7 +158,12 @@ describe('log stream delivery under faults', () => {
       const tenant = await api.tenant();
       await seedLogs(api, tenant, 200);
       const id = await webhookStream(tenant, receiver, 10);
-      await until(() => streamRow(api, id), (r) => r.position === 200, 30_000, 'all delivered');
+      await until(
+        () => streamRow(api, id),
+        (r) => r.position === 200,
+        30_000,
+        'all delivered',
+      );
       expect(receiver.maxInFlight).toBe(1);
       const check = checkChain(receiver.records);
       expect(check.problems).toEqual([]);

@@ -82,7 +82,13 @@ describe('UpdateApplication (PUT replaces)', () => {
     const s = await setup();
     await s.update.execute(s.admin, s.target.id, { name: 'b', permissions: ['token:read'] });
     expect(s.uow.events).toEqual([
-      expect.objectContaining({ operation: 'update', entityType: 'application', entityId: s.target.id, actorId: s.admin.applicationId, actorType: 'application' }),
+      expect.objectContaining({
+        operation: 'update',
+        entityType: 'application',
+        entityId: s.target.id,
+        actorId: s.admin.applicationId,
+        actorType: 'application',
+      }),
     ]);
     expect(s.uow.events[0]!.message).not.toContain(s.key);
   });
@@ -91,7 +97,21 @@ describe('UpdateApplication (PUT replaces)', () => {
     ['omitting both permissions and rules', { name: 'b' }, 'permissions'],
     ['an empty name', { name: ' ', permissions: ['token:read'] }, 'name'],
     ['a permission the type may not hold', { name: 'b', permissions: ['application:read'] }, 'permissions[0]'],
-    ['conditions on a private application', { name: 'b', rules: [{ priority: 1, conditions: [{ attribute: 'id' as const, operator: 'equals' as const, value: 'x' }], transform: 'reveal' as const, permissions: ['token:read'] }] }, 'rules[0].conditions'],
+    [
+      'conditions on a private application',
+      {
+        name: 'b',
+        rules: [
+          {
+            priority: 1,
+            conditions: [{ attribute: 'id' as const, operator: 'equals' as const, value: 'x' }],
+            transform: 'reveal' as const,
+            permissions: ['token:read'],
+          },
+        ],
+      },
+      'rules[0].conditions',
+    ],
   ])('refuses %s, changing and recording nothing', async (_, input, field) => {
     const s = await setup();
     const error = await s.update.execute(s.admin, s.target.id, input).catch((e: unknown) => e);
@@ -104,7 +124,9 @@ describe('UpdateApplication (PUT replaces)', () => {
   it('validates against the stored type: can_create_expiring_applications stays private-only', async () => {
     const s = await setup();
     const { application } = await s.create.execute(s.admin, { name: 'pub', type: 'public', permissions: ['token:create'] });
-    const error = await s.update.execute(s.admin, application.id, { name: 'pub', permissions: ['token:create'], canCreateExpiringApplications: true }).catch((e: unknown) => e);
+    const error = await s.update
+      .execute(s.admin, application.id, { name: 'pub', permissions: ['token:create'], canCreateExpiringApplications: true })
+      .catch((e: unknown) => e);
     expect((error as ValidationError).fieldErrors).toHaveProperty('can_create_expiring_applications');
   });
 
@@ -159,7 +181,13 @@ describe('DeleteApplication', () => {
     expect(await s.applications.findById(s.admin.tenantId, s.target.id)).toBeNull();
     await expect(s.authenticate.execute(s.key)).rejects.toBeInstanceOf(AuthenticationError);
     expect(s.uow.events).toEqual([
-      expect.objectContaining({ operation: 'delete', entityType: 'application', entityId: s.target.id, actorId: s.admin.applicationId, actorType: 'application' }),
+      expect.objectContaining({
+        operation: 'delete',
+        entityType: 'application',
+        entityId: s.target.id,
+        actorId: s.admin.applicationId,
+        actorType: 'application',
+      }),
     ]);
     expect(s.uow.events[0]!.message).toContain('backend');
   });

@@ -7,14 +7,7 @@ import { UnitOfWork } from '../shared/unit-of-work';
 import { describeRateLimit, RateLimit, validateRateLimit } from '../rate-limits/rate-counter';
 import { rateLimitChange } from '../rate-limits/rate-limit-change';
 import { generateApiKey, hashApiKey } from './api-key';
-import {
-  AccessRule,
-  Application,
-  dedupe,
-  resolveExpiry,
-  validateGrant,
-  validateName,
-} from './application';
+import { AccessRule, Application, dedupe, resolveExpiry, validateGrant, validateName } from './application';
 import { ApplicationExpiryScheduler } from './application-expiry';
 import { ApplicationRepository } from './application.repository';
 import { ApplicationType } from './permissions';
@@ -220,9 +213,7 @@ export class DeleteApplication {
   constructor(private readonly uow: UnitOfWork) {}
 
   async execute(principal: Principal, id: string): Promise<void> {
-    await deleteApplication(this.uow, principal.tenantId, id, actorOf(principal), 'deleted', (current) =>
-      requireAuthorityOver(principal, current, 'delete'),
-    );
+    await deleteApplication(this.uow, principal.tenantId, id, actorOf(principal), 'deleted', (current) => requireAuthorityOver(principal, current, 'delete'));
   }
 }
 

@@ -170,12 +170,7 @@ function validateRuleScope(type: ApplicationType, rule: AccessRule, at: string, 
 }
 
 /** `expires_at` of CONTRACT.md section 5: expiring only, default now + 1 minute, after now, within 24 hours. */
-export function resolveExpiry(
-  type: ApplicationType,
-  requested: Date | undefined,
-  now: Date,
-  errors: FieldErrorCollector,
-): Date | null {
+export function resolveExpiry(type: ApplicationType, requested: Date | undefined, now: Date, errors: FieldErrorCollector): Date | null {
   if (type !== 'expiring') {
     if (requested !== undefined) errors.add('expires_at', 'applies only to expiring applications');
     return null;

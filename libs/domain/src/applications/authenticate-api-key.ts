@@ -67,5 +67,4 @@ export class AuthenticateApiKey {
       application.previousKeyExpiresAt.getTime() > this.clock.now().getTime()
     );
   }
-
 }

@@ -52,7 +52,9 @@ export function requireGrantable(principal: Principal, grant: Powers): void {
   const missing = powersBeyond(principal, grant);
   const rate = rateBeyond(principal, grant);
   if (missing.length > 0 || rate) {
-    throw new EscalationError(`This application may not grant what it does not hold itself: ${[...missing.map(describePower), ...(rate ? [rate] : [])].join(', ')}`);
+    throw new EscalationError(
+      `This application may not grant what it does not hold itself: ${[...missing.map(describePower), ...(rate ? [rate] : [])].join(', ')}`,
+    );
   }
 }
 

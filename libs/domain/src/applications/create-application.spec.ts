@@ -119,7 +119,9 @@ describe('CreateApplication', () => {
 
     it.each(['/', '/pci/', '/pci/high/', '/a.b_c-d/9/'])('accepts the container %s', async (container) => {
       const s = await setup();
-      await expect(s.create.execute(s.admin, { name: 'r', type: 'public', rules: [containerRule({ container, permissions: ['token:create'] })] })).resolves.toBeDefined();
+      await expect(
+        s.create.execute(s.admin, { name: 'r', type: 'public', rules: [containerRule({ container, permissions: ['token:create'] })] }),
+      ).resolves.toBeDefined();
     });
 
     it('accepts conditions on an expiring application, each attribute and operator', async () => {
@@ -186,10 +188,18 @@ describe('CreateApplication', () => {
       ['a duplicate rule priority', { name: 'r', type: 'private', rules: [containerRule(), containerRule({ container: '/other/' })] }, 'rules[1].priority'],
       ['an unknown rule transform', { name: 'r', type: 'private', rules: [containerRule({ transform: 'encrypt' as never })] }, 'rules[0].transform'],
       ['a rule without permissions', { name: 'r', type: 'private', rules: [containerRule({ permissions: [] })] }, 'rules[0].permissions'],
-      ['a rule permission not allowed for the type', { name: 'r', type: 'public', rules: [containerRule({ permissions: ['token:read'] })] }, 'rules[0].permissions[0]'],
+      [
+        'a rule permission not allowed for the type',
+        { name: 'r', type: 'public', rules: [containerRule({ permissions: ['token:read'] })] },
+        'rules[0].permissions[0]',
+      ],
       ['an unknown rule permission', { name: 'r', type: 'private', rules: [containerRule({ permissions: ['nope'] })] }, 'rules[0].permissions[0]'],
       ['a private rule without a container', { name: 'r', type: 'private', rules: [containerRule({ container: undefined })] }, 'rules[0].container'],
-      ['a public rule without a container', { name: 'r', type: 'public', rules: [containerRule({ container: null, permissions: ['token:create'] })] }, 'rules[0].container'],
+      [
+        'a public rule without a container',
+        { name: 'r', type: 'public', rules: [containerRule({ container: null, permissions: ['token:create'] })] },
+        'rules[0].container',
+      ],
       ['a container without slashes', { name: 'r', type: 'private', rules: [containerRule({ container: 'pci' })] }, 'rules[0].container'],
       ['a container without the closing slash', { name: 'r', type: 'private', rules: [containerRule({ container: '/pci' })] }, 'rules[0].container'],
       ['a container with an empty segment', { name: 'r', type: 'private', rules: [containerRule({ container: '/pci//high/' })] }, 'rules[0].container'],
@@ -198,14 +208,30 @@ describe('CreateApplication', () => {
       ['an expiring rule with empty conditions', { name: 'r', type: 'expiring', rules: [conditionRule({ conditions: [] })] }, 'rules[0].conditions'],
       ['a container on an expiring rule', { name: 'r', type: 'expiring', rules: [containerRule({ conditions: undefined })] }, 'rules[0].container'],
       ['container and conditions together', { name: 'r', type: 'private', rules: [conditionRule({ container: '/pci/' })] }, 'rules[0]'],
-      ['an unknown condition attribute', { name: 'r', type: 'expiring', rules: [conditionRule({ conditions: [{ attribute: 'name' as never, operator: 'equals', value: 'x' }] })] }, 'rules[0].conditions[0].attribute'],
-      ['an unknown condition operator', { name: 'r', type: 'expiring', rules: [conditionRule({ conditions: [{ attribute: 'id', operator: 'contains' as never, value: 'x' }] })] }, 'rules[0].conditions[0].operator'],
-      ['an empty condition value', { name: 'r', type: 'expiring', rules: [conditionRule({ conditions: [{ attribute: 'id', operator: 'equals', value: '' }] })] }, 'rules[0].conditions[0].value'],
+      [
+        'an unknown condition attribute',
+        { name: 'r', type: 'expiring', rules: [conditionRule({ conditions: [{ attribute: 'name' as never, operator: 'equals', value: 'x' }] })] },
+        'rules[0].conditions[0].attribute',
+      ],
+      [
+        'an unknown condition operator',
+        { name: 'r', type: 'expiring', rules: [conditionRule({ conditions: [{ attribute: 'id', operator: 'contains' as never, value: 'x' }] })] },
+        'rules[0].conditions[0].operator',
+      ],
+      [
+        'an empty condition value',
+        { name: 'r', type: 'expiring', rules: [conditionRule({ conditions: [{ attribute: 'id', operator: 'equals', value: '' }] })] },
+        'rules[0].conditions[0].value',
+      ],
       ['a NUL in the name', { ...VALID.private, name: 'a\u0000b' }, 'name'],
       ['an unpaired high surrogate in the name', { ...VALID.private, name: 'a\ud800b' }, 'name'],
       ['an unpaired low surrogate in the name', { ...VALID.private, name: '\udc00' }, 'name'],
       ['a NUL in a rule description', { name: 'r', type: 'private', rules: [containerRule({ description: 'a\u0000' })] }, 'rules[0].description'],
-      ['a NUL in a condition value', { name: 'r', type: 'expiring', rules: [conditionRule({ conditions: [{ attribute: 'id', operator: 'equals', value: '\u0000' }] })] }, 'rules[0].conditions[0].value'],
+      [
+        'a NUL in a condition value',
+        { name: 'r', type: 'expiring', rules: [conditionRule({ conditions: [{ attribute: 'id', operator: 'equals', value: '\u0000' }] })] },
+        'rules[0].conditions[0].value',
+      ],
     ];
 
     it.each(cases)('%s', async (_, input, field) => {

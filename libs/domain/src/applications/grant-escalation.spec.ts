@@ -68,22 +68,18 @@ describe('granting: a create or an update grants only what the caller holds', ()
     const s = await setup();
     const limited = await s.managementWith('application:create', 'application:update');
     const target = await s.create.execute(limited, { name: 'target', type: 'management', permissions: ['application:create'] });
-    await expectRefused(
-      s,
-      s.update.execute(limited, target.application.id, { name: 'target', permissions: ['application:create', 'proxy:delete'] }),
-      ['proxy:delete'],
-    );
+    await expectRefused(s, s.update.execute(limited, target.application.id, { name: 'target', permissions: ['application:create', 'proxy:delete'] }), [
+      'proxy:delete',
+    ]);
   });
 
   it('refuses granting can_create_expiring_applications without application:create (create or update)', async () => {
     const s = await setup();
     const updater = await s.managementWith('application:update');
     const { application } = await s.create.execute(s.admin, { name: 'backend', type: 'private', permissions: ['token:read'] });
-    await expectRefused(
-      s,
-      s.update.execute(updater, application.id, { name: 'backend', permissions: ['token:read'], canCreateExpiringApplications: true }),
-      ['can_create_expiring_applications'],
-    );
+    await expectRefused(s, s.update.execute(updater, application.id, { name: 'backend', permissions: ['token:read'], canCreateExpiringApplications: true }), [
+      'can_create_expiring_applications',
+    ]);
     const both = await s.managementWith('application:create', 'application:update');
     await expect(
       s.update.execute(both, application.id, { name: 'backend', permissions: ['token:read'], canCreateExpiringApplications: true }),
@@ -111,9 +107,13 @@ describe('granting: a create or an update grants only what the caller holds', ()
     const s = await setup();
     const minter = await s.create.execute(s.admin, { name: 'minter', type: 'private', permissions: ['token:read'], canCreateExpiringApplications: true });
     const principal = principalOf(minter.application);
-    await expect(s.create.execute(principal, { name: 'ok', type: 'expiring', rules: [{ ...CONDITION_RULE, permissions: ['token:read'] }] })).resolves.toBeDefined();
+    await expect(
+      s.create.execute(principal, { name: 'ok', type: 'expiring', rules: [{ ...CONDITION_RULE, permissions: ['token:read'] }] }),
+    ).resolves.toBeDefined();
     const other = await s.create.execute(s.admin, { name: 'no-read', type: 'private', permissions: ['token:search'], canCreateExpiringApplications: true });
-    await expectRefused(s, s.create.execute(principalOf(other.application), { name: 'escalated', type: 'expiring', permissions: ['token:read'] }), ['token:read']);
+    await expectRefused(s, s.create.execute(principalOf(other.application), { name: 'escalated', type: 'expiring', permissions: ['token:read'] }), [
+      'token:read',
+    ]);
   });
 });
 
@@ -192,7 +192,12 @@ describe('acting on another application: only on one whose powers the caller hol
 
   it('lets the all-powerful application act on every application of its tenant', async () => {
     const s = await setup();
-    const minter = await s.create.execute(s.admin, { name: 'minter', type: 'private', permissions: ['token:read', 'proxy:invoke'], canCreateExpiringApplications: true });
+    const minter = await s.create.execute(s.admin, {
+      name: 'minter',
+      type: 'private',
+      permissions: ['token:read', 'proxy:invoke'],
+      canCreateExpiringApplications: true,
+    });
     const twin = await s.create.execute(s.admin, { name: 'twin', type: 'management', permissions: [...MANAGEMENT_PERMISSIONS] });
     for (const id of [minter.application.id, twin.application.id]) {
       await s.regenerate.execute(s.admin, id);
@@ -234,7 +239,7 @@ describe('rate limits are powers too: a limited key makes, frees or takes over n
   it('refuses creating an application with no limit or a looser one (a larger burst, or a faster rate)', async () => {
     const s = await setup();
     const caller = await limitedAdmin(s);
-    await expectRefused(s, create(s, caller), ['no rate limit, looser than this application\'s own (10 requests per 60 s)']);
+    await expectRefused(s, create(s, caller), ["no rate limit, looser than this application's own (10 requests per 60 s)"]);
     await expectRefused(s, create(s, caller, { limit: 11, windowSeconds: 60 }), ['a rate limit of 11 requests per 60 s']);
     // 5 a second is a burst of 5 but 300 a minute.
     await expectRefused(s, create(s, caller, { limit: 5, windowSeconds: 1 }), ['a rate limit of 5 requests per 1 s']);
@@ -253,26 +258,33 @@ describe('rate limits are powers too: a limited key makes, frees or takes over n
     const self = await limitedAdmin(s);
     const permissions = [...MANAGEMENT_PERMISSIONS];
     await expectRefused(s, s.update.execute(self, self.applicationId, { name: 'me', permissions }), ['no rate limit']);
-    await expectRefused(s, s.update.execute(self, self.applicationId, { name: 'me', permissions, rateLimit: { limit: 100, windowSeconds: 60 } }), ['100 requests per 60 s']);
+    await expectRefused(s, s.update.execute(self, self.applicationId, { name: 'me', permissions, rateLimit: { limit: 100, windowSeconds: 60 } }), [
+      '100 requests per 60 s',
+    ]);
     const tightened = await s.update.execute(self, self.applicationId, { name: 'me', permissions, rateLimit: { limit: 5, windowSeconds: 60 } });
     expect(tightened.rateLimit).toEqual({ limit: 5, windowSeconds: 60 });
     await expect(s.regenerate.execute(self, self.applicationId)).resolves.toBeDefined();
   });
 
-  it.each(['PUT', 'regenerate', 'delete'] as const)('refuses %s on an application without a limit, or a looser one, and allows it on a tighter one', async (verb) => {
-    const s = await setup();
-    const caller = await limitedAdmin(s);
-    const act = verbs(s).find(([name]) => name === verb)![1];
-    const unlimited = await create(s, s.admin);
-    await expectRefused(s, act(caller, unlimited.application.id, ['log:read']), ['that application has no rate limit']);
-    const looser = await create(s, s.admin, { limit: 60, windowSeconds: 60 });
-    await expectRefused(s, act(caller, looser.application.id, ['log:read']), ['that application has a rate limit of 60 requests per 60 s']);
-    const tighter = await create(s, s.admin, { limit: 2, windowSeconds: 60 });
-    // A PUT replaces the limit too: the tighter application keeps one within the caller's.
-    const attempt =
-      verb === 'PUT' ? s.update.execute(caller, tighter.application.id, { name: 'same', permissions: ['log:read'], rateLimit: { limit: 2, windowSeconds: 60 } }) : act(caller, tighter.application.id, ['log:read']);
-    await expect(attempt).resolves.not.toThrow();
-  });
+  it.each(['PUT', 'regenerate', 'delete'] as const)(
+    'refuses %s on an application without a limit, or a looser one, and allows it on a tighter one',
+    async (verb) => {
+      const s = await setup();
+      const caller = await limitedAdmin(s);
+      const act = verbs(s).find(([name]) => name === verb)![1];
+      const unlimited = await create(s, s.admin);
+      await expectRefused(s, act(caller, unlimited.application.id, ['log:read']), ['that application has no rate limit']);
+      const looser = await create(s, s.admin, { limit: 60, windowSeconds: 60 });
+      await expectRefused(s, act(caller, looser.application.id, ['log:read']), ['that application has a rate limit of 60 requests per 60 s']);
+      const tighter = await create(s, s.admin, { limit: 2, windowSeconds: 60 });
+      // A PUT replaces the limit too: the tighter application keeps one within the caller's.
+      const attempt =
+        verb === 'PUT'
+          ? s.update.execute(caller, tighter.application.id, { name: 'same', permissions: ['log:read'], rateLimit: { limit: 2, windowSeconds: 60 } })
+          : act(caller, tighter.application.id, ['log:read']);
+      await expect(attempt).resolves.not.toThrow();
+    },
+  );
 
   it("compares limits as they apply: without a limit of its own an application is held to its tenant's default", async () => {
     const s = await setup();

@@ -24,7 +24,12 @@ describe('LastUseRecorder', () => {
     expect(s.store.writes).toEqual([]);
     await s.recorder.flush();
     const minute = new Date('2026-11-21T10:00:00.000Z');
-    expect(s.store.writes).toEqual([[{ applicationId: 'a', at: minute }, { applicationId: 'b', at: minute }]]);
+    expect(s.store.writes).toEqual([
+      [
+        { applicationId: 'a', at: minute },
+        { applicationId: 'b', at: minute },
+      ],
+    ]);
     await s.recorder.flush();
     expect(s.store.writes).toHaveLength(1);
   });
@@ -40,7 +45,10 @@ describe('LastUseRecorder', () => {
     s.clock.advance(10_000); // 10:01:00
     s.recorder.touch('a');
     await s.recorder.flush();
-    expect(s.store.writes).toEqual([[{ applicationId: 'a', at: new Date('2026-11-21T10:00:00.000Z') }], [{ applicationId: 'a', at: new Date('2026-11-21T10:01:00.000Z') }]]);
+    expect(s.store.writes).toEqual([
+      [{ applicationId: 'a', at: new Date('2026-11-21T10:00:00.000Z') }],
+      [{ applicationId: 'a', at: new Date('2026-11-21T10:01:00.000Z') }],
+    ]);
   });
 
   it('keeps what a failed write held for the next flush', async () => {

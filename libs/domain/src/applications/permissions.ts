@@ -12,9 +12,17 @@ const MANAGEMENT = ['management'] as const;
 
 /** The catalogue of CONTRACT.md section 4: every permission and the application types that may hold it. */
 export const PERMISSIONS: readonly PermissionDefinition[] = [
-  { type: 'token:create', description: 'Create tokens in the vault (POST /tokens, POST /tokenize), in the containers its rules allow', applicationTypes: PUBLIC_PRIVATE },
+  {
+    type: 'token:create',
+    description: 'Create tokens in the vault (POST /tokens, POST /tokenize), in the containers its rules allow',
+    applicationTypes: PUBLIC_PRIVATE,
+  },
   { type: 'token:update', description: 'Update tokens (PATCH /tokens/{id})', applicationTypes: PUBLIC_PRIVATE },
-  { type: 'token:read', description: 'Read and search tokens (GET /tokens/{id}, GET /v2/tokens); its access rule decides reveal, mask or redact', applicationTypes: ['private', 'expiring'] },
+  {
+    type: 'token:read',
+    description: 'Read and search tokens (GET /tokens/{id}, GET /v2/tokens); its access rule decides reveal, mask or redact',
+    applicationTypes: ['private', 'expiring'],
+  },
   { type: 'token:search', description: "Search tokens with the platform's legacy search (GET /v2/tokens needs token:read)", applicationTypes: ['private'] },
   { type: 'token:delete', description: 'Delete tokens (DELETE /tokens/{id})', applicationTypes: ['private'] },
   { type: 'token:use', description: 'Detokenize: use token data in POST /detokenize, proxies and reactors', applicationTypes: ['private'] },

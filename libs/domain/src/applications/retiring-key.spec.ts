@@ -71,7 +71,14 @@ describe('a key on its way out leaves no authority behind', () => {
       canCreateExpiringApplications: false,
       viaPreviousKey: true,
     };
-    expect([...LASTING_PERMISSIONS].sort()).toEqual(['application:create', 'application:update', 'log:stream', 'proxy:create', 'proxy:update', 'tenant:update']);
+    expect([...LASTING_PERMISSIONS].sort()).toEqual([
+      'application:create',
+      'application:update',
+      'log:stream',
+      'proxy:create',
+      'proxy:update',
+      'tenant:update',
+    ]);
     for (const { type } of PERMISSIONS) {
       if (LASTING_PERMISSIONS.has(type)) expect(() => requirePermission(retiring, type)).toThrow(EscalationError);
       else expect(() => requirePermission(retiring, type)).not.toThrow();
@@ -85,12 +92,18 @@ describe('a key on its way out leaves no authority behind', () => {
   const refused: [string, (s: Setup) => Promise<unknown>][] = [
     ['create an application', (s) => s.createApp.execute(s.retiring, { name: 'persist', type: 'management', permissions: ['application:read'] })],
     ['create an expiring application', (s) => s.createApp.execute(s.retiring, { name: 'persist', type: 'expiring', permissions: ['token:read'] })],
-    ['grant another application more', (s) => s.update.execute(s.retiring, s.target.id, { name: 'backend', permissions: ['token:read'], canCreateExpiringApplications: true })],
+    [
+      'grant another application more',
+      (s) => s.update.execute(s.retiring, s.target.id, { name: 'backend', permissions: ['token:read'], canCreateExpiringApplications: true }),
+    ],
     ['rename its own application', (s) => s.update.execute(s.retiring, s.adminApp.id, { name: 'renamed', permissions: [...s.adminApp.permissions] })],
     ['regenerate its own key', (s) => s.regenerate.execute(s.retiring, s.adminApp.id)],
     ['regenerate another key', (s) => s.regenerate.execute(s.retiring, s.target.id, { previousKeyExpiresInSeconds: 60 })],
     ['create a proxy', (s) => s.createProxy.execute(s.retiring, { name: 'persist', destinationUrl: 'https://evil.example.com' })],
-    ['open and recode a proxy (PUT)', (s) => s.replace.execute(s.retiring, s.proxy.id, { name: 'payments', destinationUrl: 'https://api.example.com', ...OPEN_AND_RECODE })],
+    [
+      'open and recode a proxy (PUT)',
+      (s) => s.replace.execute(s.retiring, s.proxy.id, { name: 'payments', destinationUrl: 'https://api.example.com', ...OPEN_AND_RECODE }),
+    ],
     ['bind a proxy to an application (PATCH)', (s) => s.patch.execute(s.retiring, s.proxy.id, { applicationId: s.target.id })],
     ['reconfigure a proxy (PATCH)', (s) => s.patch.execute(s.retiring, s.proxy.id, { configuration: { secret: 'x' } })],
     ['send a proxy elsewhere (PATCH)', (s) => s.patch.execute(s.retiring, s.proxy.id, { destinationUrl: 'https://evil.example.com' })],

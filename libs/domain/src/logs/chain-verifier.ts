@@ -85,8 +85,7 @@ export class ChainVerifier {
    */
   addCheckpoints(checkpoints: LogCheckpoint[]): void {
     for (const checkpoint of checkpoints) {
-      const bad = (reason: string) =>
-        this.invalidCheckpoints.push({ position: checkpoint.position, signedAt: checkpoint.signedAt.toISOString(), reason });
+      const bad = (reason: string) => this.invalidCheckpoints.push({ position: checkpoint.position, signedAt: checkpoint.signedAt.toISOString(), reason });
       if (checkpoint.tenantId !== this.tenantId) bad(`belongs to tenant ${checkpoint.tenantId}`);
       else if (!this.keys.get(checkpoint.keyId)) bad(`signed by key ${checkpoint.keyId}, not by the given key ${this.keys.ids().join(', ')}`);
       else if (!checkpointSignatureValid(checkpoint, this.keys.get(checkpoint.keyId)!)) bad('signature does not verify: the checkpoint was forged or altered');
@@ -105,8 +104,12 @@ export class ChainVerifier {
     this.count += 1;
     if (log.tenantId !== this.tenantId) return this.fail({ position: log.position, id: log.id, reason: `belongs to tenant ${log.tenantId}` });
     if (log.position !== expected) {
-      if (log.position < expected) return this.fail({ position: log.position, id: log.id, reason: `position ${log.position} appears twice (a log was inserted)` });
-      return this.fail({ position: expected, reason: `no log at position ${expected} (a log was deleted); the next is position ${log.position}, id ${log.id}` });
+      if (log.position < expected)
+        return this.fail({ position: log.position, id: log.id, reason: `position ${log.position} appears twice (a log was inserted)` });
+      return this.fail({
+        position: expected,
+        reason: `no log at position ${expected} (a log was deleted); the next is position ${log.position}, id ${log.id}`,
+      });
     }
     const hash = chainHash(this.hash, log, expected);
     if (hash !== log.hash) {

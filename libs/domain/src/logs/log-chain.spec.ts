@@ -56,8 +56,20 @@ describe('the log chain', () => {
     const reference = (previous: string, log: AuditEvent, position: number): string => {
       const h = createHash('sha256').update(Buffer.from(previous, 'hex'));
       const fields = [
-        'gatehouse.log.v1', log.tenantId, String(position), log.id, log.createdAt.toISOString(), log.actorType, log.actorId,
-        log.entityType, log.entityId, log.operation, log.message, log.requestId, log.sourceIp, log.userAgent,
+        'gatehouse.log.v1',
+        log.tenantId,
+        String(position),
+        log.id,
+        log.createdAt.toISOString(),
+        log.actorType,
+        log.actorId,
+        log.entityType,
+        log.entityId,
+        log.operation,
+        log.message,
+        log.requestId,
+        log.sourceIp,
+        log.userAgent,
       ];
       for (const value of fields) {
         const bytes = value === null || value === undefined ? undefined : Buffer.from(value, 'utf8');

@@ -28,7 +28,10 @@ export function validateLogFilter(filter: LogFilter): void {
   if (filter.entityId !== undefined && (filter.entityId.length === 0 || filter.entityId.length > MAX_ENTITY_ID_LENGTH)) {
     errors.add('entity_id', `must be 1 to ${MAX_ENTITY_ID_LENGTH} characters`);
   }
-  for (const [field, date] of [['start_date', filter.startDate], ['end_date', filter.endDate]] as const) {
+  for (const [field, date] of [
+    ['start_date', filter.startDate],
+    ['end_date', filter.endDate],
+  ] as const) {
     if (date !== undefined && Number.isNaN(date.getTime())) errors.add(field, 'must be an ISO 8601 date-time');
   }
   if (filter.startDate && filter.endDate && filter.endDate.getTime() <= filter.startDate.getTime()) {
@@ -95,7 +98,7 @@ export class VerifyLogChain {
     for (;;) {
       const slice = await this.logs.chainSlice(tenantId, {}, after, end, sliceSize);
       const upTo = slice.length < sliceSize ? end : slice[slice.length - 1]!.position;
-      for (let from = after; ; ) {
+      for (let from = after; ;) {
         const checkpoints = await this.checkpoints.checkpointSlice(tenantId, from, upTo, sliceSize);
         verifier.addCheckpoints(checkpoints);
         if (checkpoints.length < sliceSize) break;

@@ -24,10 +24,7 @@ export interface LogCheckpoint {
 
 /** The exact bytes a checkpoint's signature covers: five lines joined by LF, no trailing newline. */
 export function checkpointMessage(checkpoint: Omit<LogCheckpoint, 'signature' | 'keyId'>): Buffer {
-  return Buffer.from(
-    [CHECKPOINT_TAG, checkpoint.tenantId, String(checkpoint.position), checkpoint.hash, checkpoint.signedAt.toISOString()].join('\n'),
-    'utf8',
-  );
+  return Buffer.from([CHECKPOINT_TAG, checkpoint.tenantId, String(checkpoint.position), checkpoint.hash, checkpoint.signedAt.toISOString()].join('\n'), 'utf8');
 }
 
 export function checkpointSignatureValid(checkpoint: LogCheckpoint, publicKey: KeyObject): boolean {

@@ -26,7 +26,9 @@ describe("AuthenticateSvcBridgeCall: a proxy's svc, bound by its last writer's a
     expect((await s.authenticate.execute(tenant, bound.id, writer.id)).applicationId).toBe(bound.id);
     // Given more since (the power to mint keys), beyond the writer: refused.
     await s.applications.update({ ...bound, canCreateExpiringApplications: true });
-    await expect(s.authenticate.execute(tenant, bound.id, writer.id)).rejects.toThrow(/svc is refused: the application that last wrote this proxy may not lend svc to .*can_create_expiring_applications/);
+    await expect(s.authenticate.execute(tenant, bound.id, writer.id)).rejects.toThrow(
+      /svc is refused: the application that last wrote this proxy may not lend svc to .*can_create_expiring_applications/,
+    );
     // Vouched for by a writer that holds it, or by none needed (the application itself): served.
     expect((await s.authenticate.execute(tenant, bound.id, s.admin.applicationId)).canCreateExpiringApplications).toBe(true);
     expect((await s.authenticate.execute(tenant, bound.id, bound.id)).applicationId).toBe(bound.id);

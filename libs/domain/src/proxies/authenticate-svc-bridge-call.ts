@@ -29,7 +29,9 @@ export class AuthenticateSvcBridgeCall {
     if (writerId !== undefined && writerId !== applicationId) {
       const writer = writerId === null ? null : await this.applications.findById(tenantId, writerId);
       if (!writer || applicationExpired(writer, this.clock.now())) {
-        throw new EscalationError("svc is refused: the application that last wrote this proxy no longer exists; write the proxy again with an application that holds what the proxy's application can do");
+        throw new EscalationError(
+          "svc is refused: the application that last wrote this proxy no longer exists; write the proxy again with an application that holds what the proxy's application can do",
+        );
       }
       try {
         requireAuthorityOver(principalOf(writer), application, 'lend svc to');

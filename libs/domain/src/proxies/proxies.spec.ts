@@ -69,7 +69,7 @@ describe('CreateProxy', () => {
   });
 });
 
-describe('opening a proxy to callers without a key (require_auth false) hands out proxy:invoke at the proxy\'s rate', () => {
+describe("opening a proxy to callers without a key (require_auth false) hands out proxy:invoke at the proxy's rate", () => {
   const writer = (permissions: string[], rateLimit: { limit: number; windowSeconds: number } | null = null): Principal => ({
     ...principal(newId(), permissions),
     rateLimit,
@@ -92,7 +92,9 @@ describe('opening a proxy to callers without a key (require_auth false) hands ou
   it("needs the proxy's rate limit within the writer's own to open it or loosen an open one", async () => {
     const s = setup();
     const limited = writer(['proxy:create', 'proxy:update', 'proxy:invoke'], { limit: 10, windowSeconds: 60 });
-    await expect(s.create.execute(limited, input({ requireAuth: false }))).rejects.toThrow(/no rate limit, looser than this application's own \(10 requests per 60 s\)/);
+    await expect(s.create.execute(limited, input({ requireAuth: false }))).rejects.toThrow(
+      /no rate limit, looser than this application's own \(10 requests per 60 s\)/,
+    );
     await expect(s.create.execute(limited, input({ requireAuth: false, rateLimit: { limit: 10, windowSeconds: 30 } }))).rejects.toBeInstanceOf(EscalationError);
     const open = await s.create.execute(limited, input({ requireAuth: false, rateLimit: { limit: 5, windowSeconds: 60 } }));
     await expect(s.patch.execute(limited, open.id, { rateLimit: null })).rejects.toBeInstanceOf(EscalationError);
@@ -149,7 +151,11 @@ describe("a proxy's application: its transforms wield it through svc, so writing
     const code = { code: "module.exports = async (req) => req.svc.applications.create({ name: 'x', type: 'expiring', permissions: ['token:read'] });" };
     await expectEscalation(s, s.patch.execute(weak, proxy.id, { requestTransform: code }), 'can_create_expiring_applications');
     await expectEscalation(s, s.patch.execute(weak, proxy.id, { name: 'renamed' }), 'can_create_expiring_applications');
-    await expectEscalation(s, s.replace.execute(weak, proxy.id, input({ applicationId: minter.id, requestTransform: code })), 'can_create_expiring_applications');
+    await expectEscalation(
+      s,
+      s.replace.execute(weak, proxy.id, input({ applicationId: minter.id, requestTransform: code })),
+      'can_create_expiring_applications',
+    );
     // Unbinding leaves the proxy nothing of the application's: proxy:update is enough for that.
     await expect(s.patch.execute(weak, proxy.id, { applicationId: null })).resolves.toMatchObject({ applicationId: null });
   });

@@ -10,17 +10,7 @@ import { EscalationError, FieldErrorCollector, NotFoundError, ValidationError } 
 import { newId, UUID_PATTERN } from '../shared/ids';
 import { TransactionScope, UnitOfWork } from '../shared/unit-of-work';
 import { DestinationPolicy } from './destination-policy';
-import {
-  applyProxyPatch,
-  generateProxyKey,
-  inputOf,
-  Proxy,
-  ProxyInput,
-  ProxyPatch,
-  ProxyTransform,
-  TransformField,
-  validateProxyInput,
-} from './proxy';
+import { applyProxyPatch, generateProxyKey, inputOf, Proxy, ProxyInput, ProxyPatch, ProxyTransform, TransformField, validateProxyInput } from './proxy';
 import { ProxyRepository } from './proxy.repository';
 import { checkConfigurationCost } from './proxy-limits';
 import { TransformCompiler } from './transform-compiler';
@@ -85,10 +75,9 @@ class ProxyValidator {
   }
 }
 
-function proxyFields(input: ProxyInput): Pick<
-  Proxy,
-  'name' | 'destinationUrl' | 'requestTransform' | 'responseTransform' | 'applicationId' | 'configuration' | 'requireAuth' | 'rateLimit'
-> {
+function proxyFields(
+  input: ProxyInput,
+): Pick<Proxy, 'name' | 'destinationUrl' | 'requestTransform' | 'responseTransform' | 'applicationId' | 'configuration' | 'requireAuth' | 'rateLimit'> {
   return {
     name: input.name,
     destinationUrl: input.destinationUrl,

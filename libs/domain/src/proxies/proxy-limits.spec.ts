@@ -2,7 +2,15 @@ import { ApplicationRepository } from '../applications/application.repository';
 import { Principal } from '../applications/principal';
 import { ValidationError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
-import { AcceptingCompiler, AnyDestinationPolicy, FixedClock, InMemoryApplicationRepository, InMemoryProxyRepository, InMemoryUnitOfWork, RecordingAuditEventPublisher } from '../testing';
+import {
+  AcceptingCompiler,
+  AnyDestinationPolicy,
+  FixedClock,
+  InMemoryApplicationRepository,
+  InMemoryProxyRepository,
+  InMemoryUnitOfWork,
+  RecordingAuditEventPublisher,
+} from '../testing';
 import { CreateProxy, PatchProxy, ReplaceProxy } from './proxy-commands';
 import { configurationBytes, MAX_CONFIGURATION_BYTES, MAX_TENANT_CONFIGURATION_BYTES } from './proxy-limits';
 import { ProxyRepository } from './proxy.repository';
@@ -27,7 +35,10 @@ function configuration(entries: number, valueLength: number, prefix = 'k'): Reco
 }
 
 async function refusal(promise: Promise<unknown>): Promise<string[]> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ValidationError);
   return (error as ValidationError).fieldErrors?.configuration ?? [];
 }

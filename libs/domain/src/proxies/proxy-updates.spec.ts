@@ -11,12 +11,10 @@ describe('destination_url', () => {
 
   const exactly400 = `https://api.example.com/${'a'.repeat(400 - 'https://api.example.com/'.length)}`;
 
-  it.each([
-    ['https://api.example.com'],
-    ['https://api.example.com:8443/v1/'],
-    ['HTTPS://API.EXAMPLE.COM/v1'],
-    ['a URL of exactly 400 characters', exactly400],
-  ])('accepts %s', (label, url = label) => expect(check(url)).toBe(true));
+  it.each([['https://api.example.com'], ['https://api.example.com:8443/v1/'], ['HTTPS://API.EXAMPLE.COM/v1'], ['a URL of exactly 400 characters', exactly400]])(
+    'accepts %s',
+    (label, url = label) => expect(check(url)).toBe(true),
+  );
 
   it.each([
     undefined,

@@ -209,10 +209,7 @@ function mergeTransform(current: ProxyTransform | null | undefined, patch: { cod
   return patch.code === null ? null : { code: patch.code };
 }
 
-function mergeConfiguration(
-  current: Record<string, string> | null | undefined,
-  patch: Record<string, string | null> | null,
-): Record<string, string> | null {
+function mergeConfiguration(current: Record<string, string> | null | undefined, patch: Record<string, string | null> | null): Record<string, string> | null {
   if (patch === null) return null;
   // A Map, so that a member named `__proto__` is data like any other.
   const merged = new Map(Object.entries(current ?? {}));

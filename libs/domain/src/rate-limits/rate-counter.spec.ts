@@ -41,7 +41,10 @@ describe('InMemoryRateCounter', () => {
     const one = { limit: 1, windowSeconds: 60 };
     expect((await counter.take([{ key: 'tight', limit: one }])).allowed).toBe(true);
     // 'tight' refuses, so 'wide' must not lose a unit.
-    const refused = await counter.take([{ key: 'wide', limit: minute }, { key: 'tight', limit: one }]);
+    const refused = await counter.take([
+      { key: 'wide', limit: minute },
+      { key: 'tight', limit: one },
+    ]);
     expect(refused.allowed).toBe(false);
     expect(refused.retryAfterSeconds).toBe(60);
     const wide = await counter.take([{ key: 'wide', limit: minute }]);
@@ -55,7 +58,11 @@ describe('InMemoryRateCounter', () => {
     await counter.take([{ key: 'k', limit: one }]);
     expect((await counter.take([{ key: 'k', limit: one }])).allowed).toBe(false);
     clock.advance(10_000);
-    expect(await counter.take([{ key: 'k', limit: one }])).toMatchObject({ allowed: true, retryAfterSeconds: 0, buckets: [{ remaining: 0, resetSeconds: 10 }] });
+    expect(await counter.take([{ key: 'k', limit: one }])).toMatchObject({
+      allowed: true,
+      retryAfterSeconds: 0,
+      buckets: [{ remaining: 0, resetSeconds: 10 }],
+    });
   });
 });
 

@@ -75,7 +75,11 @@ export abstract class RateCounter {
 const EPSILON = 1e-9;
 
 /** What GCRA says for one bucket at `nowMs`, given its stored TAT (undefined: a full bucket). */
-export function gcra(storedTat: number | undefined, nowMs: number, limit: RateLimit): { allowed: boolean; newTat: number; state: BucketState; retryMs: number } {
+export function gcra(
+  storedTat: number | undefined,
+  nowMs: number,
+  limit: RateLimit,
+): { allowed: boolean; newTat: number; state: BucketState; retryMs: number } {
   const windowMs = limit.windowSeconds * 1000;
   const interval = windowMs / limit.limit;
   const tat = storedTat === undefined || storedTat < nowMs ? nowMs : storedTat;

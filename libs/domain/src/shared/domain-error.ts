@@ -1,13 +1,5 @@
 /** Every failure the domain reports carries a code; the HTTP layer maps each code to a status once. */
-export type DomainErrorCode =
-  | 'validation'
-  | 'not_found'
-  | 'conflict'
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'payload_too_large'
-  | 'rate_limited'
-  | 'unavailable';
+export type DomainErrorCode = 'validation' | 'not_found' | 'conflict' | 'unauthenticated' | 'forbidden' | 'payload_too_large' | 'rate_limited' | 'unavailable';
 
 export type FieldErrors = Record<string, string[]>;
 

@@ -49,11 +49,7 @@ export function decodeCursor(value: string): Cursor {
 /**
  * Builds the page from `size + 1` fetched rows: the extra row only tells whether a next page exists.
  */
-export function pageFromRows<T extends { createdAt: Date; id: string }>(
-  rows: T[],
-  query: PageQuery,
-  totalItems?: number,
-): Page<T> {
+export function pageFromRows<T extends { createdAt: Date; id: string }>(rows: T[], query: PageQuery, totalItems?: number): Page<T> {
   const items = rows.slice(0, query.size);
   const last = items[items.length - 1];
   const next = rows.length > query.size && last ? encodeCursor(last) : undefined;

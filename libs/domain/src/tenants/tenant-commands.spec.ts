@@ -13,7 +13,11 @@ describe('CreateTenant', () => {
     expect(s.tenants.all()).toEqual([{ id: created.tenant.id, name: 'acme', createdAt: s.clock.now(), defaultRateLimit: null }]);
     expect(s.applications.all()).toEqual([created.application]);
     expect(created.application).toMatchObject({ tenantId: created.tenant.id, type: 'management', rules: [], expiresAt: null, createdBy: null });
-    expect([...created.application.permissions].sort()).toEqual(permissionsFor('management').map((p) => p.type).sort());
+    expect([...created.application.permissions].sort()).toEqual(
+      permissionsFor('management')
+        .map((p) => p.type)
+        .sort(),
+    );
     expect(created.application.permissions).toHaveLength(MANAGEMENT_PERMISSIONS.length);
   });
 
@@ -31,8 +35,21 @@ describe('CreateTenant', () => {
     const s = inMemoryPorts();
     const created = await new CreateTenant(s.uow, s.clock).execute('acme');
     expect(s.uow.events).toEqual([
-      expect.objectContaining({ tenantId: created.tenant.id, entityType: 'tenant', entityId: created.tenant.id, operation: 'create', actorType: 'system', actorId: null }),
-      expect.objectContaining({ tenantId: created.tenant.id, entityType: 'application', entityId: created.application.id, operation: 'create', actorType: 'system' }),
+      expect.objectContaining({
+        tenantId: created.tenant.id,
+        entityType: 'tenant',
+        entityId: created.tenant.id,
+        operation: 'create',
+        actorType: 'system',
+        actorId: null,
+      }),
+      expect.objectContaining({
+        tenantId: created.tenant.id,
+        entityType: 'application',
+        entityId: created.application.id,
+        operation: 'create',
+        actorType: 'system',
+      }),
     ]);
     for (const event of s.uow.events) expect(event.message).not.toContain(created.key);
   });
@@ -99,19 +116,39 @@ describe('RotateManagementKey', () => {
     const s = inMemoryPorts();
     const created = await new CreateTenant(s.uow, s.clock).execute('acme');
     // The tenant's admins narrowed it and made it expire; then they lost the key.
-    await s.applications.update({ ...created.application, permissions: ['log:read'], expiresAt: new Date('2027-01-01T00:00:00Z'), previousKeyHash: hashApiKey('key_old'), previousKeyExpiresAt: new Date('2027-01-01T00:00:00Z') });
+    await s.applications.update({
+      ...created.application,
+      permissions: ['log:read'],
+      expiresAt: new Date('2027-01-01T00:00:00Z'),
+      previousKeyHash: hashApiKey('key_old'),
+      previousKeyExpiresAt: new Date('2027-01-01T00:00:00Z'),
+    });
     s.clock.set('2026-11-23T10:00:00.000Z');
     const rotated = await new RotateManagementKey(s.uow, s.clock).execute('acme');
 
     expect(rotated).toMatchObject({ recreated: false, tenant: created.tenant, application: { id: created.application.id } });
     expect(rotated.key).not.toBe(created.key);
     const stored = s.applications.all().find((a) => a.id === created.application.id)!;
-    expect(stored).toMatchObject({ keyHash: hashApiKey(rotated.key), previousKeyHash: null, previousKeyExpiresAt: null, expiresAt: null, rules: [], modifiedBy: null, modifiedAt: s.clock.now() });
+    expect(stored).toMatchObject({
+      keyHash: hashApiKey(rotated.key),
+      previousKeyHash: null,
+      previousKeyExpiresAt: null,
+      expiresAt: null,
+      rules: [],
+      modifiedBy: null,
+      modifiedAt: s.clock.now(),
+    });
     expect([...stored.permissions].sort()).toEqual([...MANAGEMENT_PERMISSIONS].sort());
     const auth = new AuthenticateApiKey(s.applications, s.clock);
     await expect(auth.execute(created.key)).rejects.toThrow();
     expect((await auth.execute(rotated.key)).principal.applicationId).toBe(created.application.id);
-    expect(s.uow.events.at(-1)).toMatchObject({ entityType: 'application', entityId: created.application.id, operation: 'update', actorType: 'system', actorId: null });
+    expect(s.uow.events.at(-1)).toMatchObject({
+      entityType: 'application',
+      entityId: created.application.id,
+      operation: 'update',
+      actorType: 'system',
+      actorId: null,
+    });
     expect(s.uow.events.at(-1)!.message).not.toContain(rotated.key);
   });
 

@@ -99,7 +99,12 @@ export class RotateManagementKey {
       if (!original) {
         const application = managementApplication(tenant, key, now);
         await applications.insert(application);
-        tx.record({ ...base, entityId: application.id, operation: 'create', message: `Application '${application.name}' (management) created by an operator to recover the tenant` });
+        tx.record({
+          ...base,
+          entityId: application.id,
+          operation: 'create',
+          message: `Application '${application.name}' (management) created by an operator to recover the tenant`,
+        });
         return { tenant, application, key, recreated: true };
       }
       const application: Application = {

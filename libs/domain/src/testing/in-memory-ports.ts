@@ -385,8 +385,6 @@ export function inMemoryPorts(clock: FixedClock = new FixedClock()) {
   const applications = new InMemoryApplicationRepository();
   const tenants = new InMemoryTenantRepository();
   const publisher = new RecordingAuditEventPublisher();
-  const uow = new InMemoryUnitOfWork(clock, publisher)
-    .register(ApplicationRepository, applications)
-    .register(TenantRepository, tenants);
+  const uow = new InMemoryUnitOfWork(clock, publisher).register(ApplicationRepository, applications).register(TenantRepository, tenants);
   return { clock, applications, tenants, publisher, uow, expiry: new RecordingExpiryScheduler() };
 }

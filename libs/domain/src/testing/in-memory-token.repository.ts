@@ -49,7 +49,10 @@ export class InMemoryTokenRepository extends TokenRepository implements Snapshot
   }
 
   async findByIds(tenantId: string, ids: string[]): Promise<Token[]> {
-    return [...new Set(ids)].map((id) => this.rows.get(`${tenantId}/${id}`)).filter((t) => t !== undefined).map(copy);
+    return [...new Set(ids)]
+      .map((id) => this.rows.get(`${tenantId}/${id}`))
+      .filter((t) => t !== undefined)
+      .map(copy);
   }
 
   async findByFingerprint(tenantId: string, type: TokenType, fingerprint: string, now: Date): Promise<Token | null> {
@@ -75,7 +78,9 @@ export class InMemoryTokenRepository extends TokenRepository implements Snapshot
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     if (page.start !== undefined) {
       const cursor = decodeTokenCursor(page.start);
-      rows = rows.filter((t) => t.createdAt.getTime() < cursor.createdAt.getTime() || (t.createdAt.getTime() === cursor.createdAt.getTime() && t.id < cursor.id));
+      rows = rows.filter(
+        (t) => t.createdAt.getTime() < cursor.createdAt.getTime() || (t.createdAt.getTime() === cursor.createdAt.getTime() && t.id < cursor.id),
+      );
     }
     return tokenPageFromRows(rows.slice(0, page.size + 1), page);
   }

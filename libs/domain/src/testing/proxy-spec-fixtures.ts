@@ -65,7 +65,10 @@ export function setup(policy: DestinationPolicy = new FakeDestinationPolicy()) {
   };
 }
 
-export function principal(tenantId = newId(), permissions: string[] = ['proxy:create', 'proxy:read', 'proxy:update', 'proxy:delete', 'proxy:invoke']): Principal {
+export function principal(
+  tenantId = newId(),
+  permissions: string[] = ['proxy:create', 'proxy:read', 'proxy:update', 'proxy:delete', 'proxy:invoke'],
+): Principal {
   return { applicationId: newId(), tenantId, type: 'management', permissions: new Set(permissions), canCreateExpiringApplications: false };
 }
 

@@ -30,7 +30,12 @@ const SINGLE_OUTPUT = /^\s*\{\{(?!.*\{\{)([\s\S]*?)\}\}\s*$/;
  * Renders a template or, when it is a single `{{ }}` output, evaluates it to its value (so `{{ data.expiration_month }}`
  * stays the number it was). Failures become a 400 naming `field`.
  */
-export async function renderTemplateValue(engine: ExpressionEngine, template: string, scope: Readonly<Record<string, unknown>>, field: string): Promise<unknown> {
+export async function renderTemplateValue(
+  engine: ExpressionEngine,
+  template: string,
+  scope: Readonly<Record<string, unknown>>,
+  field: string,
+): Promise<unknown> {
   try {
     const single = SINGLE_OUTPUT.exec(template);
     return single ? await engine.evaluate(single[1]!, scope) : await engine.render(template, scope);
@@ -45,7 +50,9 @@ export async function renderMask(engine: ExpressionEngine, mask: unknown, scope:
   if (typeof mask === 'string') return renderTemplateValue(engine, mask, scope, field);
   if (Array.isArray(mask)) return Promise.all(mask.map((item, i) => renderMask(engine, item, scope, `${field}[${i}]`)));
   if (mask !== null && typeof mask === 'object') {
-    const entries = await Promise.all(Object.entries(mask).map(async ([key, value]) => [key, await renderMask(engine, value, scope, `${field}.${key}`)] as const));
+    const entries = await Promise.all(
+      Object.entries(mask).map(async ([key, value]) => [key, await renderMask(engine, value, scope, `${field}.${key}`)] as const),
+    );
     return Object.fromEntries(entries);
   }
   return mask;

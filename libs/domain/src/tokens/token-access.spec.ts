@@ -66,20 +66,28 @@ describe('token access rules', () => {
 
   describe('priority order', () => {
     it('the lowest priority number that matches and grants the permission wins, whatever the listing order', () => {
-      const p = principal('private', [], [
-        { priority: 3, container: '/', transform: 'reveal', permissions: ['token:read'] },
-        { priority: 1, container: '/pci/', transform: 'redact', permissions: ['token:read'] },
-        { priority: 2, container: '/pci/high/', transform: 'mask', permissions: ['token:read'] },
-      ]);
+      const p = principal(
+        'private',
+        [],
+        [
+          { priority: 3, container: '/', transform: 'reveal', permissions: ['token:read'] },
+          { priority: 1, container: '/pci/', transform: 'redact', permissions: ['token:read'] },
+          { priority: 2, container: '/pci/high/', transform: 'mask', permissions: ['token:read'] },
+        ],
+      );
       expect(decideAccess(p, 'token:read', card)).toBe('redact');
       expect(decideAccess(p, 'token:read', general)).toBe('reveal');
     });
 
     it('a rule that does not grant the permission is passed over', () => {
-      const p = principal('private', [], [
-        { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create'] },
-        { priority: 2, container: '/pci/', transform: 'mask', permissions: ['token:read'] },
-      ]);
+      const p = principal(
+        'private',
+        [],
+        [
+          { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create'] },
+          { priority: 2, container: '/pci/', transform: 'mask', permissions: ['token:read'] },
+        ],
+      );
       expect(decideAccess(p, 'token:read', card)).toBe('mask');
       expect(decideAccess(p, 'token:create', card)).toBe('reveal');
       expect(decideAccess(p, 'token:use', card)).toBeNull();
@@ -111,10 +119,14 @@ describe('token access rules', () => {
 
   it('visibility: the scopes of the rules that grant the permission', () => {
     const conditions = [{ attribute: 'id' as const, operator: 'equals' as const, value: 'x' }];
-    const p = principal('private', ['token:read'], [
-      { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] },
-      { priority: 2, container: '/bank/', transform: 'reveal', permissions: ['token:create'] },
-    ]);
+    const p = principal(
+      'private',
+      ['token:read'],
+      [
+        { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] },
+        { priority: 2, container: '/bank/', transform: 'reveal', permissions: ['token:create'] },
+      ],
+    );
     expect(visibilityOf(p, 'token:read')).toEqual([{ container: '/pci/' }, { container: '/' }]);
     const expiring = principal('expiring', [], [{ priority: 1, conditions, transform: 'reveal', permissions: ['token:read'] }]);
     expect(visibilityOf(expiring, 'token:read')).toEqual([{ conditions }]);

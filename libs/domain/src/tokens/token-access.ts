@@ -21,7 +21,12 @@ export function effectiveRules(principal: Principal): readonly AccessRule[] {
   const tokenPermissions = [...principal.permissions].filter((p) => p.startsWith('token:'));
   const rules = [...(principal.rules ?? [])].sort((a, b) => a.priority - b.priority);
   if (tokenPermissions.length > 0) {
-    rules.push({ priority: Number.MAX_SAFE_INTEGER, container: '/', transform: principal.type === 'public' ? 'redact' : 'mask', permissions: tokenPermissions });
+    rules.push({
+      priority: Number.MAX_SAFE_INTEGER,
+      container: '/',
+      transform: principal.type === 'public' ? 'redact' : 'mask',
+      permissions: tokenPermissions,
+    });
   }
   if (Object.isFrozen(principal)) effective.set(principal, rules);
   return rules;

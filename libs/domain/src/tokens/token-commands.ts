@@ -4,7 +4,19 @@ import { SYSTEM_ACTOR } from '../audit/audit-event';
 import { Clock } from '../shared/clock';
 import { ConflictError, FieldErrorCollector, NotFoundError } from '../shared/domain-error';
 import { TransactionScope, UnitOfWork } from '../shared/unit-of-work';
-import { isExpired, mergePatch, Token, TokenInput, TokenPatch, TokenSecrets, validateContainers, validateDataSize, validateExpiry, validateMask, validateMetadata } from './token';
+import {
+  isExpired,
+  mergePatch,
+  Token,
+  TokenInput,
+  TokenPatch,
+  TokenSecrets,
+  validateContainers,
+  validateDataSize,
+  validateExpiry,
+  validateMask,
+  validateMetadata,
+} from './token';
 import { decideAccess, requireAccess, requireTokenPermission } from './token-access';
 import { TOKEN_TYPE_DEFINITIONS } from './token-types';
 import { PreparedToken, recordTokenEvent, tokenEvent, TokenVault, TokenView } from './token-vault';
@@ -15,7 +27,13 @@ import { TokenRepository } from './token.repository';
  * `deduplicate`, returns the existing token of the same type and fingerprint, shown as the caller may read it (no
  * data and no metadata when it may not).
  */
-export async function storeToken(tx: TransactionScope, vault: TokenVault, principal: Principal, prepared: PreparedToken, deduplicate: boolean): Promise<TokenView> {
+export async function storeToken(
+  tx: TransactionScope,
+  vault: TokenVault,
+  principal: Principal,
+  prepared: PreparedToken,
+  deduplicate: boolean,
+): Promise<TokenView> {
   const { token } = prepared;
   const transform = requireAccess(principal, 'token:create', token);
   const repo = tx.get(TokenRepository);

@@ -19,7 +19,14 @@ export function decodeTokenCursor(value: string): TokenCursor {
   const text = Buffer.from(value, 'base64url').toString('utf8');
   const [iso, id, ...rest] = text.split('|');
   const createdAt = new Date(iso ?? '');
-  if (rest.length > 0 || !id || !TOKEN_ID_PATTERN.test(id) || !ISO_INSTANT.test(iso ?? '') || Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== iso) {
+  if (
+    rest.length > 0 ||
+    !id ||
+    !TOKEN_ID_PATTERN.test(id) ||
+    !ISO_INSTANT.test(iso ?? '') ||
+    Number.isNaN(createdAt.getTime()) ||
+    createdAt.toISOString() !== iso
+  ) {
     throw ValidationError.single('start', 'is not a valid cursor');
   }
   return { createdAt, id };

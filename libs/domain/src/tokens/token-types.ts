@@ -108,7 +108,8 @@ function validateCard(data: unknown, field: string, errors: FieldErrorCollector)
   if (data === null || typeof data !== 'object') return;
   const { expiration_month: month, expiration_year: year } = data as Record<string, unknown>;
   // The one without the other says nothing about when the card expires.
-  if ((month == null) !== (year == null)) errors.add(`${field}.${month == null ? 'expiration_month' : 'expiration_year'}`, 'is required with the other expiration member');
+  if ((month == null) !== (year == null))
+    errors.add(`${field}.${month == null ? 'expiration_month' : 'expiration_year'}`, 'is required with the other expiration member');
 }
 
 const validateBank = objectOf({ routing_number: routingNumber, account_number: digitsBetween(3, 17) }, ['routing_number', 'account_number']);

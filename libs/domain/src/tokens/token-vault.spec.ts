@@ -135,7 +135,10 @@ describe('token vault use cases', () => {
     expect(updated.token.fingerprint).toBe(await s.crypto.fingerprint(TENANT, '987654321'));
     const pciUpdater = principal('private', [], [{ priority: 1, container: '/pii/', transform: 'mask', permissions: ['token:update'] }]);
     await expect(s.update.execute(pciUpdater, view.token.id, { containers: ['/general/'] })).rejects.toMatchObject({ code: 'forbidden' });
-    await expect(s.update.execute(revealer, view.token.id, { data: '12' })).rejects.toMatchObject({ code: 'validation', fieldErrors: { data: expect.any(Array) } });
+    await expect(s.update.execute(revealer, view.token.id, { data: '12' })).rejects.toMatchObject({
+      code: 'validation',
+      fieldErrors: { data: expect.any(Array) },
+    });
   });
 
   it('lists only what the read rules reach, newest first, keyset paged, with one log per call', async () => {
@@ -171,17 +174,28 @@ describe('token vault use cases', () => {
 
   it('tokenizes any shape, all or nothing, and detokenizes with the use rule', async () => {
     const s = setup();
-    const out = (await s.tokenize.execute(revealer, { a: { type: 'token', data: 'one' }, list: [{ type: 'card_number', data: '4242424242424242' }, 'kept'] })) as {
+    const out = (await s.tokenize.execute(revealer, {
+      a: { type: 'token', data: 'one' },
+      list: [{ type: 'card_number', data: '4242424242424242' }, 'kept'],
+    })) as {
       a: { token: { id: string } };
       list: [{ token: { id: string } }, string];
     };
     expect(out.list[1]).toBe('kept');
     expect(s.tokens.all()).toHaveLength(2);
-    await expect(s.tokenize.execute(revealer, [{ type: 'token', data: 'x' }, { type: 'card_number', data: '1' }])).rejects.toMatchObject({
+    await expect(
+      s.tokenize.execute(revealer, [
+        { type: 'token', data: 'x' },
+        { type: 'card_number', data: '1' },
+      ]),
+    ).rejects.toMatchObject({
       fieldErrors: { '[1].data': expect.any(Array) },
     });
     expect(s.tokens.all()).toHaveLength(2);
-    const detokenized = await s.detokenize.execute(revealer, { whole: `{{ ${out.a.token.id} }}`, text: `n=${'{{'} ${out.list[0].token.id} | reveal_last: 4 }}` });
+    const detokenized = await s.detokenize.execute(revealer, {
+      whole: `{{ ${out.a.token.id} }}`,
+      text: `n=${'{{'} ${out.list[0].token.id} | reveal_last: 4 }}`,
+    });
     expect(detokenized).toEqual({ whole: 'one', text: 'n=XXXXXXXXXXXX4242' });
     await expect(s.detokenize.execute(revealer, { x: ['{{ unknown_token }}'] })).rejects.toMatchObject({ fieldErrors: { 'x[0]': expect.any(Array) } });
     await expect(s.detokenize.execute(masker, { x: `{{ ${out.a.token.id} }}` })).rejects.toMatchObject({ code: 'validation' });

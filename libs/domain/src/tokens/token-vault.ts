@@ -66,7 +66,13 @@ export function tokenEvent(actor: Actor, token: Pick<Token, 'tenantId' | 'id' | 
 }
 
 /** Records tokenEvent in the transaction. */
-export function recordTokenEvent(tx: TransactionScope, actor: Actor, token: Pick<Token, 'tenantId' | 'id' | 'type'>, operation: AuditOperation, what?: string): void {
+export function recordTokenEvent(
+  tx: TransactionScope,
+  actor: Actor,
+  token: Pick<Token, 'tenantId' | 'id' | 'type'>,
+  operation: AuditOperation,
+  what?: string,
+): void {
   tx.record(tokenEvent(actor, token, operation, what));
 }
 
@@ -122,7 +128,8 @@ export class TokenVault {
     const id = await this.resolveId(input.id, scope, `${prefix}id`);
     const tenantId = principal.tenantId;
     const secrets: TokenSecrets = { data: input.data, mask: mask === null ? null : await renderMask(this.expressions, mask, scope, `${prefix}mask`) };
-    const fingerprint = fingerprintExpression === null ? null : await this.fingerprint(tenantId, fingerprintExpression, scope, `${prefix}fingerprint_expression`);
+    const fingerprint =
+      fingerprintExpression === null ? null : await this.fingerprint(tenantId, fingerprintExpression, scope, `${prefix}fingerprint_expression`);
     const token: Token = {
       tenantId,
       id,

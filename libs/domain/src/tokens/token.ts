@@ -96,7 +96,8 @@ export function validateContainers(containers: unknown, field: string, errors: F
   containers.forEach((c, i) => {
     if (typeof c !== 'string') errors.add(`${field}[${i}]`, 'must be a string');
     else if (c.length > MAX_CONTAINER_LENGTH) errors.add(`${field}[${i}]`, `must be at most ${MAX_CONTAINER_LENGTH} characters`);
-    else if (!CONTAINER_PATTERN.test(c)) errors.add(`${field}[${i}]`, "must start and end with '/' and name at least one segment of [A-Za-z0-9_.-], e.g. /pci/high/");
+    else if (!CONTAINER_PATTERN.test(c))
+      errors.add(`${field}[${i}]`, "must start and end with '/' and name at least one segment of [A-Za-z0-9_.-], e.g. /pci/high/");
   });
 }
 

@@ -77,7 +77,8 @@ export class Tokenize {
       else if (isRecord(value)) for (const [key, item] of Object.entries(value)) collect(item, childPath(path, key));
     };
     collect(body, '');
-    if (requests.length > MAX_TOKENS_PER_TOKENIZE) throw ValidationError.single('body', `holds ${requests.length} token requests; at most ${MAX_TOKENS_PER_TOKENIZE} are allowed`);
+    if (requests.length > MAX_TOKENS_PER_TOKENIZE)
+      throw ValidationError.single('body', `holds ${requests.length} token requests; at most ${MAX_TOKENS_PER_TOKENIZE} are allowed`);
     errors.throwIfAny();
     const prepared = new Map<string, { input: TokenInput; prepared: PreparedToken }>();
     for (const { path, input } of requests) prepared.set(path, { input, prepared: await this.vault.prepare(principal, input, path ? `${path}.` : '') });
@@ -138,7 +139,8 @@ export class Detokenize {
       else if (isRecord(value)) for (const [key, item] of Object.entries(value)) scan(item, childPath(path, key));
     };
     scan(body, '');
-    if (wanted.size > MAX_TOKENS_PER_TOKENIZE) throw ValidationError.single('body', `names ${wanted.size} tokens; at most ${MAX_TOKENS_PER_TOKENIZE} are allowed`);
+    if (wanted.size > MAX_TOKENS_PER_TOKENIZE)
+      throw ValidationError.single('body', `names ${wanted.size} tokens; at most ${MAX_TOKENS_PER_TOKENIZE} are allowed`);
     if (wanted.size === 0) return body;
     // A read changes nothing: the tokens are read outside a transaction, and the reads' logs committed (one statement
     // where the unit of work can) before anything is answered, as GetToken does.
@@ -168,7 +170,9 @@ export class Detokenize {
     if (typeof value === 'string') return this.substitute(value, path || 'body', values);
     if (Array.isArray(value)) return Promise.all(value.map((item, i) => this.replace(item, childPath(path, i), values)));
     if (isRecord(value)) {
-      const entries = await Promise.all(Object.entries(value).map(async ([key, item]) => [key, await this.replace(item, childPath(path, key), values)] as const));
+      const entries = await Promise.all(
+        Object.entries(value).map(async ([key, item]) => [key, await this.replace(item, childPath(path, key), values)] as const),
+      );
       return Object.fromEntries(entries);
     }
     return value;

@@ -37,9 +37,7 @@ function parseBatch(data: unknown, context: JobContext): AuditEvent[] {
   const entries = (data as { logs?: unknown } | null)?.logs;
   const extra = typeof data === 'object' && data !== null ? Object.keys(data).filter((k) => k !== 'logs') : [];
   if (!Array.isArray(entries) || entries.length === 0 || entries.length > MAX_LOGS_PER_BATCH_JOB || extra.length > 0) {
-    throw new InvalidJobError(
-      `invalid ${JobName.AuditLogBatch} payload: must be {"logs": [...]} with 1 to ${MAX_LOGS_PER_BATCH_JOB} entries and nothing else`,
-    );
+    throw new InvalidJobError(`invalid ${JobName.AuditLogBatch} payload: must be {"logs": [...]} with 1 to ${MAX_LOGS_PER_BATCH_JOB} entries and nothing else`);
   }
   const errors: FieldErrors = {};
   const logs: AuditEvent[] = [];

@@ -83,10 +83,7 @@ export class InProcessJobQueue extends JobQueue {
     this.timers.clear();
     if (!this.registry || (this.running === 0 && this.waiting.length === 0)) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      new Promise<void>((resolve) => (this.idle = resolve)),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
-    ]);
+    await Promise.race([new Promise<void>((resolve) => (this.idle = resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
   }
 

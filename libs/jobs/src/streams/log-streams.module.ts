@@ -43,18 +43,21 @@ export class LogStreamsModule {
           provide: DeliverLogStreams,
           inject: [LogStreamRepository, Clock],
           useFactory: (repo: LogStreamRepository, clock: Clock) =>
-            new DeliverLogStreams(
-              repo,
-              new KindLogStreamTransport({ guard: options.guard, timeoutMs: options.timeoutMs ?? 30_000 }),
-              clock,
-              { ...DEFAULT_LOG_STREAM_DELIVERY, ...options.delivery },
-            ),
+            new DeliverLogStreams(repo, new KindLogStreamTransport({ guard: options.guard, timeoutMs: options.timeoutMs ?? 30_000 }), clock, {
+              ...DEFAULT_LOG_STREAM_DELIVERY,
+              ...options.delivery,
+            }),
         },
         {
           provide: LOG_STREAM_DELIVERY_TASK,
           inject: [DeliverLogStreams],
           useFactory: (deliver: DeliverLogStreams) =>
-            new PeriodicTask('LogStreams', options.intervalMs, () => deliver.execute(), (n) => `streamed ${n} log(s)`),
+            new PeriodicTask(
+              'LogStreams',
+              options.intervalMs,
+              () => deliver.execute(),
+              (n) => `streamed ${n} log(s)`,
+            ),
         },
         LogStreamDeliveryTask,
       ],

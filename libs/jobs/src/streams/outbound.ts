@@ -19,7 +19,8 @@ export interface StreamOutboundGuard {
 }
 
 // Failures before any byte of the batch can have left: no connection, or no trusted TLS session.
-const CONNECT_ERRORS = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL|GATEHOUSE_DESTINATION_REFUSED|ERR_TLS_CERT_ALTNAME_INVALID|CERT_\w+|UNABLE_TO_\w+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)$/;
+const CONNECT_ERRORS =
+  /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL|GATEHOUSE_DESTINATION_REFUSED|ERR_TLS_CERT_ALTNAME_INVALID|CERT_\w+|UNABLE_TO_\w+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)$/;
 
 /** The error as a transport reports it: StreamNotDeliveredError when the receiver surely took nothing. */
 export function connectFailure(error: Error, prefix = ''): Error {

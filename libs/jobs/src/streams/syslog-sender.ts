@@ -72,9 +72,21 @@ export function sendSyslog(guard: StreamOutboundGuard, target: SyslogTarget, log
       else resolve();
     };
     const socket: Socket = target.tls
-      ? tlsConnect({ host: target.host, port: target.port, ...(isIP(target.host) === 0 ? { servername: target.host } : {}), ...(target.ca ? { ca: target.ca } : {}), ...connection }, () => write())
+      ? tlsConnect(
+          {
+            host: target.host,
+            port: target.port,
+            ...(isIP(target.host) === 0 ? { servername: target.host } : {}),
+            ...(target.ca ? { ca: target.ca } : {}),
+            ...connection,
+          },
+          () => write(),
+        )
       : netConnect({ host: target.host, port: target.port, ...connection }, () => write());
-    const timer = setTimeout(() => done(new Error(`the syslog receiver ${target.host}:${target.port} did not take the batch within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => done(new Error(`the syslog receiver ${target.host}:${target.port} did not take the batch within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     let ended = false;
     let writing = false;
     const write = () => {
@@ -85,7 +97,11 @@ export function sendSyslog(guard: StreamOutboundGuard, target: SyslogTarget, log
     // Before the first byte was written nothing can have arrived; after it, some of the batch may have.
     socket.on('error', (error) => done(writing ? new Error(`${where}${error.message}`) : new StreamNotDeliveredError(`${where}${error.message}`)));
     socket.on('data', () => undefined);
-    socket.on('end', () => (ended ? done() : done(new Error(`the syslog receiver ${target.host}:${target.port} closed the connection before the batch was sent`))));
-    socket.on('close', () => (ended ? done() : done(new Error(`the connection to the syslog receiver ${target.host}:${target.port} closed before the batch was sent`))));
+    socket.on('end', () =>
+      ended ? done() : done(new Error(`the syslog receiver ${target.host}:${target.port} closed the connection before the batch was sent`)),
+    );
+    socket.on('close', () =>
+      ended ? done() : done(new Error(`the connection to the syslog receiver ${target.host}:${target.port} closed before the batch was sent`)),
+    );
   });
 }

@@ -16,7 +16,10 @@ export async function insertExpiringApplication(host: JobsHost, expiresInMs: num
     createdAt: now,
     expiresAt: new Date(now.getTime() + expiresInMs),
   });
-  await host.database.dataSource.query('INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, now())', [application.tenantId, `expiry-${application.tenantId}`]);
+  await host.database.dataSource.query('INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, now())', [
+    application.tenantId,
+    `expiry-${application.tenantId}`,
+  ]);
   await insertApplication(host.context.get(UnitOfWork), application, { id: null, type: 'system' });
   return application;
 }
@@ -27,8 +30,5 @@ export async function applicationExists(host: JobsHost, id: string): Promise<boo
 }
 
 export async function logsOf(host: JobsHost, tenantId: string): Promise<{ operation: string; actor_type: string; actor_id: string | null; message: string }[]> {
-  return host.database.dataSource.query(
-    'SELECT operation, actor_type, actor_id, message FROM logs WHERE tenant_id = $1 ORDER BY created_at, id',
-    [tenantId],
-  );
+  return host.database.dataSource.query('SELECT operation, actor_type, actor_id, message FROM logs WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId]);
 }

@@ -1,4 +1,14 @@
-import { AccessRule, AccessRuleCondition, AuditEvent, Application, ApplicationFilter, ApplicationRepository, CommitObserver, Page, PageQuery } from '@gatehouse/domain';
+import {
+  AccessRule,
+  AccessRuleCondition,
+  AuditEvent,
+  Application,
+  ApplicationFilter,
+  ApplicationRepository,
+  CommitObserver,
+  Page,
+  PageQuery,
+} from '@gatehouse/domain';
 import { VersionedCache } from './versioned-cache';
 import { VersionStore } from './version-store';
 import { TOKEN_VERSION } from './cached-token.repository';
@@ -76,7 +86,9 @@ function freezeApplication(app: Application): Application {
         Object.freeze({
           ...rule,
           permissions: Object.freeze([...rule.permissions]) as string[],
-          ...(rule.conditions ? { conditions: Object.freeze(rule.conditions.map((condition) => Object.freeze({ ...condition }))) as AccessRuleCondition[] } : {}),
+          ...(rule.conditions
+            ? { conditions: Object.freeze(rule.conditions.map((condition) => Object.freeze({ ...condition }))) as AccessRuleCondition[] }
+            : {}),
         }),
       ),
     ) as AccessRule[],
@@ -107,5 +119,4 @@ export class VersionBumpingCommitObserver extends CommitObserver {
     }
     await Promise.all([...touched].map((name) => this.versions.bump(name)));
   }
-
 }

@@ -52,19 +52,17 @@ export async function withLogPartitions<T>(em: EntityManager, createdAt: () => P
 export async function ensurePartitionsOf(em: EntityManager, instants: Date[]): Promise<string[]> {
   const distinct = [...new Set(instants.map((d) => d.getTime()))].map((t) => new Date(t).toISOString());
   if (distinct.length === 0) return [];
-  const rows: { name: string }[] = await em.query(
-    `SELECT log_partitions_ensure(t, t + interval '1 microsecond') AS name FROM unnest($1::timestamptz[]) AS t`,
-    [distinct],
-  );
+  const rows: { name: string }[] = await em.query(`SELECT log_partitions_ensure(t, t + interval '1 microsecond') AS name FROM unnest($1::timestamptz[]) AS t`, [
+    distinct,
+  ]);
   return rows.map((r) => r.name);
 }
 
 /** The UTC days of the outbox events recorded before `before`: what the relay may write. */
 export async function outboxDays(em: EntityManager, before: Date): Promise<Date[]> {
-  const rows: { at: Date }[] = await em.query(
-    `SELECT DISTINCT date_trunc('day', created_at, 'UTC') AS at FROM audit_outbox WHERE created_at < $1`,
-    [before.toISOString()],
-  );
+  const rows: { at: Date }[] = await em.query(`SELECT DISTINCT date_trunc('day', created_at, 'UTC') AS at FROM audit_outbox WHERE created_at < $1`, [
+    before.toISOString(),
+  ]);
   return rows.map((r) => r.at);
 }
 

@@ -21,9 +21,7 @@ export class AuditLogs1763700000300 implements MigrationInterface {
       "created_at" timestamptz NOT NULL)`);
     await q.query(`CREATE INDEX "logs_tenant_created_idx" ON "logs" ("tenant_id", "created_at" DESC, "id" DESC)`);
     await q.query(`CREATE INDEX "logs_tenant_type_created_idx" ON "logs" ("tenant_id", "entity_type", "created_at" DESC, "id" DESC)`);
-    await q.query(
-      `CREATE INDEX "logs_tenant_entity_created_idx" ON "logs" ("tenant_id", "entity_type", "entity_id", "created_at" DESC, "id" DESC)`,
-    );
+    await q.query(`CREATE INDEX "logs_tenant_entity_created_idx" ON "logs" ("tenant_id", "entity_type", "entity_id", "created_at" DESC, "id" DESC)`);
     // Append-only in the database itself, not only by convention: no code path can rewrite history.
     await q.query(`CREATE FUNCTION "logs_refuse_change"() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN

@@ -52,9 +52,7 @@ export class LogChain1764000200000 implements MigrationInterface {
     await q.query(`CREATE UNIQUE INDEX "logs_tenant_seq_idx" ON "logs" ("tenant_id", "seq")`);
 
     // Only the API's own logs carry a request id: a partial index costs the other services' logs nothing.
-    await q.query(
-      `CREATE INDEX "logs_tenant_request_idx" ON "logs" ("tenant_id", "request_id", "created_at" DESC, "id" DESC) WHERE "request_id" IS NOT NULL`,
-    );
+    await q.query(`CREATE INDEX "logs_tenant_request_idx" ON "logs" ("tenant_id", "request_id", "created_at" DESC, "id" DESC) WHERE "request_id" IS NOT NULL`);
     await q.query(`CREATE TABLE "log_chains" (
       "tenant_id" uuid PRIMARY KEY,
       "seq" bigint NOT NULL,

@@ -17,7 +17,7 @@ export class SealedProxies1764100100000 implements MigrationInterface {
     const [{ n: total }] = await q.query(`SELECT count(*)::int AS n FROM "proxies"`);
     if (total > 0) {
       await inMigrationVault(q, async (vault, progress) => {
-        for (let done = 0; ; ) {
+        for (let done = 0; ;) {
           const rows: { id: string; tenant_id: string; key: string; configuration: Record<string, string> | null }[] = await q.query(
             `SELECT "id", "tenant_id", "key", "configuration" FROM "proxies" WHERE "key_hash" IS NULL ORDER BY "id" LIMIT ${BATCH}`,
           );
@@ -45,7 +45,7 @@ export class SealedProxies1764100100000 implements MigrationInterface {
     const [{ n: total }] = await q.query(`SELECT count(*)::int AS n FROM "proxies"`);
     if (total > 0) {
       await inMigrationVault(q, async (vault, progress) => {
-        for (let done = 0; ; ) {
+        for (let done = 0; ;) {
           const rows: { id: string; tenant_id: string; key_sealed: Buffer; configuration_sealed: Buffer | null }[] = await q.query(
             `SELECT "id", "tenant_id", "key_sealed", "configuration_sealed" FROM "proxies" WHERE "key" IS NULL ORDER BY "id" LIMIT ${BATCH}`,
           );

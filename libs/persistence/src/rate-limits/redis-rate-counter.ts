@@ -318,7 +318,10 @@ export class RedisRateCounter extends RateCounter {
   private sendQueued(): void {
     const queued = this.queued;
     this.queued = [];
-    const pipeline = this.redis.pipeline() as unknown as { gatehouseTake(...args: (string | number)[]): void; exec(): Promise<[Error | null, unknown][] | null> };
+    const pipeline = this.redis.pipeline() as unknown as {
+      gatehouseTake(...args: (string | number)[]): void;
+      exec(): Promise<[Error | null, unknown][] | null>;
+    };
     for (const take of queued) pipeline.gatehouseTake(...take.args);
     this.stats.scripts += queued.length;
     const sentAt = performance.now();

@@ -1,11 +1,12 @@
 import { AuditEvent, ChainHead, GENESIS_HASH, Log } from '@gatehouse/domain';
 
 /** The logs table's columns of a log's public fields, in LogJson's order (and the outbox's: the same columns). */
-export const LOG_COLUMNS =
-  'id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, request_id, source_ip, user_agent';
+export const LOG_COLUMNS = 'id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, request_id, source_ip, user_agent';
 // What a StoredLogRow reads. (Aliased `position`: an output column named `seq` of type text would be what ORDER BY seq
 // sorts.)
-export const STORED_LOG_COLUMNS = `${LOG_COLUMNS.split(', ').map((c) => `l.${c} AS ${c}`).join(', ')}, l.seq::text AS position, encode(l.hash, 'hex') AS hash`;
+export const STORED_LOG_COLUMNS = `${LOG_COLUMNS.split(', ')
+  .map((c) => `l.${c} AS ${c}`)
+  .join(', ')}, l.seq::text AS position, encode(l.hash, 'hex') AS hash`;
 export const GENESIS = `'\\x${GENESIS_HASH}'::bytea`;
 
 /** A row of the logs (or of the outbox: the same columns) as the driver reads it: the one read shape of a log. */

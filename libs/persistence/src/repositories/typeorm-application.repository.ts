@@ -1,13 +1,5 @@
 import { EntityManager, LessThanOrEqual } from 'typeorm';
-import {
-  Application,
-  ApplicationFilter,
-  ApplicationRepository,
-  Page,
-  PageQuery,
-  pageFromRows,
-  RateLimit,
-} from '@gatehouse/domain';
+import { Application, ApplicationFilter, ApplicationRepository, Page, PageQuery, pageFromRows, RateLimit } from '@gatehouse/domain';
 import { ApplicationEntity } from '../entities/application.entity';
 import { TenantEntity } from '../entities/tenant.entity';
 import { applyKeysetPage } from './keyset-page';

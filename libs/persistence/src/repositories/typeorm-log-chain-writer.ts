@@ -50,8 +50,16 @@ export class TypeormLogChainWriter extends LogChainWriter {
   async append(logs: AuditEvent[]): Promise<number> {
     // A created_at without a partition: created, then written (see withLogPartitions). Inside a caller's transaction,
     // which a refused statement would abort, created first.
-    if (this.em.queryRunner !== undefined) await ensurePartitionsOf(this.em, logs.map((l) => l.createdAt));
-    return withLogPartitions(this.em, async () => logs.map((l) => l.createdAt), () => this.appendOnce(logs));
+    if (this.em.queryRunner !== undefined)
+      await ensurePartitionsOf(
+        this.em,
+        logs.map((l) => l.createdAt),
+      );
+    return withLogPartitions(
+      this.em,
+      async () => logs.map((l) => l.createdAt),
+      () => this.appendOnce(logs),
+    );
   }
 
   private async appendOnce(logs: AuditEvent[]): Promise<number> {
@@ -59,7 +67,7 @@ export class TypeormLogChainWriter extends LogChainWriter {
     // (a rare second round): a duplicate if stored under its own tenant by then, else a conflict.
     const conflicts: Conflict[] = [];
     let inserted = 0;
-    for (let rest = logs; rest.length > 0; ) {
+    for (let rest = logs; rest.length > 0;) {
       const tenantOf = new Map<string, string>();
       const later: AuditEvent[] = [];
       const unique = rest.filter((log) => {
@@ -103,11 +111,13 @@ export class TypeormLogChainWriter extends LogChainWriter {
 
   /** The locked transaction (see appendChained); the heads it leaves are remembered, and waited for meanwhile. */
   private appendLocked(logs: AuditEvent[], tenants: string[], conflicts: Conflict[]): Promise<number> {
-    const locked = this.em.transaction((em) => appendChained(em, logs, logs)).then((written) => {
-      this.knownHeads.remember(written.heads);
-      conflicts.push(...written.conflicts);
-      return written.inserted;
-    });
+    const locked = this.em
+      .transaction((em) => appendChained(em, logs, logs))
+      .then((written) => {
+        this.knownHeads.remember(written.heads);
+        conflicts.push(...written.conflicts);
+        return written.inserted;
+      });
     if (this.em.queryRunner === undefined) this.settleBefore(tenants, locked);
     return locked;
   }
@@ -173,7 +183,11 @@ export class TypeormLogChainWriter extends LogChainWriter {
   }
 
   async relayOutbox(recordedBefore: Date, limit: number): Promise<number> {
-    return withLogPartitions(this.em, () => outboxDays(this.em, recordedBefore), () => this.relayOnce(recordedBefore, limit));
+    return withLogPartitions(
+      this.em,
+      () => outboxDays(this.em, recordedBefore),
+      () => this.relayOnce(recordedBefore, limit),
+    );
   }
 
   private async relayOnce(recordedBefore: Date, limit: number): Promise<number> {
@@ -190,7 +204,11 @@ export class TypeormLogChainWriter extends LogChainWriter {
     this.knownHeads.remember(heads);
     if (moved < limit) {
       const left: { id: string; tenant_id: string }[] = await this.em.query(OUTBOX_CONFLICTS, [recordedBefore.toISOString()]);
-      if (left.length > 0) throw new LogIdConflictError(left.map((r) => ({ id: r.id, tenantId: r.tenant_id })), 'left in audit_outbox');
+      if (left.length > 0)
+        throw new LogIdConflictError(
+          left.map((r) => ({ id: r.id, tenantId: r.tenant_id })),
+          'left in audit_outbox',
+        );
     }
     return moved;
   }
@@ -224,9 +242,7 @@ async function appendChained(
     const written = await insertChained(em, locked, fresh);
     if (written.inserted === fresh.length) return { ...written, conflicts };
     await em.query('ROLLBACK TO SAVEPOINT chain_append');
-    const rows: { id: string; tenant_id: string }[] = await em.query(`SELECT id, tenant_id FROM log_ids WHERE id = ANY($1::uuid[])`, [
-      fresh.map((l) => l.id),
-    ]);
+    const rows: { id: string; tenant_id: string }[] = await em.query(`SELECT id, tenant_id FROM log_ids WHERE id = ANY($1::uuid[])`, [fresh.map((l) => l.id)]);
     if (rows.length === 0) throw new Error('a log of the batch was not inserted, and no log of its id is stored');
     const stored = new Map(rows.map((r) => [r.id, r.tenant_id]));
     conflicts.push(...fresh.filter((l) => stored.has(l.id) && stored.get(l.id) !== l.tenantId).map((l) => ({ id: l.id, tenantId: l.tenantId })));
@@ -312,4 +328,3 @@ class KnownHeads {
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
-

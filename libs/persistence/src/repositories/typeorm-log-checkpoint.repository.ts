@@ -39,10 +39,12 @@ export class TypeormLogCheckpointRepository extends LogCheckpointRepository {
   }
 
   async checkpointSlice(tenantId: string, afterPosition: number, upTo: number, limit: number): Promise<LogCheckpoint[]> {
-    const rows: CheckpointRow[] = await this.em.query(
-      `${SELECT_CHECKPOINTS} WHERE tenant_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
-      [tenantId, afterPosition, upTo, limit],
-    );
+    const rows: CheckpointRow[] = await this.em.query(`${SELECT_CHECKPOINTS} WHERE tenant_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`, [
+      tenantId,
+      afterPosition,
+      upTo,
+      limit,
+    ]);
     return rows.map(fromCheckpointRow);
   }
 

@@ -40,10 +40,10 @@ export class TypeormLogRetentionRepository extends LogRetentionRepository {
        VALUES ($1, $2, decode($3, 'hex'), $4, $5, decode($6, 'base64')) ON CONFLICT (tenant_id, seq) DO NOTHING`,
       [anchor.tenantId, anchor.position, anchor.hash, anchor.signedAt.toISOString(), anchor.keyId, anchor.signature],
     );
-    const [row] = await this.em.query(`WITH removed AS (DELETE FROM logs WHERE tenant_id = $1 AND seq <= $2 RETURNING 1) SELECT count(*)::int AS n FROM removed`, [
-      anchor.tenantId,
-      anchor.position,
-    ]);
+    const [row] = await this.em.query(
+      `WITH removed AS (DELETE FROM logs WHERE tenant_id = $1 AND seq <= $2 RETURNING 1) SELECT count(*)::int AS n FROM removed`,
+      [anchor.tenantId, anchor.position],
+    );
     return (row as { n: number }).n;
   }
 
@@ -55,6 +55,13 @@ export class TypeormLogRetentionRepository extends LogRetentionRepository {
     )) as { tenant_id: string; position: string; hash: string; signed_at: Date; key_id: string; signature: string }[];
     if (!row) return undefined;
     // encode(…, 'base64') wraps lines every 76 characters.
-    return { tenantId: row.tenant_id, position: Number(row.position), hash: row.hash, signedAt: row.signed_at, keyId: row.key_id, signature: row.signature.replace(/\s+/g, '') };
+    return {
+      tenantId: row.tenant_id,
+      position: Number(row.position),
+      hash: row.hash,
+      signedAt: row.signed_at,
+      keyId: row.key_id,
+      signature: row.signature.replace(/\s+/g, ''),
+    };
   }
 }

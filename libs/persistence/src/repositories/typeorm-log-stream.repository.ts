@@ -109,7 +109,17 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
       `UPDATE log_streams SET name = $3, settings = $4::jsonb, secrets_sealed = $5, paused = $6, modified_by = $7, modified_at = $8,
          next_attempt_at = CASE WHEN $9 THEN now() ELSE next_attempt_at END, failures = CASE WHEN $9 THEN 0 ELSE failures END
        WHERE tenant_id = $1 AND id = $2`,
-      [stream.tenantId, stream.id, stream.name, JSON.stringify(stream.settings), await this.seal(stream), stream.paused, stream.modifiedBy, stream.modifiedAt, retryNow],
+      [
+        stream.tenantId,
+        stream.id,
+        stream.name,
+        JSON.stringify(stream.settings),
+        await this.seal(stream),
+        stream.paused,
+        stream.modifiedBy,
+        stream.modifiedAt,
+        retryNow,
+      ],
     )) as [unknown, number];
     return affected > 0;
   }

@@ -13,9 +13,7 @@ export class TypeormLogRepository extends LogRepository {
   async list(tenantId: string, filter: LogFilter, page: PageQuery): Promise<Page<Log>> {
     // The count is offset mode's only; keyset pages skip it, which keeps deep pages cheap.
     const total =
-      page.start === undefined
-        ? Number((await this.matching(tenantId, filter).select('COUNT(*)', 'n').getRawOne<{ n: string }>())?.n ?? 0)
-        : undefined;
+      page.start === undefined ? Number((await this.matching(tenantId, filter).select('COUNT(*)', 'n').getRawOne<{ n: string }>())?.n ?? 0) : undefined;
     const rows = await applyKeysetPage(this.matching(tenantId, filter).select(STORED_LOG_COLUMNS), 'l', page).getRawMany<StoredLogRow>();
     return pageFromRows(rows.map(fromStoredLogRow), page, total);
   }

@@ -84,7 +84,14 @@ export class TypeormProxyRepository extends ProxyRepository {
     const configuration =
       row.configurationSealed === null
         ? null
-        : stringMap(Object.entries(JSON.parse((await this.vault.open(row.tenantId, row.configurationSealed, proxyConfigurationAad(row.tenantId, row.id))).toString()) as Record<string, string>));
+        : stringMap(
+            Object.entries(
+              JSON.parse((await this.vault.open(row.tenantId, row.configurationSealed, proxyConfigurationAad(row.tenantId, row.id))).toString()) as Record<
+                string,
+                string
+              >,
+            ),
+          );
     return {
       id: row.id,
       tenantId: row.tenantId,

@@ -60,7 +60,7 @@ function visibilityClause(sql: Conditions, visibility: TokenVisibility): string 
     if (!('conditions' in scope)) continue;
     const all = scope.conditions.map((condition) => {
       const value = condition.operator === 'equals' ? sql.param(condition.value) : sql.param(startsWith(condition.value));
-      const op = condition.operator === 'equals' ? '=' : "LIKE";
+      const op = condition.operator === 'equals' ? '=' : 'LIKE';
       const escape = condition.operator === 'equals' ? '' : ` ESCAPE '\\'`;
       return condition.attribute === 'id' ? `t.id ${op} ${value}${escape}` : `EXISTS (SELECT 1 FROM unnest(t.containers) c WHERE c ${op} ${value}${escape})`;
     });

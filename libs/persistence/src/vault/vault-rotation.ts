@@ -73,7 +73,7 @@ export class VaultRotation {
     const kekId = await this.keys.wrapper.currentKekId();
     const [{ n: total }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM "vault_keys" WHERE "kek_id" <> $1`, [kekId]);
     let done = 0;
-    for (let after = '00000000-0000-0000-0000-000000000000'; ; ) {
+    for (let after = '00000000-0000-0000-0000-000000000000'; ;) {
       const rows: VaultKeyRow[] = await this.dataSource.query(
         `SELECT "key_id", "tenant_id", "purpose", "generation", "wrapped", "kek_id" FROM "vault_keys"
          WHERE "kek_id" <> $1 AND "key_id" > $2 ORDER BY "key_id" LIMIT ${this.batchSize}`,
@@ -102,7 +102,10 @@ export class VaultRotation {
    * only finishes tenants an interrupted run left with two active keys), every registered sealed column re-sealed in
    * batches, then the older keys retired once nothing refers to them. Retired keys still open (nothing is destroyed).
    */
-  async reEncrypt(progress: Progress = () => undefined, options: { tenantId?: string; resume?: boolean } = {}): Promise<{ tenants: number; resealed: number; retired: number }> {
+  async reEncrypt(
+    progress: Progress = () => undefined,
+    options: { tenantId?: string; resume?: boolean } = {},
+  ): Promise<{ tenants: number; resealed: number; retired: number }> {
     if (!options.resume) {
       const single: { tenant_id: string }[] = await this.dataSource.query(
         `SELECT "tenant_id" FROM "vault_keys" WHERE "purpose" = 'data' AND "state" = 'active' AND ($1::uuid IS NULL OR "tenant_id" = $1::uuid)
@@ -148,7 +151,7 @@ export class VaultRotation {
     let resealed = 0;
     for (const column of this.columns) {
       const keys = column.keyColumns.map(q);
-      for (let after: unknown[] | undefined; ; ) {
+      for (let after: unknown[] | undefined; ;) {
         const params: unknown[] = [tenantId, header];
         const from = after ? ` AND (${keys.join(', ')}) > (${after.map((v) => `$${params.push(v)}`).join(', ')})` : '';
         const rows: Record<string, unknown>[] = await this.dataSource.query(

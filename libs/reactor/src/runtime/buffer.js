@@ -23,7 +23,11 @@ const getBuffer = lazy(function makeBuffer() {
         const len = length === undefined ? value.byteLength - offset : length >>> 0;
         return new Buffer(value, offset, len);
       }
-      if (value instanceof U8) { const b = new Buffer(value.length); b.set(value); return b; }
+      if (value instanceof U8) {
+        const b = new Buffer(value.length);
+        b.set(value);
+        return b;
+      }
       if (value !== null && typeof value === 'object') {
         if (value.type === 'Buffer' && ArrayIsArray(value.data)) return Buffer.from(value.data);
         if (typeof value.length === 'number' || ArrayBuffer.isView(value)) {
@@ -44,10 +48,18 @@ const getBuffer = lazy(function makeBuffer() {
       if (fill !== undefined && fill !== 0) b.fill(fill, 0, b.length, encoding);
       return b;
     }
-    static allocUnsafe(size) { return new Buffer(checkSize(size)); }
-    static allocUnsafeSlow(size) { return new Buffer(checkSize(size)); }
-    static isBuffer(obj) { return obj instanceof Buffer; }
-    static isEncoding(enc) { return typeof enc === 'string' && ENCODINGS[enc.toLowerCase()] !== undefined; }
+    static allocUnsafe(size) {
+      return new Buffer(checkSize(size));
+    }
+    static allocUnsafeSlow(size) {
+      return new Buffer(checkSize(size));
+    }
+    static isBuffer(obj) {
+      return obj instanceof Buffer;
+    }
+    static isEncoding(enc) {
+      return typeof enc === 'string' && ENCODINGS[enc.toLowerCase()] !== undefined;
+    }
     static byteLength(value, encoding) {
       if (typeof value === 'string') return encodeString(value, encoding).length;
       const bytes = asBytes(value);
@@ -74,21 +86,29 @@ const getBuffer = lazy(function makeBuffer() {
       }
       return out;
     }
-    static compare(a, b) { return compareBytes(asBytes(a), asBytes(b)); }
+    static compare(a, b) {
+      return compareBytes(asBytes(a), asBytes(b));
+    }
 
     toString(encoding, start, end) {
       const s = clampIndex(start, 0, this.length);
       const e = clampIndex(end, this.length, this.length);
       return e <= s ? '' : decodeBytes(this, encoding, s, e);
     }
-    toJSON() { return { type: 'Buffer', data: Array.from(this) }; }
+    toJSON() {
+      return { type: 'Buffer', data: Array.from(this) };
+    }
     equals(other) {
       const b = asBytes(other);
       if (!b) throw new TypeErrorCtor('The "otherBuffer" argument must be an instance of Buffer or Uint8Array.');
       return compareBytes(this, b) === 0;
     }
-    compare(other) { return compareBytes(this, asBytes(other)); }
-    slice(start, end) { return this.subarray(start, end); }
+    compare(other) {
+      return compareBytes(this, asBytes(other));
+    }
+    slice(start, end) {
+      return this.subarray(start, end);
+    }
     copy(target, targetStart, sourceStart, sourceEnd) {
       const t = asBytes(target);
       const ts = targetStart === undefined ? 0 : targetStart >>> 0;
@@ -100,8 +120,14 @@ const getBuffer = lazy(function makeBuffer() {
       return n;
     }
     write(string, offset, length, encoding) {
-      if (typeof offset === 'string') { encoding = offset; offset = 0; length = undefined; }
-      else if (typeof length === 'string') { encoding = length; length = undefined; }
+      if (typeof offset === 'string') {
+        encoding = offset;
+        offset = 0;
+        length = undefined;
+      } else if (typeof length === 'string') {
+        encoding = length;
+        length = undefined;
+      }
       const o = offset === undefined ? 0 : offset >>> 0;
       const bytes = encodeString(string, encoding);
       const n = MathMin(bytes.length, this.length - o, length === undefined ? Infinity : length >>> 0);
@@ -109,13 +135,25 @@ const getBuffer = lazy(function makeBuffer() {
       return MathMax(0, n);
     }
     fill(value, offset, end, encoding) {
-      if (typeof offset === 'string') { encoding = offset; offset = 0; end = this.length; }
-      else if (typeof end === 'string') { encoding = end; end = this.length; }
+      if (typeof offset === 'string') {
+        encoding = offset;
+        offset = 0;
+        end = this.length;
+      } else if (typeof end === 'string') {
+        encoding = end;
+        end = this.length;
+      }
       const s = offset === undefined ? 0 : MathMin(offset >>> 0, this.length);
       const e = end === undefined ? this.length : MathMin(end >>> 0, this.length);
-      if (typeof value === 'number') { U8.prototype.fill.call(this, value & 0xff, s, e); return this; }
+      if (typeof value === 'number') {
+        U8.prototype.fill.call(this, value & 0xff, s, e);
+        return this;
+      }
       const bytes = typeof value === 'string' ? encodeString(value, encoding) : asBytes(value);
-      if (!bytes || bytes.length === 0) { U8.prototype.fill.call(this, 0, s, e); return this; }
+      if (!bytes || bytes.length === 0) {
+        U8.prototype.fill.call(this, 0, s, e);
+        return this;
+      }
       for (let i = s, j = 0; i < e; i++, j = (j + 1) % bytes.length) this[i] = bytes[j];
       return this;
     }
@@ -130,17 +168,28 @@ const getBuffer = lazy(function makeBuffer() {
       }
       return -1;
     }
-    includes(value, byteOffset, encoding) { return this.indexOf(value, byteOffset, encoding) !== -1; }
+    includes(value, byteOffset, encoding) {
+      return this.indexOf(value, byteOffset, encoding) !== -1;
+    }
   }
 
   // Fixed-width integer readers and writers: readUInt16BE, writeInt32LE, and so on.
   const INT_ACCESSORS = [
-    ['UInt8', 1, 'Uint8'], ['Int8', 1, 'Int8'], ['UInt16', 2, 'Uint16'], ['Int16', 2, 'Int16'],
-    ['UInt32', 4, 'Uint32'], ['Int32', 4, 'Int32'], ['Float', 4, 'Float32'], ['Double', 8, 'Float64'],
-    ['BigUInt64', 8, 'BigUint64'], ['BigInt64', 8, 'BigInt64'],
+    ['UInt8', 1, 'Uint8'],
+    ['Int8', 1, 'Int8'],
+    ['UInt16', 2, 'Uint16'],
+    ['Int16', 2, 'Int16'],
+    ['UInt32', 4, 'Uint32'],
+    ['Int32', 4, 'Int32'],
+    ['Float', 4, 'Float32'],
+    ['Double', 8, 'Float64'],
+    ['BigUInt64', 8, 'BigUint64'],
+    ['BigInt64', 8, 'BigInt64'],
   ];
   for (const spec of INT_ACCESSORS) {
-    const name = spec[0], size = spec[1], dv = spec[2];
+    const name = spec[0],
+      size = spec[1],
+      dv = spec[2];
     const ends = size === 1 ? [''] : ['BE', 'LE'];
     for (const endian of ends) {
       const little = endian === 'LE';
@@ -157,7 +206,7 @@ const getBuffer = lazy(function makeBuffer() {
       };
       define(Buffer.prototype, 'read' + name + endian, read);
       define(Buffer.prototype, 'write' + name + endian, write);
-      if (name[0] === 'U' || name[0] === 'B' && name[3] === 'U') {
+      if (name[0] === 'U' || (name[0] === 'B' && name[3] === 'U')) {
         const alias = name.replace('UInt', 'Uint');
         define(Buffer.prototype, 'read' + alias + endian, read);
         define(Buffer.prototype, 'write' + alias + endian, write);
@@ -179,18 +228,39 @@ const getBuffer = lazy(function makeBuffer() {
     checkWidth(buf, offset, width);
     let v = +value;
     if (v < 0) v += 2 ** (8 * width);
-    for (let i = 0; i < width; i++) { buf[offset + (little ? i : width - 1 - i)] = v % 256; v = MathFloor(v / 256); }
+    for (let i = 0; i < width; i++) {
+      buf[offset + (little ? i : width - 1 - i)] = v % 256;
+      v = MathFloor(v / 256);
+    }
     return offset + width;
   }
   const widthMethods = {
-    readUIntBE: function (offset, width) { return readUInt(this, offset, width, false); },
-    readUIntLE: function (offset, width) { return readUInt(this, offset, width, true); },
-    readIntBE: function (offset, width) { const v = readUInt(this, offset, width, false); return v >= 2 ** (8 * width - 1) ? v - 2 ** (8 * width) : v; },
-    readIntLE: function (offset, width) { const v = readUInt(this, offset, width, true); return v >= 2 ** (8 * width - 1) ? v - 2 ** (8 * width) : v; },
-    writeUIntBE: function (value, offset, width) { return writeUInt(this, value, offset, width, false); },
-    writeUIntLE: function (value, offset, width) { return writeUInt(this, value, offset, width, true); },
-    writeIntBE: function (value, offset, width) { return writeUInt(this, value, offset, width, false); },
-    writeIntLE: function (value, offset, width) { return writeUInt(this, value, offset, width, true); },
+    readUIntBE: function (offset, width) {
+      return readUInt(this, offset, width, false);
+    },
+    readUIntLE: function (offset, width) {
+      return readUInt(this, offset, width, true);
+    },
+    readIntBE: function (offset, width) {
+      const v = readUInt(this, offset, width, false);
+      return v >= 2 ** (8 * width - 1) ? v - 2 ** (8 * width) : v;
+    },
+    readIntLE: function (offset, width) {
+      const v = readUInt(this, offset, width, true);
+      return v >= 2 ** (8 * width - 1) ? v - 2 ** (8 * width) : v;
+    },
+    writeUIntBE: function (value, offset, width) {
+      return writeUInt(this, value, offset, width, false);
+    },
+    writeUIntLE: function (value, offset, width) {
+      return writeUInt(this, value, offset, width, true);
+    },
+    writeIntBE: function (value, offset, width) {
+      return writeUInt(this, value, offset, width, false);
+    },
+    writeIntLE: function (value, offset, width) {
+      return writeUInt(this, value, offset, width, true);
+    },
     lastIndexOf: function (value, byteOffset, encoding) {
       if (typeof value === 'number') return U8.prototype.lastIndexOf.call(this, value & 0xff, byteOffset === undefined ? this.length - 1 : byteOffset);
       const needle = typeof value === 'string' ? encodeString(value, encoding) : asBytes(value);
@@ -210,7 +280,11 @@ const getBuffer = lazy(function makeBuffer() {
     define(Buffer.prototype, 'swap' + size * 8, function () {
       if (this.length % size !== 0) throw new RangeErrorCtor('Buffer size must be a multiple of ' + size * 8 + '-bits');
       for (let i = 0; i < this.length; i += size) {
-        for (let a = i, b = i + size - 1; a < b; a++, b--) { const t = this[a]; this[a] = this[b]; this[b] = t; }
+        for (let a = i, b = i + size - 1; a < b; a++, b--) {
+          const t = this[a];
+          this[a] = this[b];
+          this[b] = t;
+        }
       }
       return this;
     });
@@ -219,28 +293,43 @@ const getBuffer = lazy(function makeBuffer() {
   // class methods are not constructors, so each becomes one that answers what the method answers.
   for (const name of ['from', 'alloc', 'allocUnsafe', 'allocUnsafeSlow', 'isBuffer', 'isEncoding', 'byteLength', 'concat', 'compare']) {
     const method = Buffer[name];
-    define(Buffer, name, { [name]: function () { return method.apply(Buffer, arguments); } }[name]);
+    define(
+      Buffer,
+      name,
+      {
+        [name]: function () {
+          return method.apply(Buffer, arguments);
+        },
+      }[name],
+    );
   }
   // Node's Buffer is a function (`Buffer(x)` without `new` works, deprecated) over the class that holds the methods:
   // `new Buffer(x)` and `Buffer(x)` answer what Buffer.alloc(n) or Buffer.from(x) do, and both share the prototype, so
   // `instanceof Buffer` and `.constructor === Buffer` hold for every buffer.
   const FastBuffer = Buffer;
-  const PublicBuffer = { Buffer: function (arg, encodingOrOffset, length) {
-    if (typeof arg === 'number') {
-      if (typeof encodingOrOffset === 'string') {
-        const e = new TypeErrorCtor('The "string" argument must be of type string. Received type number (' + arg + ')');
-        define(e, 'code', 'ERR_INVALID_ARG_TYPE');
-        throw e;
+  const PublicBuffer = {
+    Buffer: function (arg, encodingOrOffset, length) {
+      if (typeof arg === 'number') {
+        if (typeof encodingOrOffset === 'string') {
+          const e = new TypeErrorCtor('The "string" argument must be of type string. Received type number (' + arg + ')');
+          define(e, 'code', 'ERR_INVALID_ARG_TYPE');
+          throw e;
+        }
+        return FastBuffer.alloc(arg);
       }
-      return FastBuffer.alloc(arg);
-    }
-    return FastBuffer.from(arg, encodingOrOffset, length);
-  } }.Buffer;
+      return FastBuffer.from(arg, encodingOrOffset, length);
+    },
+  }.Buffer;
   ObjectSetPrototypeOf(PublicBuffer, U8);
   PublicBuffer.prototype = FastBuffer.prototype;
   define(FastBuffer.prototype, 'constructor', PublicBuffer);
   // Typed-array methods that make a new array (subarray, map, filter) build it with the class itself.
-  ObjectDefineProperty(PublicBuffer, Symbol.species, { configurable: true, get: function () { return FastBuffer; } });
+  ObjectDefineProperty(PublicBuffer, Symbol.species, {
+    configurable: true,
+    get: function () {
+      return FastBuffer;
+    },
+  });
   for (const name of ['from', 'alloc', 'allocUnsafe', 'allocUnsafeSlow', 'isBuffer', 'isEncoding', 'byteLength', 'concat', 'compare']) {
     define(PublicBuffer, name, FastBuffer[name]);
   }
@@ -256,7 +345,10 @@ function checkSize(size) {
   }
   return MathFloor(size);
 }
-function toBuffer(bytes) { getBuffer(); return new FastBufferClass(bytes.buffer, bytes.byteOffset, bytes.byteLength); }
+function toBuffer(bytes) {
+  getBuffer();
+  return new FastBufferClass(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
 function compareBytes(a, b) {
   if (!a || !b) throw new TypeErrorCtor('The arguments must be Buffer or Uint8Array instances.');
   const n = MathMin(a.length, b.length);

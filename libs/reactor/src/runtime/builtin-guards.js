@@ -30,7 +30,15 @@ function relativeIndex(v, dflt, len) {
 // The replacement keeps the builtin's name, not its exact 'length' (redefining that on every
 // function measurably slows down creating each context).
 function replaceMethod(target, key, name, impl) {
-  define(target, key, { [name]: function () { return ReflectApply(impl, this, arguments); } }[name]);
+  define(
+    target,
+    key,
+    {
+      [name]: function () {
+        return ReflectApply(impl, this, arguments);
+      },
+    }[name],
+  );
 }
 // Done in JavaScript: every size is read once, and a getter cannot grow it after the check.
 replaceMethod(Array.prototype, 'fill', 'fill', function (value, start, end) {
@@ -51,7 +59,10 @@ replaceMethod(Array, 'from', 'from', function (items, mapFn, thisArg) {
   if (typeof items === 'string' && items.length > maxElements) throw tooLarge('Array.from');
   const iterator = items[SymbolIterator];
   if (iterator !== undefined && iterator !== null) {
-    for (const v of items) { out[n] = mapFn === undefined ? v : ReflectApply(mapFn, thisArg, [v, n]); n++; }
+    for (const v of items) {
+      out[n] = mapFn === undefined ? v : ReflectApply(mapFn, thisArg, [v, n]);
+      n++;
+    }
   } else {
     const O = ObjectCtor(items);
     const len = toLength(O.length);
@@ -86,15 +97,21 @@ function checkedProxyTarget(target) {
   if (ArrayIsArray(target)) throw new TypeErrorCtor('A Proxy of an array is not available in the sandbox');
   return target;
 }
-const SandboxProxy = { Proxy: function Proxy(target, handler) {
-  if (new.target === undefined) throw new TypeErrorCtor("Constructor Proxy requires 'new'");
-  return new ProxyCtor(checkedProxyTarget(target), handler);
-} }.Proxy;
-define(SandboxProxy, 'revocable', function revocable(target, handler) { return ProxyCtor.revocable(checkedProxyTarget(target), handler); });
+const SandboxProxy = {
+  Proxy: function Proxy(target, handler) {
+    if (new.target === undefined) throw new TypeErrorCtor("Constructor Proxy requires 'new'");
+    return new ProxyCtor(checkedProxyTarget(target), handler);
+  },
+}.Proxy;
+define(SandboxProxy, 'revocable', function revocable(target, handler) {
+  return ProxyCtor.revocable(checkedProxyTarget(target), handler);
+});
 define(G, 'Proxy', SandboxProxy);
 function withFixedLength(O, len) {
   return new ProxyCtor(O, {
-    get: function (target, key, receiver) { return key === 'length' ? len : ReflectGet(target, key, receiver); },
+    get: function (target, key, receiver) {
+      return key === 'length' ? len : ReflectGet(target, key, receiver);
+    },
   });
 }
 // concat walks its arguments too, when they are arrays or spreadable array-likes.
@@ -112,10 +129,42 @@ function concatArguments(args) {
   }
   return out;
 }
-const ARRAY_METHODS = ['at', 'concat', 'copyWithin', 'every', 'filter', 'find', 'findIndex', 'findLast', 'findLastIndex',
-  'flat', 'flatMap', 'forEach', 'includes', 'indexOf', 'join', 'lastIndexOf', 'map', 'pop', 'push', 'reduce',
-  'reduceRight', 'reverse', 'shift', 'slice', 'some', 'sort', 'splice', 'toLocaleString', 'toReversed', 'toSorted',
-  'toSpliced', 'toString', 'unshift', 'with'];
+const ARRAY_METHODS = [
+  'at',
+  'concat',
+  'copyWithin',
+  'every',
+  'filter',
+  'find',
+  'findIndex',
+  'findLast',
+  'findLastIndex',
+  'flat',
+  'flatMap',
+  'forEach',
+  'includes',
+  'indexOf',
+  'join',
+  'lastIndexOf',
+  'map',
+  'pop',
+  'push',
+  'reduce',
+  'reduceRight',
+  'reverse',
+  'shift',
+  'slice',
+  'some',
+  'sort',
+  'splice',
+  'toLocaleString',
+  'toReversed',
+  'toSorted',
+  'toSpliced',
+  'toString',
+  'unshift',
+  'with',
+];
 for (const name of ARRAY_METHODS) {
   const original = Array.prototype[name];
   if (typeof original !== 'function') continue;
@@ -162,7 +211,10 @@ function guardCollection(Base, keyed) {
         const adder = this[adderName];
         if (typeof adder !== 'function') throw new TypeErrorCtor("'" + adderName + "' is not a function");
         for (const item of iterable) {
-          if (!keyed) { ReflectApply(adder, this, [item]); continue; }
+          if (!keyed) {
+            ReflectApply(adder, this, [item]);
+            continue;
+          }
           if (item === null || (typeof item !== 'object' && typeof item !== 'function')) {
             throw new TypeErrorCtor('Iterator value ' + StringCtor(item) + ' is not an entry object');
           }
@@ -184,8 +236,12 @@ guardCollection(WeakMap, true);
 // outright, which isolated-vm can only answer by parking the isolate's thread for good (measured:
 // a Set of integers in a 64 MiB isolate). Far below that size, entries are refused instead.
 const maxCollectionEntries = limits.maxCollectionEntries;
-for (const spec of [[MapCtor.prototype, 'set'], [SetCtor.prototype, 'add']]) {
-  const proto = spec[0], key = spec[1];
+for (const spec of [
+  [MapCtor.prototype, 'set'],
+  [SetCtor.prototype, 'add'],
+]) {
+  const proto = spec[0],
+    key = spec[1];
   const original = proto[key];
   const has = proto.has;
   const size = ObjectGetOwnPropertyDescriptor(proto, 'size').get;

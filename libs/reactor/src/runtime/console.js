@@ -4,14 +4,23 @@
 /* exported resetLogLines */
 let logLines = 0;
 // A new run may log its own lines again.
-function resetLogLines() { logLines = 0; }
+function resetLogLines() {
+  logLines = 0;
+}
 function formatValue(v, top) {
   switch (typeof v) {
-    case 'string': return top ? v : JSONStringify(v);
-    case 'number': case 'boolean': case 'undefined': return StringCtor(v);
-    case 'bigint': return StringCtor(v) + 'n';
-    case 'symbol': return v.toString();
-    case 'function': return '[Function: ' + (v.name || '(anonymous)') + ']';
+    case 'string':
+      return top ? v : JSONStringify(v);
+    case 'number':
+    case 'boolean':
+    case 'undefined':
+      return StringCtor(v);
+    case 'bigint':
+      return StringCtor(v) + 'n';
+    case 'symbol':
+      return v.toString();
+    case 'function':
+      return '[Function: ' + (v.name || '(anonymous)') + ']';
   }
   if (v === null) return 'null';
   if (v instanceof ErrorCtor) return typeof v.stack === 'string' ? v.stack : v.name + ': ' + v.message;
@@ -44,11 +53,17 @@ function formatArgs(args) {
       if (i >= args.length) return m;
       const a = args[i++];
       switch (m) {
-        case '%s': return typeof a === 'string' ? a : formatValue(a, true);
-        case '%d': case '%i': return typeof a === 'bigint' ? a + 'n' : StringCtor(m === '%i' ? parseInt(a, 10) : +a);
-        case '%f': return StringCtor(parseFloat(a));
-        case '%c': return '';
-        default: return formatValue(a, false);
+        case '%s':
+          return typeof a === 'string' ? a : formatValue(a, true);
+        case '%d':
+        case '%i':
+          return typeof a === 'bigint' ? a + 'n' : StringCtor(m === '%i' ? parseInt(a, 10) : +a);
+        case '%f':
+          return StringCtor(parseFloat(a));
+        case '%c':
+          return '';
+        default:
+          return formatValue(a, false);
       }
     });
   } else if (args.length > 0) {
@@ -62,18 +77,36 @@ function emit(level, args) {
   if (logLines >= limits.maxLogLines) return;
   logLines++;
   let line;
-  try { line = formatArgs(args); } catch (e) { line = '[unprintable value: ' + describe(e) + ']'; }
+  try {
+    line = formatArgs(args);
+  } catch (e) {
+    line = '[unprintable value: ' + describe(e) + ']';
+  }
   if (line.length > limits.maxLogLineLength) line = StringSlice(line, 0, limits.maxLogLineLength);
   host('log', level, line);
 }
 const consoleObject = {
-  log: function log() { emit('log', arguments); },
-  info: function info() { emit('info', arguments); },
-  warn: function warn() { emit('warn', arguments); },
-  error: function error() { emit('error', arguments); },
-  debug: function debug() { emit('debug', arguments); },
-  trace: function trace() { emit('debug', arguments); },
-  dir: function dir(v) { emit('log', [v]); },
+  log: function log() {
+    emit('log', arguments);
+  },
+  info: function info() {
+    emit('info', arguments);
+  },
+  warn: function warn() {
+    emit('warn', arguments);
+  },
+  error: function error() {
+    emit('error', arguments);
+  },
+  debug: function debug() {
+    emit('debug', arguments);
+  },
+  trace: function trace() {
+    emit('debug', arguments);
+  },
+  dir: function dir(v) {
+    emit('log', [v]);
+  },
   assert: function assert(condition) {
     if (!condition) emit('error', ['Assertion failed' + (arguments.length > 1 ? ':' : '')].concat(Array.prototype.slice.call(arguments, 1)));
   },

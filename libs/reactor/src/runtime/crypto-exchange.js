@@ -20,20 +20,29 @@ function exchange(op, a, b, c) {
 function received(value) {
   if (value === null || value === undefined) return ' Received ' + value;
   if (typeof value === 'function') return ' Received function ' + value.name;
-  if (typeof value === 'object') return value.constructor && value.constructor.name ? ' Received an instance of ' + value.constructor.name : ' Received [Object: null prototype] {}';
+  if (typeof value === 'object')
+    return value.constructor && value.constructor.name ? ' Received an instance of ' + value.constructor.name : ' Received [Object: null prototype] {}';
   let shown = typeof value === 'string' ? "'" + value + "'" : String(value);
   if (shown.length > 28) shown = shown.slice(0, 25) + '...';
   return ' Received type ' + typeof value + ' (' + shown + ')';
 }
-function argType(name, what, value) { return nodeError(TypeErrorCtor, 'ERR_INVALID_ARG_TYPE', 'The "' + name + '" argument must be ' + what + '.' + received(value)); }
+function argType(name, what, value) {
+  return nodeError(TypeErrorCtor, 'ERR_INVALID_ARG_TYPE', 'The "' + name + '" argument must be ' + what + '.' + received(value));
+}
 function stateIn(map, self) {
   const st = WeakMapGet(map, self);
   if (!st) throw new TypeErrorCtor('Illegal invocation');
   return st;
 }
-function copyOut(bytes, encoding) { return out(bytes.slice().buffer, encoding); }
-function invalidState(message) { return nodeError(ErrorCtor, 'ERR_CRYPTO_INVALID_STATE', message); }
-function failed(message) { return nodeError(ErrorCtor, 'ERR_CRYPTO_OPERATION_FAILED', message); }
+function copyOut(bytes, encoding) {
+  return out(bytes.slice().buffer, encoding);
+}
+function invalidState(message) {
+  return nodeError(ErrorCtor, 'ERR_CRYPTO_INVALID_STATE', message);
+}
+function failed(message) {
+  return nodeError(ErrorCtor, 'ERR_CRYPTO_OPERATION_FAILED', message);
+}
 
 const ecdhState = new WeakMapCtor();
 const getECDH = lazy(function () {
@@ -44,7 +53,10 @@ const getECDH = lazy(function () {
       WeakMapSet(ecdhState, this, { curve: curve, priv: null, pub: null });
     }
     static convertKey(key, curve, inputEncoding, outputEncoding, format) {
-      return out(exchange('ecdh.convert', String(curve), format === undefined ? 'uncompressed' : format, cryptoBytes(key, inputEncoding, 'key')), outputEncoding);
+      return out(
+        exchange('ecdh.convert', String(curve), format === undefined ? 'uncompressed' : format, cryptoBytes(key, inputEncoding, 'key')),
+        outputEncoding,
+      );
     }
     generateKeys(encoding, format) {
       const st = stateIn(ecdhState, this);
@@ -87,7 +99,9 @@ const getECDH = lazy(function () {
 
 // Diffie-Hellman: a custom prime (createDiffieHellman) or one of the RFC 2409/3526 groups (getDiffieHellman).
 const dhState = new WeakMapCtor();
-function dhSpec(st) { return st.group === null ? { prime: bytesForHost(st.prime), generator: bytesForHost(st.generator) } : { group: st.group, prime: bytesForHost(st.prime) }; }
+function dhSpec(st) {
+  return st.group === null ? { prime: bytesForHost(st.prime), generator: bytesForHost(st.generator) } : { group: st.group, prime: bytesForHost(st.prime) };
+}
 function initDh(self, spec, group) {
   const r = exchange('dh.new', spec);
   WeakMapSet(dhState, self, { group: group, prime: new U8(r.prime), generator: new U8(r.generator), priv: null, pub: null });
@@ -106,8 +120,12 @@ const dhMethods = {
     if (st.priv === null) throw failed('Failed to compute shared secret');
     return out(exchange('dh.compute', dhSpec(st), bytesForHost(st.priv), cryptoBytes(key, inputEncoding, 'key')), outputEncoding);
   },
-  getPrime: function getPrime(encoding) { return copyOut(stateIn(dhState, this).prime, encoding); },
-  getGenerator: function getGenerator(encoding) { return copyOut(stateIn(dhState, this).generator, encoding); },
+  getPrime: function getPrime(encoding) {
+    return copyOut(stateIn(dhState, this).prime, encoding);
+  },
+  getGenerator: function getGenerator(encoding) {
+    return copyOut(stateIn(dhState, this).generator, encoding);
+  },
   getPublicKey: function getPublicKey(encoding) {
     const st = stateIn(dhState, this);
     if (st.pub === null) throw invalidState('No public key - did you forget to generate one?');
@@ -146,8 +164,14 @@ const getDhClasses = lazy(function () {
     initDh(this, spec, null);
   }
   for (const name of ObjectKeys(dhMethods)) define(DiffieHellman.prototype, name, dhMethods[name]);
-  define(DiffieHellman.prototype, 'setPublicKey', function setPublicKey(key, encoding) { stateIn(dhState, this).pub = new U8(cryptoBytes(key, encoding, 'key')); return this; });
-  define(DiffieHellman.prototype, 'setPrivateKey', function setPrivateKey(key, encoding) { stateIn(dhState, this).priv = new U8(cryptoBytes(key, encoding, 'key')); return this; });
+  define(DiffieHellman.prototype, 'setPublicKey', function setPublicKey(key, encoding) {
+    stateIn(dhState, this).pub = new U8(cryptoBytes(key, encoding, 'key'));
+    return this;
+  });
+  define(DiffieHellman.prototype, 'setPrivateKey', function setPrivateKey(key, encoding) {
+    stateIn(dhState, this).priv = new U8(cryptoBytes(key, encoding, 'key'));
+    return this;
+  });
   function DiffieHellmanGroup(name) {
     if (!(this instanceof DiffieHellmanGroup)) return new DiffieHellmanGroup(name);
     initDh(this, { group: String(name) }, String(name));
@@ -158,8 +182,22 @@ const getDhClasses = lazy(function () {
 
 // X509Certificate: parsed once (every field comes back at once); the checks send its DER again.
 const x509State = new WeakMapCtor();
-const X509_FIELDS = ['subject', 'subjectAltName', 'issuer', 'infoAccess', 'validFrom', 'validTo', 'fingerprint', 'fingerprint256',
-  'fingerprint512', 'keyUsage', 'serialNumber', 'signatureAlgorithm', 'signatureAlgorithmOid', 'ca'];
+const X509_FIELDS = [
+  'subject',
+  'subjectAltName',
+  'issuer',
+  'infoAccess',
+  'validFrom',
+  'validTo',
+  'fingerprint',
+  'fingerprint256',
+  'fingerprint512',
+  'keyUsage',
+  'serialNumber',
+  'signatureAlgorithm',
+  'signatureAlgorithmOid',
+  'ca',
+];
 function checkOptions(options) {
   if (options === undefined || options === null) return undefined;
   const o = {};
@@ -174,35 +212,65 @@ const getX509 = lazy(function () {
       const r = exchange('x509.parse', bytesForHost(bytes));
       WeakMapSet(x509State, this, { der: new U8(r.raw), record: r, raw: null, publicKey: null });
     }
-    get raw() { const st = stateIn(x509State, this); if (st.raw === null) st.raw = copyOut(st.der); return st.raw; }
+    get raw() {
+      const st = stateIn(x509State, this);
+      if (st.raw === null) st.raw = copyOut(st.der);
+      return st.raw;
+    }
     get publicKey() {
       const st = stateIn(x509State, this);
       if (st.publicKey === null) st.publicKey = makeKeyObject(exchange('x509.publicKey', bytesForHost(st.der)));
       return st.publicKey;
     }
-    get validFromDate() { return new Date(stateIn(x509State, this).record.validFromMs); }
-    get validToDate() { return new Date(stateIn(x509State, this).record.validToMs); }
-    get issuerCertificate() { return undefined; }
-    checkHost(name, options) { return exchange('x509.checkHost', bytesForHost(stateIn(x509State, this).der), String(name), checkOptions(options)); }
-    checkEmail(email, options) { return exchange('x509.checkEmail', bytesForHost(stateIn(x509State, this).der), String(email), checkOptions(options)); }
-    checkIP(ip) { return exchange('x509.checkIP', bytesForHost(stateIn(x509State, this).der), String(ip)); }
+    get validFromDate() {
+      return new Date(stateIn(x509State, this).record.validFromMs);
+    }
+    get validToDate() {
+      return new Date(stateIn(x509State, this).record.validToMs);
+    }
+    get issuerCertificate() {
+      return undefined;
+    }
+    checkHost(name, options) {
+      return exchange('x509.checkHost', bytesForHost(stateIn(x509State, this).der), String(name), checkOptions(options));
+    }
+    checkEmail(email, options) {
+      return exchange('x509.checkEmail', bytesForHost(stateIn(x509State, this).der), String(email), checkOptions(options));
+    }
+    checkIP(ip) {
+      return exchange('x509.checkIP', bytesForHost(stateIn(x509State, this).der), String(ip));
+    }
     checkIssued(otherCert) {
       const other = WeakMapGet(x509State, otherCert);
       if (!other) throw argType('otherCert', 'an instance of X509Certificate', otherCert);
       return exchange('x509.checkIssued', bytesForHost(stateIn(x509State, this).der), bytesForHost(other.der));
     }
-    checkPrivateKey(pkey) { return exchange('x509.checkPrivateKey', bytesForHost(stateIn(x509State, this).der), asKeyObject(pkey, 'private')); }
-    verify(pkey) { return exchange('x509.verify', bytesForHost(stateIn(x509State, this).der), asKeyObject(pkey, 'public')); }
-    toString() { return stateIn(x509State, this).record.pem; }
-    toJSON() { return stateIn(x509State, this).record.pem; }
+    checkPrivateKey(pkey) {
+      return exchange('x509.checkPrivateKey', bytesForHost(stateIn(x509State, this).der), asKeyObject(pkey, 'private'));
+    }
+    verify(pkey) {
+      return exchange('x509.verify', bytesForHost(stateIn(x509State, this).der), asKeyObject(pkey, 'public'));
+    }
+    toString() {
+      return stateIn(x509State, this).record.pem;
+    }
+    toJSON() {
+      return stateIn(x509State, this).record.pem;
+    }
     toLegacyObject() {
       const legacy = exchange('x509.legacy', bytesForHost(stateIn(x509State, this).der));
-      for (const k of ObjectKeys(legacy)) if (legacy[k] !== null && typeof legacy[k] === 'object' && legacy[k].bytes !== undefined) legacy[k] = toBuffer(new U8(legacy[k].bytes));
+      for (const k of ObjectKeys(legacy))
+        if (legacy[k] !== null && typeof legacy[k] === 'object' && legacy[k].bytes !== undefined) legacy[k] = toBuffer(new U8(legacy[k].bytes));
       return legacy;
     }
   }
   for (const name of X509_FIELDS) {
-    ObjectDefineProperty(X509Certificate.prototype, name, { configurable: true, get: function () { return stateIn(x509State, this).record[name]; } });
+    ObjectDefineProperty(X509Certificate.prototype, name, {
+      configurable: true,
+      get: function () {
+        return stateIn(x509State, this).record[name];
+      },
+    });
   }
   return X509Certificate;
 });
@@ -218,13 +286,24 @@ function asKeyObject(key, type) {
 }
 
 const getCertificate = lazy(function () {
-  function Certificate() { if (!(this instanceof Certificate)) return new Certificate(); }
+  function Certificate() {
+    if (!(this instanceof Certificate)) return new Certificate();
+  }
   const statics = {
-    verifySpkac: function verifySpkac(spkac, encoding) { return exchange('spkac.verify', cryptoBytes(spkac, encoding, 'spkac')); },
-    exportChallenge: function exportChallenge(spkac, encoding) { return out(exchange('spkac.challenge', cryptoBytes(spkac, encoding, 'spkac'))); },
-    exportPublicKey: function exportPublicKey(spkac, encoding) { return out(exchange('spkac.publicKey', cryptoBytes(spkac, encoding, 'spkac'))); },
+    verifySpkac: function verifySpkac(spkac, encoding) {
+      return exchange('spkac.verify', cryptoBytes(spkac, encoding, 'spkac'));
+    },
+    exportChallenge: function exportChallenge(spkac, encoding) {
+      return out(exchange('spkac.challenge', cryptoBytes(spkac, encoding, 'spkac')));
+    },
+    exportPublicKey: function exportPublicKey(spkac, encoding) {
+      return out(exchange('spkac.publicKey', cryptoBytes(spkac, encoding, 'spkac')));
+    },
   };
-  for (const name of ObjectKeys(statics)) { define(Certificate, name, statics[name]); define(Certificate.prototype, name, statics[name]); }
+  for (const name of ObjectKeys(statics)) {
+    define(Certificate, name, statics[name]);
+    define(Certificate.prototype, name, statics[name]);
+  }
   return Certificate;
 });
 
@@ -232,17 +311,25 @@ const getCertificate = lazy(function () {
 function addExchangeCrypto(m) {
   const classes = {
     ECDH: getECDH,
-    DiffieHellman: function () { return getDhClasses().DiffieHellman; },
-    DiffieHellmanGroup: function () { return getDhClasses().DiffieHellmanGroup; },
+    DiffieHellman: function () {
+      return getDhClasses().DiffieHellman;
+    },
+    DiffieHellmanGroup: function () {
+      return getDhClasses().DiffieHellmanGroup;
+    },
     X509Certificate: getX509,
     Certificate: getCertificate,
   };
   for (const name of ObjectKeys(classes)) ObjectDefineProperty(m, name, { enumerable: true, configurable: true, get: classes[name] });
-  m.createECDH = function createECDH(curve) { return new (getECDH())(curve); };
+  m.createECDH = function createECDH(curve) {
+    return new (getECDH())(curve);
+  };
   m.createDiffieHellman = function createDiffieHellman(sizeOrKey, keyEncoding, generator, genEncoding) {
     return new (getDhClasses().DiffieHellman)(sizeOrKey, keyEncoding, generator, genEncoding);
   };
-  m.getDiffieHellman = function getDiffieHellman(name) { return new (getDhClasses().DiffieHellmanGroup)(name); };
+  m.getDiffieHellman = function getDiffieHellman(name) {
+    return new (getDhClasses().DiffieHellmanGroup)(name);
+  };
   m.createDiffieHellmanGroup = m.getDiffieHellman;
   return m;
 }

@@ -7,11 +7,21 @@
 const cryptoKeyState = new WeakMapCtor();
 const getCryptoKeyClass = lazy(function () {
   class CryptoKey {
-    constructor() { throw new TypeErrorCtor('Illegal constructor'); }
-    get type() { return keyState(this).type; }
-    get extractable() { return keyState(this).extractable; }
-    get algorithm() { return keyState(this).algorithm; }
-    get usages() { return keyState(this).usages.slice(); }
+    constructor() {
+      throw new TypeErrorCtor('Illegal constructor');
+    }
+    get type() {
+      return keyState(this).type;
+    }
+    get extractable() {
+      return keyState(this).extractable;
+    }
+    get algorithm() {
+      return keyState(this).algorithm;
+    }
+    get usages() {
+      return keyState(this).usages.slice();
+    }
   }
   define(CryptoKey.prototype, Symbol.toStringTag, 'CryptoKey');
   return CryptoKey;
@@ -47,8 +57,13 @@ function unpackValue(v) {
 }
 function makeCryptoKey(record) {
   const key = Object.create(getCryptoKeyClass().prototype);
-  WeakMapSet(cryptoKeyState, key, { record: { kind: record.kind, der: record.der, algorithm: record.algorithm, usages: record.usages },
-    type: record.type, extractable: record.extractable, algorithm: unpackValue(record.algorithm), usages: record.usages });
+  WeakMapSet(cryptoKeyState, key, {
+    record: { kind: record.kind, der: record.der, algorithm: record.algorithm, usages: record.usages },
+    type: record.type,
+    extractable: record.extractable,
+    algorithm: unpackValue(record.algorithm),
+    usages: record.usages,
+  });
   return key;
 }
 function domError(name, message) {
@@ -61,7 +76,10 @@ function subtleRun(method, args, shape) {
     const id = nextPendingId++;
     MapSet(pending, id, function (payload) {
       const r = JSONParse(payload);
-      if (r.error !== undefined) { reject(r.name === 'TypeError' ? new TypeErrorCtor(r.error) : domError(r.name, r.error)); return; }
+      if (r.error !== undefined) {
+        reject(r.name === 'TypeError' ? new TypeErrorCtor(r.error) : domError(r.name, r.error));
+        return;
+      }
       resolve(shape(r.ok));
     });
     try {
@@ -72,9 +90,16 @@ function subtleRun(method, args, shape) {
     }
   });
 }
-function asArrayBuffer(v) { const b = unpackValue(v); return b.buffer.byteLength === b.length ? b.buffer : b.slice().buffer; }
-function asKey(v) { return v.pair ? { publicKey: makeCryptoKey(v.publicKey), privateKey: makeCryptoKey(v.privateKey) } : makeCryptoKey(v); }
-function same(v) { return v; }
+function asArrayBuffer(v) {
+  const b = unpackValue(v);
+  return b.buffer.byteLength === b.length ? b.buffer : b.slice().buffer;
+}
+function asKey(v) {
+  return v.pair ? { publicKey: makeCryptoKey(v.publicKey), privateKey: makeCryptoKey(v.privateKey) } : makeCryptoKey(v);
+}
+function same(v) {
+  return v;
+}
 function exportable(key) {
   const st = WeakMapGet(cryptoKeyState, key);
   if (!st) throw new TypeErrorCtor('The "key" argument must be an instance of CryptoKey.');
@@ -82,21 +107,49 @@ function exportable(key) {
 }
 const getSubtle = lazy(function () {
   const subtle = {
-    digest: function digest(alg, data) { return subtleRun('digest', [alg, data], asArrayBuffer); },
-    importKey: function importKey(format, keyData, alg, extractable, usages) { return subtleRun('importKey', [format, keyData, alg, extractable === true, usages], asKey); },
-    exportKey: function exportKey(format, key) {
-      try { exportable(key); } catch (e) { return PromiseCtor.reject(e); }
-      return subtleRun('exportKey', [format, key], function (v) { return format === 'jwk' ? unpackValue(v) : asArrayBuffer(v); });
+    digest: function digest(alg, data) {
+      return subtleRun('digest', [alg, data], asArrayBuffer);
     },
-    generateKey: function generateKey(alg, extractable, usages) { return subtleRun('generateKey', [alg, extractable === true, usages], asKey); },
-    sign: function sign(alg, key, data) { return subtleRun('sign', [alg, key, data], asArrayBuffer); },
-    verify: function verify(alg, key, signature, data) { return subtleRun('verify', [alg, key, signature, data], same); },
-    encrypt: function encrypt(alg, key, data) { return subtleRun('encrypt', [alg, key, data], asArrayBuffer); },
-    decrypt: function decrypt(alg, key, data) { return subtleRun('decrypt', [alg, key, data], asArrayBuffer); },
-    deriveBits: function deriveBits(alg, baseKey, length) { return subtleRun('deriveBits', [alg, baseKey, length === undefined ? null : length], asArrayBuffer); },
-    deriveKey: function deriveKey(alg, baseKey, derivedAlg, extractable, usages) { return subtleRun('deriveKey', [alg, baseKey, derivedAlg, extractable === true, usages], asKey); },
+    importKey: function importKey(format, keyData, alg, extractable, usages) {
+      return subtleRun('importKey', [format, keyData, alg, extractable === true, usages], asKey);
+    },
+    exportKey: function exportKey(format, key) {
+      try {
+        exportable(key);
+      } catch (e) {
+        return PromiseCtor.reject(e);
+      }
+      return subtleRun('exportKey', [format, key], function (v) {
+        return format === 'jwk' ? unpackValue(v) : asArrayBuffer(v);
+      });
+    },
+    generateKey: function generateKey(alg, extractable, usages) {
+      return subtleRun('generateKey', [alg, extractable === true, usages], asKey);
+    },
+    sign: function sign(alg, key, data) {
+      return subtleRun('sign', [alg, key, data], asArrayBuffer);
+    },
+    verify: function verify(alg, key, signature, data) {
+      return subtleRun('verify', [alg, key, signature, data], same);
+    },
+    encrypt: function encrypt(alg, key, data) {
+      return subtleRun('encrypt', [alg, key, data], asArrayBuffer);
+    },
+    decrypt: function decrypt(alg, key, data) {
+      return subtleRun('decrypt', [alg, key, data], asArrayBuffer);
+    },
+    deriveBits: function deriveBits(alg, baseKey, length) {
+      return subtleRun('deriveBits', [alg, baseKey, length === undefined ? null : length], asArrayBuffer);
+    },
+    deriveKey: function deriveKey(alg, baseKey, derivedAlg, extractable, usages) {
+      return subtleRun('deriveKey', [alg, baseKey, derivedAlg, extractable === true, usages], asKey);
+    },
     wrapKey: function wrapKey(format, key, wrappingKey, wrapAlg) {
-      try { exportable(key); } catch (e) { return PromiseCtor.reject(e); }
+      try {
+        exportable(key);
+      } catch (e) {
+        return PromiseCtor.reject(e);
+      }
       return subtleRun('wrapKey', [format, key, wrappingKey, wrapAlg], asArrayBuffer);
     },
     unwrapKey: function unwrapKey(format, wrapped, unwrappingKey, unwrapAlg, keyAlg, extractable, usages) {

@@ -21,14 +21,25 @@ function dataBytes(data, encoding) {
 // hash): the chunks are joined as one string while they are all text, else as bytes.
 function joinChunks(chunks) {
   let text = true;
-  for (const c of chunks) if (typeof c !== 'string') { text = false; break; }
+  for (const c of chunks)
+    if (typeof c !== 'string') {
+      text = false;
+      break;
+    }
   if (text) return chunks.join('');
   let total = 0;
   const bytes = [];
-  for (const c of chunks) { const b = typeof c === 'string' ? utf8Encode(c) : c; bytes.push(b); total += b.length; }
+  for (const c of chunks) {
+    const b = typeof c === 'string' ? utf8Encode(c) : c;
+    bytes.push(b);
+    total += b.length;
+  }
   const out = new U8(total);
   let p = 0;
-  for (const b of bytes) { out.set(b, p); p += b.length; }
+  for (const b of bytes) {
+    out.set(b, p);
+    p += b.length;
+  }
   return out;
 }
 function utf8Length(s) {
@@ -37,13 +48,19 @@ function utf8Length(s) {
     const c = s.charCodeAt(i);
     if (c < 0x80) size += 1;
     else if (c < 0x800) size += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { size += 4; i++; }
-    else size += 3;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      size += 4;
+      i++;
+    } else size += 3;
   }
   return size;
 }
-function chunkLength(c) { return typeof c === 'string' ? utf8Length(c) : c.length; }
-function isUtf8(encoding) { return encoding === undefined || encoding === 'utf8' || encoding === 'utf-8' || normalizeEncoding(encoding) === 'utf8'; }
+function chunkLength(c) {
+  return typeof c === 'string' ? utf8Length(c) : c.length;
+}
+function isUtf8(encoding) {
+  return encoding === undefined || encoding === 'utf8' || encoding === 'utf-8' || normalizeEncoding(encoding) === 'utf8';
+}
 // Hex and base64 digests come from the host as text (encoding them here cost more than the hash).
 function hostEncoding(encoding) {
   if (encoding === undefined || encoding === 'buffer') return undefined;
@@ -64,7 +81,9 @@ function digestOf(self) {
 }
 const getCrypto = lazy(function () {
   class Hash {
-    constructor(alg) { WeakMapSet(digestState, this, { alg: hashAlgorithm(alg), key: null, chunks: [], size: 0, done: false }); }
+    constructor(alg) {
+      WeakMapSet(digestState, this, { alg: hashAlgorithm(alg), key: null, chunks: [], size: 0, done: false });
+    }
     update(data, encoding) {
       const st = digestOf(this);
       // Text counts as 3 bytes a character (at most what UTF-8 takes) until that bound passes the limit.
@@ -81,9 +100,10 @@ const getCrypto = lazy(function () {
     digest(encoding) {
       const st = digestOf(this);
       st.done = true;
-      const raw = st.key === null
-        ? callHost('hash', st.alg, joinChunks(st.chunks), hostEncoding(encoding))
-        : callHost('hmac', st.alg, st.key, joinChunks(st.chunks), hostEncoding(encoding));
+      const raw =
+        st.key === null
+          ? callHost('hash', st.alg, joinChunks(st.chunks), hostEncoding(encoding))
+          : callHost('hmac', st.alg, st.key, joinChunks(st.chunks), hostEncoding(encoding));
       return finishDigest(raw, encoding);
     }
   }
@@ -99,7 +119,12 @@ const getCrypto = lazy(function () {
     const n = checkSize(size);
     if (n > limits.maxRandomBytes) throw new RangeErrorCtor('randomBytes is limited to ' + limits.maxRandomBytes + ' bytes');
     const b = toBuffer(new U8(callHost('randomBytes', n)));
-    if (typeof callback === 'function') { PromiseThen(PromiseCtor.resolve(), function () { callback(null, b); }); return undefined; }
+    if (typeof callback === 'function') {
+      PromiseThen(PromiseCtor.resolve(), function () {
+        callback(null, b);
+      });
+      return undefined;
+    }
     return b;
   }
   // Web Crypto (globalThis.crypto and require('crypto').webcrypto): random values here, subtle in crypto-subtle.js.
@@ -108,32 +133,52 @@ const getCrypto = lazy(function () {
       if (!ArrayBuffer.isView(array) || array instanceof Float32Array || array instanceof Float64Array || array instanceof DataView) {
         throw new TypeErrorCtor('The data argument must be an integer-type TypedArray');
       }
-      if (array.byteLength > 65536) throw new RangeErrorCtor("The ArrayBufferView's byte length (" + array.byteLength + ') exceeds the number of bytes of entropy available via this API (65536)');
+      if (array.byteLength > 65536)
+        throw new RangeErrorCtor(
+          "The ArrayBufferView's byte length (" + array.byteLength + ') exceeds the number of bytes of entropy available via this API (65536)',
+        );
       new U8(array.buffer, array.byteOffset, array.byteLength).set(new U8(callHost('randomBytes', array.byteLength)));
       return array;
     },
-    randomUUID: function randomUUID() { return callHost('randomUUID'); },
+    randomUUID: function randomUUID() {
+      return callHost('randomUUID');
+    },
   };
   Object.defineProperty(webcrypto, 'subtle', { enumerable: true, get: getSubtle });
-  const cryptoModule = ObjectFreeze(addExchangeCrypto(addNativeCrypto({
-    webcrypto: webcrypto,
-    subtle: webcrypto.subtle,
-    getRandomValues: webcrypto.getRandomValues,
-    createHash: function createHash(alg) { return new Hash(alg); },
-    createHmac: function createHmac(alg, key) { return new Hmac(alg, key); },
-    randomUUID: function randomUUID() { return callHost('randomUUID'); },
-    randomBytes: randomBytes,
-    getHashes: function getHashes() { return HASHES.slice(); },
-    timingSafeEqual: function timingSafeEqual(a, b) {
-      const x = asBytes(a), y = asBytes(b);
-      if (!x || !y) throw new TypeErrorCtor('The arguments must be Buffer, TypedArray, or DataView instances.');
-      if (x.byteLength !== y.byteLength) throw new RangeErrorCtor('Input buffers must have the same byte length');
-      let diff = 0;
-      for (let i = 0; i < x.byteLength; i++) diff |= x[i] ^ y[i];
-      return diff === 0;
-    },
-  })));
+  const cryptoModule = ObjectFreeze(
+    addExchangeCrypto(
+      addNativeCrypto({
+        webcrypto: webcrypto,
+        subtle: webcrypto.subtle,
+        getRandomValues: webcrypto.getRandomValues,
+        createHash: function createHash(alg) {
+          return new Hash(alg);
+        },
+        createHmac: function createHmac(alg, key) {
+          return new Hmac(alg, key);
+        },
+        randomUUID: function randomUUID() {
+          return callHost('randomUUID');
+        },
+        randomBytes: randomBytes,
+        getHashes: function getHashes() {
+          return HASHES.slice();
+        },
+        timingSafeEqual: function timingSafeEqual(a, b) {
+          const x = asBytes(a),
+            y = asBytes(b);
+          if (!x || !y) throw new TypeErrorCtor('The arguments must be Buffer, TypedArray, or DataView instances.');
+          if (x.byteLength !== y.byteLength) throw new RangeErrorCtor('Input buffers must have the same byte length');
+          let diff = 0;
+          for (let i = 0; i < x.byteLength; i++) diff |= x[i] ^ y[i];
+          return diff === 0;
+        },
+      }),
+    ),
+  );
 
   return cryptoModule;
 });
-lazyGlobal('crypto', function () { return getCrypto().webcrypto; });
+lazyGlobal('crypto', function () {
+  return getCrypto().webcrypto;
+});

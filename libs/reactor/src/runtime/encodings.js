@@ -10,25 +10,38 @@ function utf8Encode(str) {
     const c = s.charCodeAt(i);
     if (c < 0x80) size += 1;
     else if (c < 0x800) size += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { size += 4; i++; }
-    else size += 3;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      size += 4;
+      i++;
+    } else size += 3;
   }
   const out = new U8(size);
   let p = 0;
   for (let i = 0; i < n; i++) {
     let c = s.charCodeAt(i);
-    if (c < 0x80) { out[p++] = c; continue; }
-    if (c < 0x800) { out[p++] = 0xc0 | (c >> 6); out[p++] = 0x80 | (c & 63); continue; }
+    if (c < 0x80) {
+      out[p++] = c;
+      continue;
+    }
+    if (c < 0x800) {
+      out[p++] = 0xc0 | (c >> 6);
+      out[p++] = 0x80 | (c & 63);
+      continue;
+    }
     if (c >= 0xd800 && c <= 0xdfff) {
       if (c <= 0xdbff && i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
         c = 0x10000 + ((c - 0xd800) << 10) + (s.charCodeAt(++i) - 0xdc00);
-        out[p++] = 0xf0 | (c >> 18); out[p++] = 0x80 | ((c >> 12) & 63);
-        out[p++] = 0x80 | ((c >> 6) & 63); out[p++] = 0x80 | (c & 63);
+        out[p++] = 0xf0 | (c >> 18);
+        out[p++] = 0x80 | ((c >> 12) & 63);
+        out[p++] = 0x80 | ((c >> 6) & 63);
+        out[p++] = 0x80 | (c & 63);
         continue;
       }
       c = 0xfffd;
     }
-    out[p++] = 0xe0 | (c >> 12); out[p++] = 0x80 | ((c >> 6) & 63); out[p++] = 0x80 | (c & 63);
+    out[p++] = 0xe0 | (c >> 12);
+    out[p++] = 0x80 | ((c >> 6) & 63);
+    out[p++] = 0x80 | (c & 63);
   }
   return out;
 }
@@ -48,25 +61,51 @@ function utf8Decode(bytes, start, end, fatal) {
   let i = start;
   while (i < end) {
     const b = bytes[i];
-    if (b < 0x80) { units[n++] = b; i++; continue; }
-    let need = 0, cp = 0, lower = 0x80, upper = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) { need = 1; cp = b & 0x1f; }
-    else if (b >= 0xe0 && b <= 0xef) { need = 2; cp = b & 0xf; if (b === 0xe0) lower = 0xa0; if (b === 0xed) upper = 0x9f; }
-    else if (b >= 0xf0 && b <= 0xf4) { need = 3; cp = b & 7; if (b === 0xf0) lower = 0x90; if (b === 0xf4) upper = 0x8f; }
-    else {
-      if (fatal) throw new TypeErrorCtor('The encoded data was not valid for encoding utf-8');
-      units[n++] = 0xfffd; i++; continue;
+    if (b < 0x80) {
+      units[n++] = b;
+      i++;
+      continue;
     }
-    let j = i + 1, ok = true;
+    let need = 0,
+      cp = 0,
+      lower = 0x80,
+      upper = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) {
+      need = 1;
+      cp = b & 0x1f;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      cp = b & 0xf;
+      if (b === 0xe0) lower = 0xa0;
+      if (b === 0xed) upper = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      cp = b & 7;
+      if (b === 0xf0) lower = 0x90;
+      if (b === 0xf4) upper = 0x8f;
+    } else {
+      if (fatal) throw new TypeErrorCtor('The encoded data was not valid for encoding utf-8');
+      units[n++] = 0xfffd;
+      i++;
+      continue;
+    }
+    let j = i + 1,
+      ok = true;
     for (let k = 0; k < need; k++, j++) {
       const c = j < end ? bytes[j] : -1;
-      if (c < lower || c > upper) { ok = false; break; }
-      lower = 0x80; upper = 0xbf;
+      if (c < lower || c > upper) {
+        ok = false;
+        break;
+      }
+      lower = 0x80;
+      upper = 0xbf;
       cp = (cp << 6) | (c & 63);
     }
     if (!ok) {
       if (fatal) throw new TypeErrorCtor('The encoded data was not valid for encoding utf-8');
-      units[n++] = 0xfffd; i = j; continue;
+      units[n++] = 0xfffd;
+      i = j;
+      continue;
     }
     if (cp >= 0x10000) {
       cp -= 0x10000;
@@ -106,7 +145,11 @@ function latin1Decode(bytes, start, end, mask) {
 function utf16leEncode(str) {
   const s = StringCtor(str);
   const out = new U8(s.length * 2);
-  for (let i = 0; i < s.length; i++) { const c = s.charCodeAt(i); out[2 * i] = c & 0xff; out[2 * i + 1] = c >> 8; }
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    out[2 * i] = c & 0xff;
+    out[2 * i + 1] = c >> 8;
+  }
   return out;
 }
 function utf16leDecode(bytes, start, end) {
@@ -133,7 +176,8 @@ function hexDecode(str) {
   const out = new U8(s.length >> 1);
   let n = 0;
   for (let i = 0; i + 1 < s.length; i += 2) {
-    const hi = hexValue(s.charCodeAt(i)), lo = hexValue(s.charCodeAt(i + 1));
+    const hi = hexValue(s.charCodeAt(i)),
+      lo = hexValue(s.charCodeAt(i + 1));
     if (hi < 0 || lo < 0) break;
     out[n++] = (hi << 4) | lo;
   }
@@ -143,7 +187,10 @@ function hexDecode(str) {
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const B64_LOOKUP = new Int16Array(128).fill(-1);
-for (let i = 0; i < 64; i++) { B64_LOOKUP[B64.charCodeAt(i)] = i; B64_LOOKUP[B64URL.charCodeAt(i)] = i; }
+for (let i = 0; i < 64; i++) {
+  B64_LOOKUP[B64.charCodeAt(i)] = i;
+  B64_LOOKUP[B64URL.charCodeAt(i)] = i;
+}
 function base64Encode(bytes, start, end, url) {
   const table = url ? B64URL : B64;
   let s = '';
@@ -166,7 +213,9 @@ function base64Encode(bytes, start, end, url) {
 function base64Decode(str) {
   const s = StringCtor(str);
   const out = new U8(((s.length + 3) >> 2) * 3);
-  let n = 0, acc = 0, bits = 0;
+  let n = 0,
+    acc = 0,
+    bits = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 61) break;
@@ -174,15 +223,27 @@ function base64Decode(str) {
     if (v < 0) continue;
     acc = (acc << 6) | v;
     bits += 6;
-    if (bits >= 8) { bits -= 8; out[n++] = (acc >> bits) & 0xff; }
+    if (bits >= 8) {
+      bits -= 8;
+      out[n++] = (acc >> bits) & 0xff;
+    }
   }
   return out.subarray(0, n);
 }
 
 const ENCODINGS = {
-  'utf8': 'utf8', 'utf-8': 'utf8', 'hex': 'hex', 'base64': 'base64', 'base64url': 'base64url',
-  'latin1': 'latin1', 'binary': 'latin1', 'ascii': 'ascii',
-  'utf16le': 'utf16le', 'utf-16le': 'utf16le', 'ucs2': 'utf16le', 'ucs-2': 'utf16le',
+  utf8: 'utf8',
+  'utf-8': 'utf8',
+  hex: 'hex',
+  base64: 'base64',
+  base64url: 'base64url',
+  latin1: 'latin1',
+  binary: 'latin1',
+  ascii: 'ascii',
+  utf16le: 'utf16le',
+  'utf-16le': 'utf16le',
+  ucs2: 'utf16le',
+  'ucs-2': 'utf16le',
 };
 function normalizeEncoding(enc) {
   if (enc === undefined || enc === null || enc === '') return 'utf8';
@@ -192,22 +253,36 @@ function normalizeEncoding(enc) {
 }
 function encodeString(str, enc) {
   switch (normalizeEncoding(enc)) {
-    case 'utf8': return utf8Encode(str);
-    case 'hex': return hexDecode(str);
-    case 'base64': case 'base64url': return base64Decode(str);
-    case 'latin1': case 'ascii': return latin1Encode(str);
-    case 'utf16le': return utf16leEncode(str);
+    case 'utf8':
+      return utf8Encode(str);
+    case 'hex':
+      return hexDecode(str);
+    case 'base64':
+    case 'base64url':
+      return base64Decode(str);
+    case 'latin1':
+    case 'ascii':
+      return latin1Encode(str);
+    case 'utf16le':
+      return utf16leEncode(str);
   }
 }
 function decodeBytes(bytes, enc, start, end) {
   switch (normalizeEncoding(enc)) {
-    case 'utf8': return utf8Decode(bytes, start, end, false);
-    case 'hex': return hexEncode(bytes, start, end);
-    case 'base64': return base64Encode(bytes, start, end, false);
-    case 'base64url': return base64Encode(bytes, start, end, true);
-    case 'latin1': return latin1Decode(bytes, start, end, 0xff);
-    case 'ascii': return latin1Decode(bytes, start, end, 0x7f);
-    case 'utf16le': return utf16leDecode(bytes, start, end);
+    case 'utf8':
+      return utf8Decode(bytes, start, end, false);
+    case 'hex':
+      return hexEncode(bytes, start, end);
+    case 'base64':
+      return base64Encode(bytes, start, end, false);
+    case 'base64url':
+      return base64Encode(bytes, start, end, true);
+    case 'latin1':
+      return latin1Decode(bytes, start, end, 0xff);
+    case 'ascii':
+      return latin1Decode(bytes, start, end, 0x7f);
+    case 'utf16le':
+      return utf16leDecode(bytes, start, end);
   }
 }
 

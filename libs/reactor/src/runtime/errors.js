@@ -5,9 +5,14 @@
 // The title every thrown reactor error answers with (the platform's documented proxy_error body).
 const PROXY_ERROR_TITLE = 'One or more validation errors occurred.';
 const PROXY_ERROR_MESSAGES = {
-  AuthenticationError: 'Authentication Failed', AuthorizationError: 'Forbidden', BadRequestError: 'Bad Request',
-  InvalidPaymentMethodError: 'Invalid Payment Method', InvalidReactorConfigurationError: 'Invalid Reactor Configuration',
-  RateLimitError: 'Rate Limit Exceeded', ReactorRuntimeError: 'Reactor Runtime Error', ServiceUnavailableError: 'Service Unavailable',
+  AuthenticationError: 'Authentication Failed',
+  AuthorizationError: 'Forbidden',
+  BadRequestError: 'Bad Request',
+  InvalidPaymentMethodError: 'Invalid Payment Method',
+  InvalidReactorConfigurationError: 'Invalid Reactor Configuration',
+  RateLimitError: 'Rate Limit Exceeded',
+  ReactorRuntimeError: 'Reactor Runtime Error',
+  ServiceUnavailableError: 'Service Unavailable',
   UnprocessableEntityError: 'Unprocessable Entity',
 };
 const FALLBACK_ERROR = 'Something went wrong. Please try again.';
@@ -29,10 +34,15 @@ function safeStringify(value) {
 // The constructor's argument as the platform reports it: {error: [messages]}, or each property's messages.
 function sanitizeErrors(errors) {
   const out = {};
-  const each = function (list) { return list.map(function (e) { return typeof e === 'object' && e !== null ? safeStringify(e) : e === null || e === undefined ? FALLBACK_ERROR : StringCtor(e); }); };
+  const each = function (list) {
+    return list.map(function (e) {
+      return typeof e === 'object' && e !== null ? safeStringify(e) : e === null || e === undefined ? FALLBACK_ERROR : StringCtor(e);
+    });
+  };
   try {
     if (ArrayIsArray(errors)) out.error = each(errors);
-    else if (errors instanceof ErrorCtor) out.error = [errors.message ? StringCtor(errors.message) : errors.name !== 'Error' ? StringCtor(errors.name) : FALLBACK_ERROR];
+    else if (errors instanceof ErrorCtor)
+      out.error = [errors.message ? StringCtor(errors.message) : errors.name !== 'Error' ? StringCtor(errors.name) : FALLBACK_ERROR];
     else if (errors !== null && typeof errors === 'object') {
       for (const key of ObjectKeys(errors)) {
         const v = errors[key];
@@ -57,7 +67,9 @@ const getBaseError = lazy(function () {
       define(this, 'status', s.status);
       define(this, 'errors', sanitizeErrors(s.errors));
     }
-    toRFC7807() { return { detail: this.message, status: this.status, errors: this.errors }; }
+    toRFC7807() {
+      return { detail: this.message, status: this.status, errors: this.errors };
+    }
   }
   define(BasisTheoryReactorError.prototype, 'name', 'BasisTheoryReactorError');
   return BasisTheoryReactorError;
@@ -69,9 +81,13 @@ for (const spec of limits.proxyErrors) {
   const message = PROXY_ERROR_MESSAGES[name] === undefined ? name : PROXY_ERROR_MESSAGES[name];
   proxyErrorGetters[name] = lazy(function () {
     const Base = getBaseError();
-    const C = ({ [name]: class extends Base {
-      constructor(errors) { super({ message: message, status: status, errors: errors }); }
-    } })[name];
+    const C = {
+      [name]: class extends Base {
+        constructor(errors) {
+          super({ message: message, status: status, errors: errors });
+        }
+      },
+    }[name];
     define(C.prototype, 'name', name);
     MapSet(proxyErrorInfo, C, { title: PROXY_ERROR_TITLE, status: status });
     proxyErrorClasses.push(C);
@@ -101,7 +117,9 @@ const getCustomHttpResponseError = lazy(function () {
       define(this, 'headers', r.headers === undefined || r.headers === null ? {} : r.headers);
       define(this, 'body', r.body === undefined || r.body === null ? {} : r.body);
     }
-    toResponseBody() { return { status: this.status, headers: this.headers, body: this.body }; }
+    toResponseBody() {
+      return { status: this.status, headers: this.headers, body: this.body };
+    }
   }
   define(CustomHttpResponseError.prototype, 'name', 'CustomHttpResponseError');
   CustomHttpResponseClass = CustomHttpResponseError;

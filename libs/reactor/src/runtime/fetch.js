@@ -6,17 +6,31 @@
 const getAbort = lazy(function () {
   const state = new WeakMapCtor();
   class AbortSignal {
-    constructor() { throw new TypeErrorCtor('Illegal constructor'); }
-    get aborted() { return WeakMapGet(state, this).aborted; }
-    get reason() { return WeakMapGet(state, this).reason; }
-    throwIfAborted() { if (this.aborted) throw this.reason; }
-    addEventListener(type, listener) { if (type === 'abort' && typeof listener === 'function') WeakMapGet(state, this).listeners.push(listener); }
+    constructor() {
+      throw new TypeErrorCtor('Illegal constructor');
+    }
+    get aborted() {
+      return WeakMapGet(state, this).aborted;
+    }
+    get reason() {
+      return WeakMapGet(state, this).reason;
+    }
+    throwIfAborted() {
+      if (this.aborted) throw this.reason;
+    }
+    addEventListener(type, listener) {
+      if (type === 'abort' && typeof listener === 'function') WeakMapGet(state, this).listeners.push(listener);
+    }
     removeEventListener(type, listener) {
       const list = WeakMapGet(state, this).listeners;
       const at = list.indexOf(listener);
       if (at !== -1) list.splice(at, 1);
     }
-    static abort(reason) { const s = newSignal(); signalAbort(s, reason === undefined ? abortError() : reason); return s; }
+    static abort(reason) {
+      const s = newSignal();
+      signalAbort(s, reason === undefined ? abortError() : reason);
+      return s;
+    }
     static timeout(ms) {
       const s = newSignal();
       setTimeoutImpl(function () {
@@ -30,8 +44,13 @@ const getAbort = lazy(function () {
     static any(signals) {
       const s = newSignal();
       for (const other of signals) {
-        if (other.aborted) { signalAbort(s, other.reason); break; }
-        other.addEventListener('abort', function () { signalAbort(s, other.reason); });
+        if (other.aborted) {
+          signalAbort(s, other.reason);
+          break;
+        }
+        other.addEventListener('abort', function () {
+          signalAbort(s, other.reason);
+        });
       }
       return s;
     }
@@ -52,9 +71,15 @@ const getAbort = lazy(function () {
     for (const listener of st.listeners.slice()) listener.call(s, event);
   }
   class AbortController {
-    constructor() { define(this, '_signal', newSignal()); }
-    get signal() { return this._signal; }
-    abort(reason) { signalAbort(this._signal, reason === undefined ? abortError() : reason); }
+    constructor() {
+      define(this, '_signal', newSignal());
+    }
+    get signal() {
+      return this._signal;
+    }
+    abort(reason) {
+      signalAbort(this._signal, reason === undefined ? abortError() : reason);
+    }
   }
   return { AbortController: AbortController, AbortSignal: AbortSignal };
 });
@@ -66,7 +91,10 @@ const getFetch = lazy(function () {
     constructor(init) {
       define(this, '_list', []);
       if (init === undefined || init === null) return;
-      if (init instanceof Headers) { for (const entry of init._list) this._list.push([entry[0], entry[1]]); return; }
+      if (init instanceof Headers) {
+        for (const entry of init._list) this._list.push([entry[0], entry[1]]);
+        return;
+      }
       if (typeof init !== 'object') throw new TypeErrorCtor("Failed to construct 'Headers': The provided value is not of type 'HeadersInit'");
       if (typeof init[Symbol.iterator] === 'function') {
         for (const pair of init) {
@@ -85,7 +113,10 @@ const getFetch = lazy(function () {
       if (/[\0\r\n]/.test(v)) throw new TypeErrorCtor('Headers.append: "' + v + '" is an invalid header value.');
       this._list.push([n.toLowerCase(), v]);
     }
-    set(name, value) { this.delete(name); this.append(name, value); }
+    set(name, value) {
+      this.delete(name);
+      this.append(name, value);
+    }
     delete(name) {
       const key = StringCtor(name).toLowerCase();
       for (let i = this._list.length - 1; i >= 0; i--) if (this._list[i][0] === key) this._list.splice(i, 1);
@@ -96,9 +127,21 @@ const getFetch = lazy(function () {
       for (const entry of this._list) if (entry[0] === key) values.push(entry[1]);
       return values.length === 0 ? null : values.join(', ');
     }
-    getSetCookie() { return this._list.filter(function (e) { return e[0] === 'set-cookie'; }).map(function (e) { return e[1]; }); }
-    has(name) { return this.get(name) !== null; }
-    forEach(callback, thisArg) { for (const entry of this.entries()) callback.call(thisArg, entry[1], entry[0], this); }
+    getSetCookie() {
+      return this._list
+        .filter(function (e) {
+          return e[0] === 'set-cookie';
+        })
+        .map(function (e) {
+          return e[1];
+        });
+    }
+    has(name) {
+      return this.get(name) !== null;
+    }
+    forEach(callback, thisArg) {
+      for (const entry of this.entries()) callback.call(thisArg, entry[1], entry[0], this);
+    }
     *entries() {
       const names = [];
       for (const entry of this._list) if (names.indexOf(entry[0]) === -1) names.push(entry[0]);
@@ -108,9 +151,15 @@ const getFetch = lazy(function () {
         else yield [name, this.get(name)];
       }
     }
-    *keys() { for (const entry of this.entries()) yield entry[0]; }
-    *values() { for (const entry of this.entries()) yield entry[1]; }
-    [Symbol.iterator]() { return this.entries(); }
+    *keys() {
+      for (const entry of this.entries()) yield entry[0];
+    }
+    *values() {
+      for (const entry of this.entries()) yield entry[1];
+    }
+    [Symbol.iterator]() {
+      return this.entries();
+    }
   }
 
   // A body as bytes, and the content type it implies (fetch's "extract a body").
@@ -131,7 +180,9 @@ const getFetch = lazy(function () {
     return PromiseCtor.resolve(st.bytes === null ? new U8(0) : st.bytes);
   }
   class Body {
-    get bodyUsed() { return WeakMapGet(bodies, this).used; }
+    get bodyUsed() {
+      return WeakMapGet(bodies, this).used;
+    }
     get body() {
       const st = WeakMapGet(bodies, this);
       if (st.bytes === null) return null;
@@ -144,25 +195,52 @@ const getFetch = lazy(function () {
             read: () => {
               if (done) return PromiseCtor.resolve({ done: true, value: undefined });
               done = true;
-              return PromiseThen(consume(this), function (bytes) { return { done: false, value: bytes }; });
+              return PromiseThen(consume(this), function (bytes) {
+                return { done: false, value: bytes };
+              });
             },
             releaseLock: function () {},
-            cancel: function () { return PromiseCtor.resolve(); },
+            cancel: function () {
+              return PromiseCtor.resolve();
+            },
           };
         },
         [Symbol.asyncIterator]: () => {
           let done = false;
-          return { next: () => (done ? PromiseCtor.resolve({ done: true, value: undefined }) : ((done = true), PromiseThen(consume(this), (value) => ({ done: false, value })))) };
+          return {
+            next: () =>
+              done ? PromiseCtor.resolve({ done: true, value: undefined }) : ((done = true), PromiseThen(consume(this), (value) => ({ done: false, value }))),
+          };
         },
       };
     }
-    arrayBuffer() { return PromiseThen(consume(this), function (b) { return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength); }); }
-    bytes() { return consume(this); }
-    text() { return PromiseThen(consume(this), function (b) { return utf8Decode(stripBom(b), 0, stripBom(b).length, false); }); }
-    json() { return PromiseThen(this.text(), function (t) { return JSON.parse(t); }); }
-    buffer() { return PromiseThen(consume(this), function (b) { return toBuffer(b); }); }
+    arrayBuffer() {
+      return PromiseThen(consume(this), function (b) {
+        return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+      });
+    }
+    bytes() {
+      return consume(this);
+    }
+    text() {
+      return PromiseThen(consume(this), function (b) {
+        return utf8Decode(stripBom(b), 0, stripBom(b).length, false);
+      });
+    }
+    json() {
+      return PromiseThen(this.text(), function (t) {
+        return JSON.parse(t);
+      });
+    }
+    buffer() {
+      return PromiseThen(consume(this), function (b) {
+        return toBuffer(b);
+      });
+    }
   }
-  function stripBom(b) { return b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? b.subarray(3) : b; }
+  function stripBom(b) {
+    return b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? b.subarray(3) : b;
+  }
 
   class Request extends Body {
     constructor(input, init) {
@@ -182,7 +260,9 @@ const getFetch = lazy(function () {
       if (extracted.type !== null && !this.headers.has('content-type')) this.headers.set('content-type', extracted.type);
       WeakMapSet(bodies, this, { bytes: extracted.bytes, used: false });
     }
-    clone() { return new Request(this); }
+    clone() {
+      return new Request(this);
+    }
   }
 
   class Response extends Body {
@@ -190,7 +270,8 @@ const getFetch = lazy(function () {
       super();
       const o = init === undefined || init === null ? {} : init;
       const status = o.status === undefined ? 200 : +o.status;
-      if (!(status >= 200 && status <= 599) || status !== Math.floor(status)) throw new RangeError('init["status"] must be in the range of 200 to 599, inclusive.');
+      if (!(status >= 200 && status <= 599) || status !== Math.floor(status))
+        throw new RangeError('init["status"] must be in the range of 200 to 599, inclusive.');
       this.status = status;
       this.statusText = o.statusText === undefined ? '' : StringCtor(o.statusText);
       this.headers = new Headers(o.headers);
@@ -216,8 +297,16 @@ const getFetch = lazy(function () {
       r.headers.set('content-type', 'application/json');
       return r;
     }
-    static error() { const r = new Response(null, { status: 200 }); r.type = 'error'; r.status = 0; r.ok = false; return r; }
-    static redirect(url, status) { return new Response(null, { status: status === undefined ? 302 : status, headers: { location: callHostUrl(StringCtor(url)).href } }); }
+    static error() {
+      const r = new Response(null, { status: 200 });
+      r.type = 'error';
+      r.status = 0;
+      r.ok = false;
+      return r;
+    }
+    static redirect(url, status) {
+      return new Response(null, { status: status === undefined ? 302 : status, headers: { location: callHostUrl(StringCtor(url)).href } });
+    }
   }
 
   function fetch(input, init) {
@@ -229,7 +318,12 @@ const getFetch = lazy(function () {
       for (const entry of request.headers._list) headers.push(entry[0], entry[1]);
       let id = null;
       let settled = false;
-      const onAbort = function () { if (settled) return; settled = true; abortHttp(id); reject(signal.reason); };
+      const onAbort = function () {
+        if (settled) return;
+        settled = true;
+        abortHttp(id);
+        reject(signal.reason);
+      };
       if (signal) signal.addEventListener('abort', onAbort);
       const out = { url: request.url, method: request.method, headers: headers, redirect: request.redirect, decode: true };
       try {
@@ -246,7 +340,11 @@ const getFetch = lazy(function () {
           const raw = [];
           for (let i = 0; i + 1 < head.rawHeaders.length; i += 2) raw.push([head.rawHeaders[i], head.rawHeaders[i + 1]]);
           const nullBody = request.method === 'HEAD' || head.status === 204 || head.status === 304;
-          const response = new Response(nullBody ? null : new U8(bytes), { status: head.status < 200 ? 200 : head.status, statusText: head.statusText, headers: raw });
+          const response = new Response(nullBody ? null : new U8(bytes), {
+            status: head.status < 200 ? 200 : head.status,
+            statusText: head.statusText,
+            headers: raw,
+          });
           response.url = head.url;
           response.redirected = head.redirected === true;
           response.type = 'basic';
@@ -262,9 +360,21 @@ const getFetch = lazy(function () {
   return { fetch: fetch, Headers: Headers, Request: Request, Response: Response, outboundError: outboundError };
 });
 
-lazyGlobal('fetch', function () { return getFetch().fetch; });
-lazyGlobal('Headers', function () { return getFetch().Headers; });
-lazyGlobal('Request', function () { return getFetch().Request; });
-lazyGlobal('Response', function () { return getFetch().Response; });
-lazyGlobal('AbortController', function () { return getAbort().AbortController; });
-lazyGlobal('AbortSignal', function () { return getAbort().AbortSignal; });
+lazyGlobal('fetch', function () {
+  return getFetch().fetch;
+});
+lazyGlobal('Headers', function () {
+  return getFetch().Headers;
+});
+lazyGlobal('Request', function () {
+  return getFetch().Request;
+});
+lazyGlobal('Response', function () {
+  return getFetch().Response;
+});
+lazyGlobal('AbortController', function () {
+  return getAbort().AbortController;
+});
+lazyGlobal('AbortSignal', function () {
+  return getAbort().AbortSignal;
+});

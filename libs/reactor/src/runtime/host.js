@@ -11,13 +11,21 @@ function callHost(op, a, b, c, d, ErrorType) {
 // built on first access, which keeps a fresh context cheap (measured: about half of its cost).
 function lazy(factory) {
   let value = null;
-  return function () { return value === null ? (value = factory()) : value; };
+  return function () {
+    return value === null ? (value = factory()) : value;
+  };
 }
 function lazyGlobal(name, get) {
   ObjectDefineProperty(G, name, {
     configurable: true,
     enumerable: false,
-    get: function () { const v = get(); define(G, name, v); return v; },
-    set: function (v) { define(G, name, v); },
+    get: function () {
+      const v = get();
+      define(G, name, v);
+      return v;
+    },
+    set: function (v) {
+      define(G, name, v);
+    },
   });
 }

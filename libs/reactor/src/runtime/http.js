@@ -26,7 +26,9 @@ function outboundError(message, code) {
   if (code !== undefined) define(e, 'code', code);
   return e;
 }
-function abortHttp(id) { if (id !== null) host('httpAbort', id); }
+function abortHttp(id) {
+  if (id !== null) host('httpAbort', id);
+}
 
 // The `events` module's EventEmitter when the runtime has one, else this one (what http's objects need of it).
 let EmitterClass = null;
@@ -45,23 +47,46 @@ function optionalModule(name) {
   return requireModule(name);
 }
 class MiniEmitter {
-  constructor() { define(this, '_events', {}); }
-  on(name, fn) { (this._events[name] || (this._events[name] = [])).push(fn); return this; }
-  addListener(name, fn) { return this.on(name, fn); }
-  prependListener(name, fn) { (this._events[name] || (this._events[name] = [])).unshift(fn); return this; }
+  constructor() {
+    define(this, '_events', {});
+  }
+  on(name, fn) {
+    (this._events[name] || (this._events[name] = [])).push(fn);
+    return this;
+  }
+  addListener(name, fn) {
+    return this.on(name, fn);
+  }
+  prependListener(name, fn) {
+    (this._events[name] || (this._events[name] = [])).unshift(fn);
+    return this;
+  }
   once(name, fn) {
-    const wrapper = (...args) => { this.off(name, wrapper); return fn.apply(this, args); };
+    const wrapper = (...args) => {
+      this.off(name, wrapper);
+      return fn.apply(this, args);
+    };
     define(wrapper, 'listener', fn);
     return this.on(name, wrapper);
   }
   off(name, fn) {
     const list = this._events[name];
     if (!list) return this;
-    for (let i = list.length - 1; i >= 0; i--) if (list[i] === fn || list[i].listener === fn) { list.splice(i, 1); break; }
+    for (let i = list.length - 1; i >= 0; i--)
+      if (list[i] === fn || list[i].listener === fn) {
+        list.splice(i, 1);
+        break;
+      }
     return this;
   }
-  removeListener(name, fn) { return this.off(name, fn); }
-  removeAllListeners(name) { if (name === undefined) define(this, '_events', {}); else delete this._events[name]; return this; }
+  removeListener(name, fn) {
+    return this.off(name, fn);
+  }
+  removeAllListeners(name) {
+    if (name === undefined) define(this, '_events', {});
+    else delete this._events[name];
+    return this;
+  }
   emit(name) {
     const list = this._events[name];
     const args = Array.prototype.slice.call(arguments, 1);
@@ -72,9 +97,16 @@ class MiniEmitter {
     for (const fn of list.slice()) fn.apply(this, args);
     return true;
   }
-  listenerCount(name) { const list = this._events[name]; return list ? list.length : 0; }
-  listeners(name) { return (this._events[name] || []).slice(); }
-  setMaxListeners() { return this; }
+  listenerCount(name) {
+    const list = this._events[name];
+    return list ? list.length : 0;
+  }
+  listeners(name) {
+    return (this._events[name] || []).slice();
+  }
+  setMaxListeners() {
+    return this;
+  }
 }
 
 // A response as Node gives it: the body, already whole, flows as one chunk once read (data/end/close).
@@ -87,9 +119,20 @@ function incomingMessage(head, bytes) {
   let delivered = false;
   let destroyed = false;
   const fields = {
-    statusCode: head.status, statusMessage: head.statusText, httpVersion: head.httpVersion, headers: head.headers,
-    rawHeaders: head.rawHeaders, trailers: {}, rawTrailers: [], url: '', method: null, complete: true, aborted: false,
-    readable: true, readableEnded: false, destroyed: false,
+    statusCode: head.status,
+    statusMessage: head.statusText,
+    httpVersion: head.httpVersion,
+    headers: head.headers,
+    rawHeaders: head.rawHeaders,
+    trailers: {},
+    rawTrailers: [],
+    url: '',
+    method: null,
+    complete: true,
+    aborted: false,
+    readable: true,
+    readableEnded: false,
+    destroyed: false,
   };
   for (const key of ObjectKeys(fields)) res[key] = fields[key];
   const httpVersion = StringCtor(head.httpVersion).split('.');
@@ -104,38 +147,76 @@ function incomingMessage(head, bytes) {
     res.emit('end');
     res.emit('close');
   }
-  function later() { PromiseThen(PromiseCtor.resolve(), flush); }
+  function later() {
+    PromiseThen(PromiseCtor.resolve(), flush);
+  }
   const on = res.on;
   res.on = res.addListener = function (name, fn) {
     on.call(res, name, fn);
-    if (name === 'data' && !flowing) { flowing = true; later(); }
+    if (name === 'data' && !flowing) {
+      flowing = true;
+      later();
+    }
     return res;
   };
-  res.resume = function () { flowing = true; later(); return res; };
-  res.pause = function () { flowing = false; return res; };
-  res.isPaused = function () { return !flowing; };
-  res.setEncoding = function (e) { encoding = e === undefined ? 'utf8' : e; return res; };
-  res.setTimeout = function () { return res; };
+  res.resume = function () {
+    flowing = true;
+    later();
+    return res;
+  };
+  res.pause = function () {
+    flowing = false;
+    return res;
+  };
+  res.isPaused = function () {
+    return !flowing;
+  };
+  res.setEncoding = function (e) {
+    encoding = e === undefined ? 'utf8' : e;
+    return res;
+  };
+  res.setTimeout = function () {
+    return res;
+  };
   res.read = function () {
     if (delivered) return null;
     delivered = true;
-    PromiseThen(PromiseCtor.resolve(), function () { res.readableEnded = true; res.emit('end'); res.emit('close'); });
+    PromiseThen(PromiseCtor.resolve(), function () {
+      res.readableEnded = true;
+      res.emit('end');
+      res.emit('close');
+    });
     return encoding === null ? chunk : chunk.toString(encoding);
   };
   res.pipe = function (dest, options) {
-    res.on('data', function (c) { dest.write(c); });
-    if (!options || options.end !== false) res.on('end', function () { dest.end(); });
+    res.on('data', function (c) {
+      dest.write(c);
+    });
+    if (!options || options.end !== false)
+      res.on('end', function () {
+        dest.end();
+      });
     return dest;
   };
-  res.unpipe = function () { return res; };
+  res.unpipe = function () {
+    return res;
+  };
   res.destroy = function (error) {
     if (destroyed) return res;
     destroyed = true;
     res.destroyed = true;
-    PromiseThen(PromiseCtor.resolve(), function () { if (error) res.emit('error', error); res.emit('close'); });
+    PromiseThen(PromiseCtor.resolve(), function () {
+      if (error) res.emit('error', error);
+      res.emit('close');
+    });
     return res;
   };
-  res[Symbol.asyncIterator] = async function* () { if (!delivered) { delivered = true; if (chunk.length > 0) yield encoding === null ? chunk : chunk.toString(encoding); } };
+  res[Symbol.asyncIterator] = async function* () {
+    if (!delivered) {
+      delivered = true;
+      if (chunk.length > 0) yield encoding === null ? chunk : chunk.toString(encoding);
+    }
+  };
   return res;
 }
 
@@ -176,10 +257,23 @@ function makeHttp(protocol, defaultPort) {
   }
   function fakeSocket() {
     const socket = new Emitter();
-    const fields = { remoteAddress: undefined, remotePort: undefined, encrypted: protocol === 'https:', authorized: true, connecting: false, readable: true, writable: true };
+    const fields = {
+      remoteAddress: undefined,
+      remotePort: undefined,
+      encrypted: protocol === 'https:',
+      authorized: true,
+      connecting: false,
+      readable: true,
+      writable: true,
+    };
     for (const key of ObjectKeys(fields)) socket[key] = fields[key];
-    for (const name of ['setKeepAlive', 'setNoDelay', 'setTimeout', 'ref', 'unref', 'destroy', 'end']) socket[name] = function () { return socket; };
-    socket.getPeerCertificate = function () { return {}; };
+    for (const name of ['setKeepAlive', 'setNoDelay', 'setTimeout', 'ref', 'unref', 'destroy', 'end'])
+      socket[name] = function () {
+        return socket;
+      };
+    socket.getPeerCertificate = function () {
+      return {};
+    };
     return socket;
   }
   class ClientRequest extends Emitter {
@@ -210,8 +304,18 @@ function makeHttp(protocol, defaultPort) {
       if (o.auth && !this.hasHeader('authorization')) this.setHeader('Authorization', 'Basic ' + basicCredentials(o.auth));
       if (o.timeout !== undefined) this.setTimeout(o.timeout);
       if (o.signal) {
-        if (o.signal.aborted) PromiseThen(PromiseCtor.resolve(), () => { this.destroy(abortError()); });
-        else o.signal.addEventListener('abort', () => { this.destroy(abortError()); }, { once: true });
+        if (o.signal.aborted)
+          PromiseThen(PromiseCtor.resolve(), () => {
+            this.destroy(abortError());
+          });
+        else
+          o.signal.addEventListener(
+            'abort',
+            () => {
+              this.destroy(abortError());
+            },
+            { once: true },
+          );
       }
       PromiseThen(PromiseCtor.resolve(), () => {
         if (this.destroyed) return;
@@ -230,33 +334,62 @@ function makeHttp(protocol, defaultPort) {
       for (const entry of this._headerList) if (entry[0].toLowerCase() === key) return entry[1];
       return undefined;
     }
-    hasHeader(name) { return this.getHeader(name) !== undefined; }
+    hasHeader(name) {
+      return this.getHeader(name) !== undefined;
+    }
     removeHeader(name) {
       const key = StringCtor(name).toLowerCase();
       for (let i = this._headerList.length - 1; i >= 0; i--) if (this._headerList[i][0].toLowerCase() === key) this._headerList.splice(i, 1);
     }
-    getHeaders() { const out = {}; for (const entry of this._headerList) out[entry[0].toLowerCase()] = entry[1]; return out; }
-    getHeaderNames() { return this._headerList.map(function (entry) { return entry[0].toLowerCase(); }); }
-    getRawHeaderNames() { return this._headerList.map(function (entry) { return entry[0]; }); }
+    getHeaders() {
+      const out = {};
+      for (const entry of this._headerList) out[entry[0].toLowerCase()] = entry[1];
+      return out;
+    }
+    getHeaderNames() {
+      return this._headerList.map(function (entry) {
+        return entry[0].toLowerCase();
+      });
+    }
+    getRawHeaderNames() {
+      return this._headerList.map(function (entry) {
+        return entry[0];
+      });
+    }
     flushHeaders() {}
     setNoDelay() {}
     setSocketKeepAlive() {}
     setTimeout(ms, callback) {
       if (typeof callback === 'function') this.once('timeout', callback);
       if (this._timer !== null) clearTimeoutImpl(this._timer);
-      this._timer = +ms > 0 ? setTimeoutImpl(() => { this._timer = null; this.emit('timeout'); }, +ms) : null;
+      this._timer =
+        +ms > 0
+          ? setTimeoutImpl(() => {
+              this._timer = null;
+              this.emit('timeout');
+            }, +ms)
+          : null;
       return this;
     }
     write(chunk, encoding, callback) {
       if (this.writableEnded) throw outboundError('write after end', 'ERR_STREAM_WRITE_AFTER_END');
-      if (typeof encoding === 'function') { callback = encoding; encoding = undefined; }
+      if (typeof encoding === 'function') {
+        callback = encoding;
+        encoding = undefined;
+      }
       if (chunk !== undefined && chunk !== null) this._chunks.push(typeof chunk === 'string' ? toBuffer(encodeChunk(chunk, encoding)) : chunk);
       if (typeof callback === 'function') PromiseThen(PromiseCtor.resolve(), callback);
       return true;
     }
     end(chunk, encoding, callback) {
-      if (typeof chunk === 'function') { callback = chunk; chunk = undefined; }
-      if (typeof encoding === 'function') { callback = encoding; encoding = undefined; }
+      if (typeof chunk === 'function') {
+        callback = chunk;
+        chunk = undefined;
+      }
+      if (typeof encoding === 'function') {
+        callback = encoding;
+        encoding = undefined;
+      }
       if (this.writableEnded) return this;
       if (chunk !== undefined && chunk !== null) this.write(chunk, encoding);
       this.writableEnded = this.finished = true;
@@ -278,27 +411,51 @@ function makeHttp(protocol, defaultPort) {
         body = joinBody(this._chunks);
         this._pendingId = sendHttp(request, body, (error, head, bytes) => {
           this._pendingId = null;
-          if (this._timer !== null) { clearTimeoutImpl(this._timer); this._timer = null; }
+          if (this._timer !== null) {
+            clearTimeoutImpl(this._timer);
+            this._timer = null;
+          }
           if (this.destroyed) return;
-          if (error !== null) { this.destroyed = true; this.emit('error', error); this.emit('close'); return; }
+          if (error !== null) {
+            this.destroyed = true;
+            this.emit('error', error);
+            this.emit('close');
+            return;
+          }
           const res = incomingMessage(head, bytes);
           res.req = this;
-          res.on('end', () => { this.emit('close'); });
+          res.on('end', () => {
+            this.emit('close');
+          });
           if (!this.emit('response', res)) res.resume();
         });
       } catch (e) {
-        PromiseThen(PromiseCtor.resolve(), () => { this.destroy(e); });
+        PromiseThen(PromiseCtor.resolve(), () => {
+          this.destroy(e);
+        });
         return;
       }
-      PromiseThen(PromiseCtor.resolve(), () => { this.writableFinished = true; this.emit('finish'); });
+      PromiseThen(PromiseCtor.resolve(), () => {
+        this.writableFinished = true;
+        this.emit('finish');
+      });
     }
-    abort() { if (!this.aborted) { this.aborted = true; this.emit('abort'); this.destroy(); } }
+    abort() {
+      if (!this.aborted) {
+        this.aborted = true;
+        this.emit('abort');
+        this.destroy();
+      }
+    }
     destroy(error) {
       if (this.destroyed) return this;
       this.destroyed = true;
       abortHttp(this._pendingId);
       this._pendingId = null;
-      if (this._timer !== null) { clearTimeoutImpl(this._timer); this._timer = null; }
+      if (this._timer !== null) {
+        clearTimeoutImpl(this._timer);
+        this._timer = null;
+      }
       PromiseThen(PromiseCtor.resolve(), () => {
         if (error) this.emit('error', error);
         else if (!this.writableFinished || this.listenerCount('response') > 0) this.emit('error', outboundError('socket hang up', 'ECONNRESET'));
@@ -312,10 +469,48 @@ function makeHttp(protocol, defaultPort) {
     if (typeof options === 'function') return new ClientRequest(input, undefined, options);
     return new ClientRequest(input, options, callback);
   }
-  function get(input, options, callback) { const req = request(input, options, callback); req.end(); return req; }
-  const METHODS = ['ACL', 'BIND', 'CHECKOUT', 'CONNECT', 'COPY', 'DELETE', 'GET', 'HEAD', 'LINK', 'LOCK', 'M-SEARCH', 'MERGE', 'MKACTIVITY',
-    'MKCALENDAR', 'MKCOL', 'MOVE', 'NOTIFY', 'OPTIONS', 'PATCH', 'POST', 'PROPFIND', 'PROPPATCH', 'PURGE', 'PUT', 'QUERY', 'REBIND',
-    'REPORT', 'SEARCH', 'SOURCE', 'SUBSCRIBE', 'TRACE', 'UNBIND', 'UNLINK', 'UNLOCK', 'UNSUBSCRIBE'];
+  function get(input, options, callback) {
+    const req = request(input, options, callback);
+    req.end();
+    return req;
+  }
+  const METHODS = [
+    'ACL',
+    'BIND',
+    'CHECKOUT',
+    'CONNECT',
+    'COPY',
+    'DELETE',
+    'GET',
+    'HEAD',
+    'LINK',
+    'LOCK',
+    'M-SEARCH',
+    'MERGE',
+    'MKACTIVITY',
+    'MKCALENDAR',
+    'MKCOL',
+    'MOVE',
+    'NOTIFY',
+    'OPTIONS',
+    'PATCH',
+    'POST',
+    'PROPFIND',
+    'PROPPATCH',
+    'PURGE',
+    'PUT',
+    'QUERY',
+    'REBIND',
+    'REPORT',
+    'SEARCH',
+    'SOURCE',
+    'SUBSCRIBE',
+    'TRACE',
+    'UNBIND',
+    'UNLINK',
+    'UNLOCK',
+    'UNSUBSCRIBE',
+  ];
   return { Agent: Agent, ClientRequest: ClientRequest, globalAgent: globalAgent, request: request, get: get, METHODS: METHODS, STATUS_CODES: STATUS_CODES };
 }
 
@@ -340,7 +535,10 @@ function joinBody(chunks) {
   }
   const out = new U8(total);
   let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
   return bytesForHost(out);
 }
 
@@ -359,7 +557,8 @@ function requestOptions(input, options, protocol, defaultPort) {
   o.protocol = o.protocol || expected;
   if (o.protocol !== protocol) throw new TypeErrorCtor('Protocol "' + o.protocol + '" not supported. Expected "' + protocol + '"');
   let hostname = o.hostname || o.host || 'localhost';
-  if (!o.hostname && typeof o.host === 'string' && o.host[0] !== '[' && o.host.indexOf(':') !== -1 && o.host.indexOf(':') === o.host.lastIndexOf(':')) hostname = o.host.split(':')[0];
+  if (!o.hostname && typeof o.host === 'string' && o.host[0] !== '[' && o.host.indexOf(':') !== -1 && o.host.indexOf(':') === o.host.lastIndexOf(':'))
+    hostname = o.host.split(':')[0];
   if (hostname[0] === '[') hostname = hostname.slice(1, -1);
   o.hostname = hostname;
   o.port = o.port === undefined || o.port === null || o.port === '' ? o.defaultPort || defaultPort : +o.port;
@@ -369,27 +568,86 @@ function requestOptions(input, options, protocol, defaultPort) {
 }
 function callHostUrl(text) {
   const r = host('url', StringCtor(text));
-  if (r[0] !== true) { const e = new TypeErrorCtor('Invalid URL'); define(e, 'code', 'ERR_INVALID_URL'); throw e; }
+  if (r[0] !== true) {
+    const e = new TypeErrorCtor('Invalid URL');
+    define(e, 'code', 'ERR_INVALID_URL');
+    throw e;
+  }
   return r[1];
 }
 
 const STATUS_CODES = {
-  100: 'Continue', 101: 'Switching Protocols', 102: 'Processing', 103: 'Early Hints', 200: 'OK', 201: 'Created', 202: 'Accepted',
-  203: 'Non-Authoritative Information', 204: 'No Content', 205: 'Reset Content', 206: 'Partial Content', 207: 'Multi-Status',
-  208: 'Already Reported', 226: 'IM Used', 300: 'Multiple Choices', 301: 'Moved Permanently', 302: 'Found', 303: 'See Other',
-  304: 'Not Modified', 305: 'Use Proxy', 307: 'Temporary Redirect', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized',
-  402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable',
-  407: 'Proxy Authentication Required', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone', 411: 'Length Required',
-  412: 'Precondition Failed', 413: 'Payload Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type', 416: 'Range Not Satisfiable',
-  417: 'Expectation Failed', 418: "I'm a Teapot", 421: 'Misdirected Request', 422: 'Unprocessable Entity', 423: 'Locked',
-  424: 'Failed Dependency', 425: 'Too Early', 426: 'Upgrade Required', 428: 'Precondition Required', 429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large', 451: 'Unavailable For Legal Reasons', 500: 'Internal Server Error', 501: 'Not Implemented',
-  502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout', 505: 'HTTP Version Not Supported', 506: 'Variant Also Negotiates',
-  507: 'Insufficient Storage', 508: 'Loop Detected', 509: 'Bandwidth Limit Exceeded', 510: 'Not Extended', 511: 'Network Authentication Required',
+  100: 'Continue',
+  101: 'Switching Protocols',
+  102: 'Processing',
+  103: 'Early Hints',
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  203: 'Non-Authoritative Information',
+  204: 'No Content',
+  205: 'Reset Content',
+  206: 'Partial Content',
+  207: 'Multi-Status',
+  208: 'Already Reported',
+  226: 'IM Used',
+  300: 'Multiple Choices',
+  301: 'Moved Permanently',
+  302: 'Found',
+  303: 'See Other',
+  304: 'Not Modified',
+  305: 'Use Proxy',
+  307: 'Temporary Redirect',
+  308: 'Permanent Redirect',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  407: 'Proxy Authentication Required',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  411: 'Length Required',
+  412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  416: 'Range Not Satisfiable',
+  417: 'Expectation Failed',
+  418: "I'm a Teapot",
+  421: 'Misdirected Request',
+  422: 'Unprocessable Entity',
+  423: 'Locked',
+  424: 'Failed Dependency',
+  425: 'Too Early',
+  426: 'Upgrade Required',
+  428: 'Precondition Required',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  451: 'Unavailable For Legal Reasons',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+  505: 'HTTP Version Not Supported',
+  506: 'Variant Also Negotiates',
+  507: 'Insufficient Storage',
+  508: 'Loop Detected',
+  509: 'Bandwidth Limit Exceeded',
+  510: 'Not Extended',
+  511: 'Network Authentication Required',
 };
 
-const getHttp = lazy(function () { return makeHttp('http:', 80); });
-const getHttps = lazy(function () { return makeHttp('https:', 443); });
+const getHttp = lazy(function () {
+  return makeHttp('http:', 80);
+});
+const getHttps = lazy(function () {
+  return makeHttp('https:', 443);
+});
 function basicCredentials(auth) {
   const bytes = utf8Encode(StringCtor(auth));
   return base64Encode(bytes, 0, bytes.length, false);

@@ -62,13 +62,31 @@ delete G.Atomics;
 // V8 flags of the host process apply to every isolate: --expose-gc alone would hand transforms a
 // gc() that stalls the isolate. Standard lowercase globals are few; anything else goes (or, when
 // V8 made it non-configurable, as gc is, is overwritten).
-const STANDARD_LOWERCASE = ['globalThis', 'undefined', 'parseInt', 'parseFloat', 'isNaN', 'isFinite', 'decodeURI',
-  'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape', 'unescape', 'eval', 'console'];
+const STANDARD_LOWERCASE = [
+  'globalThis',
+  'undefined',
+  'parseInt',
+  'parseFloat',
+  'isNaN',
+  'isFinite',
+  'decodeURI',
+  'decodeURIComponent',
+  'encodeURI',
+  'encodeURIComponent',
+  'escape',
+  'unescape',
+  'eval',
+  'console',
+];
 for (const name of Object.getOwnPropertyNames(G)) {
   const first = name.charCodeAt(0);
   if (first < 97 || first > 122 || STANDARD_LOWERCASE.indexOf(name) !== -1) continue;
   if (!Reflect.deleteProperty(G, name)) {
-    try { G[name] = undefined; } catch (_) { /* read-only as well: nothing more can be done */ }
+    try {
+      G[name] = undefined;
+    } catch (_) {
+      /* read-only as well: nothing more can be done */
+    }
   }
 }
 define(G, 'global', G);

@@ -97,9 +97,16 @@ function caseInsensitive(headers) {
   // Writing or deleting a header finds it the same way: `delete headers.authorization` removes an `Authorization` the
   // caller sent (a credential a transform strips must not go on under another spelling).
   return new ProxyCtor(headers, {
-    get: function (target, key, receiver) { return ReflectGet(target, find(target, key), receiver); },
-    has: function (target, key) { return find(target, key) in target; },
-    set: function (target, key, value) { target[find(target, key)] = value; return true; },
+    get: function (target, key, receiver) {
+      return ReflectGet(target, find(target, key), receiver);
+    },
+    has: function (target, key) {
+      return find(target, key) in target;
+    },
+    set: function (target, key, value) {
+      target[find(target, key)] = value;
+      return true;
+    },
     deleteProperty: function (target, key) {
       if (typeof key !== 'string') return delete target[key];
       const lower = StringToLowerCase(key);
@@ -142,7 +149,11 @@ async function callHandler(handler, req) {
 
 function failedOutcome(e) {
   let deliberate = false;
-  try { deliberate = isDeliberate(e); } catch (_) { deliberate = false; }
+  try {
+    deliberate = isDeliberate(e);
+  } catch (_) {
+    deliberate = false;
+  }
   const outcome = errorOutcome(e);
   runClean = deliberate;
   return outcome;

@@ -4,31 +4,97 @@
 /* exported requireModule */
 // name -> function answering the module's exports (each builds them once per context).
 const moduleLoaders = new MapCtor();
-function registerModule(name, load) { MapSet(moduleLoaders, name, load); }
+function registerModule(name, load) {
+  MapSet(moduleLoaders, name, load);
+}
 
 // ---------------------------------------------------------------- the registry: one line a module
-registerModule('buffer', lazy(function () {
-  const Buffer = getBuffer();
-  return { Buffer: Buffer, SlowBuffer: Buffer, kMaxLength: limits.maxBufferLength, constants: { MAX_LENGTH: limits.maxBufferLength },
-    atob: G.atob, btoa: G.btoa };
-}));
+registerModule(
+  'buffer',
+  lazy(function () {
+    const Buffer = getBuffer();
+    return {
+      Buffer: Buffer,
+      SlowBuffer: Buffer,
+      kMaxLength: limits.maxBufferLength,
+      constants: { MAX_LENGTH: limits.maxBufferLength },
+      atob: G.atob,
+      btoa: G.btoa,
+    };
+  }),
+);
 registerModule('crypto', getCrypto);
 registerModule('zlib', getZlib);
 registerModule('process', getProcess);
-registerModule('timers', lazy(function () {
-  return { setTimeout: G.setTimeout, clearTimeout: G.clearTimeout, setInterval: G.setInterval, clearInterval: G.clearInterval,
-    setImmediate: G.setImmediate, clearImmediate: G.clearImmediate };
-}));
-registerModule('os', lazy(function () {
-  return ObjectFreeze({ EOL: '\n', platform: function () { return 'linux'; }, type: function () { return 'Linux'; },
-    arch: function () { return 'x64'; }, release: function () { return ''; }, hostname: function () { return 'sandbox'; },
-    tmpdir: function () { return '/tmp'; }, homedir: function () { return '/'; }, endianness: function () { return 'LE'; },
-    cpus: function () { return []; }, totalmem: function () { return 0; }, freemem: function () { return 0; } });
-}));
-registerModule('tty', lazy(function () {
-  function Stream() { this.isTTY = false; }
-  return { isatty: function isatty() { return false; }, ReadStream: Stream, WriteStream: Stream };
-}));
+registerModule(
+  'timers',
+  lazy(function () {
+    return {
+      setTimeout: G.setTimeout,
+      clearTimeout: G.clearTimeout,
+      setInterval: G.setInterval,
+      clearInterval: G.clearInterval,
+      setImmediate: G.setImmediate,
+      clearImmediate: G.clearImmediate,
+    };
+  }),
+);
+registerModule(
+  'os',
+  lazy(function () {
+    return ObjectFreeze({
+      EOL: '\n',
+      platform: function () {
+        return 'linux';
+      },
+      type: function () {
+        return 'Linux';
+      },
+      arch: function () {
+        return 'x64';
+      },
+      release: function () {
+        return '';
+      },
+      hostname: function () {
+        return 'sandbox';
+      },
+      tmpdir: function () {
+        return '/tmp';
+      },
+      homedir: function () {
+        return '/';
+      },
+      endianness: function () {
+        return 'LE';
+      },
+      cpus: function () {
+        return [];
+      },
+      totalmem: function () {
+        return 0;
+      },
+      freemem: function () {
+        return 0;
+      },
+    });
+  }),
+);
+registerModule(
+  'tty',
+  lazy(function () {
+    function Stream() {
+      this.isTTY = false;
+    }
+    return {
+      isatty: function isatty() {
+        return false;
+      },
+      ReadStream: Stream,
+      WriteStream: Stream,
+    };
+  }),
+);
 registerModule('@gatehouse/reactor-errors', getReactorErrors);
 registerModule('http', getHttp);
 registerModule('https', getHttps);
@@ -49,10 +115,24 @@ const NO_FILES = 'a transform has no file system';
 const NO_SOCKETS = 'a transform has no raw sockets (outbound HTTP goes through fetch, http and https)';
 const NO_PROCESSES = 'a transform cannot start processes or threads';
 const REFUSED = {
-  fs: NO_FILES, 'fs/promises': NO_FILES, module: NO_FILES, net: NO_SOCKETS, tls: NO_SOCKETS, dgram: NO_SOCKETS,
-  dns: NO_SOCKETS, http2: NO_SOCKETS, child_process: NO_PROCESSES, cluster: NO_PROCESSES, worker_threads: NO_PROCESSES,
-  vm: 'a transform cannot create JavaScript contexts', v8: 'the engine is not exposed', inspector: 'the engine is not exposed',
-  async_hooks: 'the engine is not exposed', perf_hooks: 'the engine is not exposed', readline: NO_FILES, repl: NO_FILES,
+  fs: NO_FILES,
+  'fs/promises': NO_FILES,
+  module: NO_FILES,
+  net: NO_SOCKETS,
+  tls: NO_SOCKETS,
+  dgram: NO_SOCKETS,
+  dns: NO_SOCKETS,
+  http2: NO_SOCKETS,
+  child_process: NO_PROCESSES,
+  cluster: NO_PROCESSES,
+  worker_threads: NO_PROCESSES,
+  vm: 'a transform cannot create JavaScript contexts',
+  v8: 'the engine is not exposed',
+  inspector: 'the engine is not exposed',
+  async_hooks: 'the engine is not exposed',
+  perf_hooks: 'the engine is not exposed',
+  readline: NO_FILES,
+  repl: NO_FILES,
   domain: 'deprecated in Node and not provided',
   // Packages the platform lists that need what a sandbox cannot give.
   ssh2: 'it opens raw TCP sockets, which a transform has not',
@@ -82,7 +162,14 @@ function requireModule(name) {
 // A package's own require: like a transform's, except that a refused built-in answers an empty module, as bundlers map
 // them for the browser (packages require fs or net at load for features a transform never reaches, and test for them).
 const PACKAGE_ONLY = {
-  module: function () { return { createRequire: function createRequire() { return packageRequire; }, builtinModules: [] }; },
+  module: function () {
+    return {
+      createRequire: function createRequire() {
+        return packageRequire;
+      },
+      builtinModules: [],
+    };
+  },
 };
 function packageRequire(name) {
   const key = canonical(name);
@@ -98,7 +185,9 @@ function packageRequire(name) {
 }
 const standIns = new MapCtor();
 // What packages read off require besides calling it.
-define(packageRequire, 'resolve', function resolve(name) { return StringCtor(name); });
+define(packageRequire, 'resolve', function resolve(name) {
+  return StringCtor(name);
+});
 define(packageRequire, 'cache', ObjectCreate(null));
 
 // The exports are kept before the module runs: a package that requires itself back (a cycle) gets them as they are.
@@ -107,7 +196,9 @@ function bundled(name, extend) {
   return function () {
     if (module !== null) return module.exports;
     let factory = null;
-    define(G, '__gatehouse_module', function (f) { factory = f; });
+    define(G, '__gatehouse_module', function (f) {
+      factory = f;
+    });
     try {
       callHost('module', name);
     } finally {

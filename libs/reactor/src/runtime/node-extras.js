@@ -5,19 +5,30 @@
 /* exported extendQuerystring, extendUtil */
 function extendUtil(util) {
   const inspect = util.inspect;
-  function formatNumber(n) { return n === 0 && 1 / n < 0 ? '-0' : StringCtor(n); }
+  function formatNumber(n) {
+    return n === 0 && 1 / n < 0 ? '-0' : StringCtor(n);
+  }
   function asString(a) {
     if (typeof a === 'string') return a;
     if (typeof a === 'bigint') return a + 'n';
     if (typeof a === 'number') return formatNumber(a);
     if (typeof a === 'symbol') return a.toString();
-    if (a !== null && typeof a === 'object' && (typeof a.toString !== 'function' || a.toString === Object.prototype.toString || a.toString === Array.prototype.toString)) {
+    if (
+      a !== null &&
+      typeof a === 'object' &&
+      (typeof a.toString !== 'function' || a.toString === Object.prototype.toString || a.toString === Array.prototype.toString)
+    ) {
       return inspect(a, { depth: 0, colors: false, compact: 3 });
     }
     return StringCtor(a);
   }
   function json(a) {
-    try { return JSONStringify(a); } catch (e) { if (e instanceof TypeError && /circular/i.test(e.message)) return '[Circular]'; throw e; }
+    try {
+      return JSONStringify(a);
+    } catch (e) {
+      if (e instanceof TypeError && /circular/i.test(e.message)) return '[Circular]';
+      throw e;
+    }
   }
   function format(first) {
     const args = arguments;
@@ -30,14 +41,22 @@ function extendUtil(util) {
         if (i >= args.length) return m;
         const a = args[i++];
         switch (m) {
-          case '%s': return asString(a);
-          case '%d': return typeof a === 'bigint' ? a + 'n' : typeof a === 'symbol' ? 'NaN' : formatNumber(Number(a));
-          case '%i': return typeof a === 'bigint' ? a + 'n' : typeof a === 'symbol' ? 'NaN' : formatNumber(parseInt(a, 10));
-          case '%f': return typeof a === 'symbol' ? 'NaN' : formatNumber(parseFloat(a));
-          case '%j': return json(a);
-          case '%o': return inspect(a, { showHidden: true, showProxy: true, depth: 4 });
-          case '%O': return inspect(a);
-          default: return '';
+          case '%s':
+            return asString(a);
+          case '%d':
+            return typeof a === 'bigint' ? a + 'n' : typeof a === 'symbol' ? 'NaN' : formatNumber(Number(a));
+          case '%i':
+            return typeof a === 'bigint' ? a + 'n' : typeof a === 'symbol' ? 'NaN' : formatNumber(parseInt(a, 10));
+          case '%f':
+            return typeof a === 'symbol' ? 'NaN' : formatNumber(parseFloat(a));
+          case '%j':
+            return json(a);
+          case '%o':
+            return inspect(a, { showHidden: true, showProxy: true, depth: 4 });
+          case '%O':
+            return inspect(a);
+          default:
+            return '';
         }
       });
     } else {
@@ -50,9 +69,16 @@ function extendUtil(util) {
     return out;
   }
   util.format = format;
-  util.formatWithOptions = function formatWithOptions(options) { return format.apply(undefined, Array.prototype.slice.call(arguments, 1)); };
+  util.formatWithOptions = function formatWithOptions(options) {
+    return format.apply(undefined, Array.prototype.slice.call(arguments, 1));
+  };
   util.isDeepStrictEqual = function isDeepStrictEqual(a, b) {
-    try { requireModule('assert').deepStrictEqual(a, b); return true; } catch (_) { return false; }
+    try {
+      requireModule('assert').deepStrictEqual(a, b);
+      return true;
+    } catch (_) {
+      return false;
+    }
   };
   // Node's promisify.custom is the registered symbol (util@0.12's is a private one): functions of other packages that
   // carry it (readable-stream's finished and pipeline), and the timers, promisify as in Node.
@@ -79,9 +105,15 @@ function extendQuerystring(qs) {
   const strict = qs.unescape;
   // Node's unescape keeps what does not decode (a lone '%', an invalid sequence) instead of throwing.
   qs.unescape = function unescape(s, decodeSpaces) {
-    try { return strict(s, decodeSpaces); } catch (_) { return lenientDecode(StringCtor(s), decodeSpaces); }
+    try {
+      return strict(s, decodeSpaces);
+    } catch (_) {
+      return lenientDecode(StringCtor(s), decodeSpaces);
+    }
   };
-  qs.unescapeBuffer = function unescapeBuffer(s, decodeSpaces) { return getBuffer().from(lenientBytes(StringCtor(s), decodeSpaces)); };
+  qs.unescapeBuffer = function unescapeBuffer(s, decodeSpaces) {
+    return getBuffer().from(lenientBytes(StringCtor(s), decodeSpaces));
+  };
   return qs;
 }
 function lenientBytes(s, decodeSpaces) {
@@ -89,14 +121,24 @@ function lenientBytes(s, decodeSpaces) {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     const hex = s.slice(i + 1, i + 3);
-    if (c === 37 && /^[0-9a-fA-F]{2}$/.test(hex)) { bytes.push(parseInt(hex, 16)); i += 2; continue; }
-    if (c === 43 && decodeSpaces) { bytes.push(32); continue; }
+    if (c === 37 && /^[0-9a-fA-F]{2}$/.test(hex)) {
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+      continue;
+    }
+    if (c === 43 && decodeSpaces) {
+      bytes.push(32);
+      continue;
+    }
     const encoded = getBuffer().from(s[i]);
     for (let j = 0; j < encoded.length; j++) bytes.push(encoded[j]);
   }
   return new U8(bytes);
 }
-function lenientDecode(s, decodeSpaces) { const b = lenientBytes(s, decodeSpaces); return utf8Decode(b, 0, b.length); }
+function lenientDecode(s, decodeSpaces) {
+  const b = lenientBytes(s, decodeSpaces);
+  return utf8Decode(b, 0, b.length);
+}
 
 // structuredClone: plain data, Dates, RegExps, Maps, Sets, ArrayBuffers and their views, with cycles; anything else throws
 // the DataCloneError Node's does.
@@ -109,14 +151,41 @@ function structuredCloneImpl(value) {
     }
     if (MapGet(seen, v) !== undefined) return MapGet(seen, v);
     let out;
-    if (ArrayIsArray(v)) { out = []; MapSet(seen, v, out); for (let i = 0; i < v.length; i++) out[i] = clone(v[i]); return out; }
+    if (ArrayIsArray(v)) {
+      out = [];
+      MapSet(seen, v, out);
+      for (let i = 0; i < v.length; i++) out[i] = clone(v[i]);
+      return out;
+    }
     if (v instanceof Date) return new Date(v.getTime());
     if (v instanceof RegExp) return new RegExp(v.source, v.flags);
-    if (v instanceof ArrayBuffer) { out = v.slice(0); MapSet(seen, v, out); return out; }
+    if (v instanceof ArrayBuffer) {
+      out = v.slice(0);
+      MapSet(seen, v, out);
+      return out;
+    }
     if (ArrayBuffer.isView(v)) return new v.constructor(clone(v.buffer), v.byteOffset, v instanceof DataView ? v.byteLength : v.length);
-    if (v instanceof MapCtor) { out = new MapCtor(); MapSet(seen, v, out); v.forEach(function (x, k) { out.set(clone(k), clone(x)); }); return out; }
-    if (v instanceof Set) { out = new Set(); MapSet(seen, v, out); v.forEach(function (x) { out.add(clone(x)); }); return out; }
-    if (v instanceof ErrorCtor) { out = new ErrorCtor(v.message); define(out, 'name', v.name); return out; }
+    if (v instanceof MapCtor) {
+      out = new MapCtor();
+      MapSet(seen, v, out);
+      v.forEach(function (x, k) {
+        out.set(clone(k), clone(x));
+      });
+      return out;
+    }
+    if (v instanceof Set) {
+      out = new Set();
+      MapSet(seen, v, out);
+      v.forEach(function (x) {
+        out.add(clone(x));
+      });
+      return out;
+    }
+    if (v instanceof ErrorCtor) {
+      out = new ErrorCtor(v.message);
+      define(out, 'name', v.name);
+      return out;
+    }
     out = {};
     MapSet(seen, v, out);
     for (const k of ObjectKeys(v)) out[k] = clone(v[k]);
@@ -129,4 +198,6 @@ function cloneError(v) {
   define(e, 'name', 'DataCloneError');
   return e;
 }
-define(G, 'structuredClone', function structuredClone(value) { return structuredCloneImpl(value); });
+define(G, 'structuredClone', function structuredClone(value) {
+  return structuredCloneImpl(value);
+});

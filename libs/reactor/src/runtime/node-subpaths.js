@@ -26,7 +26,10 @@ function abortable(signal, start, stop) {
       resolve(value);
     });
     if (signal !== undefined) {
-      onAbort = function () { stop(handle); reject(abortedError(signal)); };
+      onAbort = function () {
+        stop(handle);
+        reject(abortedError(signal));
+      };
       signal.addEventListener('abort', onAbort);
     }
   });
@@ -35,11 +38,27 @@ function abortable(signal, start, stop) {
 const getTimersPromises = lazy(function () {
   function setTimeout(delay, value, options) {
     const signal = checkSignal(options);
-    return abortable(signal, function (done) { return G.setTimeout(function () { done(value); }, delay); }, G.clearTimeout);
+    return abortable(
+      signal,
+      function (done) {
+        return G.setTimeout(function () {
+          done(value);
+        }, delay);
+      },
+      G.clearTimeout,
+    );
   }
   function setImmediate(value, options) {
     const signal = checkSignal(options);
-    return abortable(signal, function (done) { return G.setImmediate(function () { done(value); }); }, G.clearImmediate);
+    return abortable(
+      signal,
+      function (done) {
+        return G.setImmediate(function () {
+          done(value);
+        });
+      },
+      G.clearImmediate,
+    );
   }
   // An async iterator yielding `value` every `delay` ms; ticks that pass while nobody awaits are counted, as Node's.
   function setInterval(delay, value, options) {
@@ -49,24 +68,53 @@ const getTimersPromises = lazy(function () {
     let done = false;
     const id = G.setInterval(function () {
       ticks++;
-      if (waiting !== null) { const w = waiting; waiting = null; w(); }
+      if (waiting !== null) {
+        const w = waiting;
+        waiting = null;
+        w();
+      }
     }, delay);
-    function finish() { done = true; G.clearInterval(id); }
+    function finish() {
+      done = true;
+      G.clearInterval(id);
+    }
     return {
-      [Symbol.asyncIterator]: function () { return this; },
+      [Symbol.asyncIterator]: function () {
+        return this;
+      },
       next: function () {
         if (done) return PromiseCtor.resolve({ value: undefined, done: true });
-        if (ticks > 0) { ticks--; return PromiseCtor.resolve({ value: value, done: false }); }
-        return abortable(signal, function (resolve) {
-          waiting = function () { ticks--; resolve({ value: value, done: false }); };
-        }, function () { waiting = null; finish(); });
+        if (ticks > 0) {
+          ticks--;
+          return PromiseCtor.resolve({ value: value, done: false });
+        }
+        return abortable(
+          signal,
+          function (resolve) {
+            waiting = function () {
+              ticks--;
+              resolve({ value: value, done: false });
+            };
+          },
+          function () {
+            waiting = null;
+            finish();
+          },
+        );
       },
-      return: function () { finish(); return PromiseCtor.resolve({ value: undefined, done: true }); },
+      return: function () {
+        finish();
+        return PromiseCtor.resolve({ value: undefined, done: true });
+      },
     };
   }
   const scheduler = {
-    wait: function wait(delay, options) { return setTimeout(delay, undefined, options); },
-    yield: function yield_() { return setImmediate(); },
+    wait: function wait(delay, options) {
+      return setTimeout(delay, undefined, options);
+    },
+    yield: function yield_() {
+      return setImmediate();
+    },
   };
   return { setTimeout: setTimeout, setImmediate: setImmediate, setInterval: setInterval, scheduler: scheduler };
 });
@@ -77,13 +125,17 @@ const getStreamConsumers = lazy(function () {
     const chunks = [];
     let total = 0;
     for await (const chunk of stream) {
-      const bytes = typeof chunk === 'string' ? utf8Encode(chunk) : ArrayBuffer.isView(chunk) ? new U8(chunk.buffer, chunk.byteOffset, chunk.byteLength) : new U8(chunk);
+      const bytes =
+        typeof chunk === 'string' ? utf8Encode(chunk) : ArrayBuffer.isView(chunk) ? new U8(chunk.buffer, chunk.byteOffset, chunk.byteLength) : new U8(chunk);
       chunks.push(bytes);
       total += bytes.length;
     }
     const out = new U8(total);
     let at = 0;
-    for (const c of chunks) { out.set(c, at); at += c.length; }
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.length;
+    }
     return out;
   }
   async function text(stream) {
@@ -93,19 +145,34 @@ const getStreamConsumers = lazy(function () {
     return out + decoder.decode();
   }
   return {
-    arrayBuffer: async function arrayBuffer(stream) { return (await bytesOf(stream)).buffer; },
-    buffer: async function buffer(stream) { const b = await bytesOf(stream); return getBuffer().from(b.buffer, b.byteOffset, b.byteLength); },
+    arrayBuffer: async function arrayBuffer(stream) {
+      return (await bytesOf(stream)).buffer;
+    },
+    buffer: async function buffer(stream) {
+      const b = await bytesOf(stream);
+      return getBuffer().from(b.buffer, b.byteOffset, b.byteLength);
+    },
     text: text,
-    json: async function json(stream) { return JSONParse(await text(stream)); },
+    json: async function json(stream) {
+      return JSONParse(await text(stream));
+    },
   };
 });
 
 // name -> what the module is; the registry (modules.js) serves them once their base module is there.
 const SUBPATH_MODULES = {
-  'stream/promises': function () { return requireModule('stream').promises; },
+  'stream/promises': function () {
+    return requireModule('stream').promises;
+  },
   'stream/consumers': getStreamConsumers,
   'timers/promises': getTimersPromises,
-  'util/types': function () { return requireModule('util').types; },
-  'path/posix': function () { return requireModule('path'); },
-  'assert/strict': function () { return requireModule('assert').strict; },
+  'util/types': function () {
+    return requireModule('util').types;
+  },
+  'path/posix': function () {
+    return requireModule('path');
+  },
+  'assert/strict': function () {
+    return requireModule('assert').strict;
+  },
 };

@@ -47,41 +47,86 @@ function svcRequest(options) {
       }
     });
     const started = host('svc', id, request);
-    if (started[0] !== true) { MapDelete(pending, id); throw new ErrorCtor(started[1]); }
+    if (started[0] !== true) {
+      MapDelete(pending, id);
+      throw new ErrorCtor(started[1]);
+    }
   });
 }
 function makeSvc() {
-  const seg = function (id) { return '/' + encodeURIComponent(StringCtor(id)); };
+  const seg = function (id) {
+    return '/' + encodeURIComponent(StringCtor(id));
+  };
   return {
     request: svcRequest,
     applications: {
-      list: function (query) { return svcRequest({ method: 'GET', path: '/applications', query: query }); },
-      get: function (id) { return svcRequest({ method: 'GET', path: '/applications' + seg(id) }); },
-      create: function (body) { return svcRequest({ method: 'POST', path: '/applications', body: body }); },
-      update: function (id, body) { return svcRequest({ method: 'PUT', path: '/applications' + seg(id), body: body }); },
-      delete: function (id) { return svcRequest({ method: 'DELETE', path: '/applications' + seg(id) }); },
-      regenerate: function (id) { return svcRequest({ method: 'POST', path: '/applications' + seg(id) + '/regenerate' }); },
+      list: function (query) {
+        return svcRequest({ method: 'GET', path: '/applications', query: query });
+      },
+      get: function (id) {
+        return svcRequest({ method: 'GET', path: '/applications' + seg(id) });
+      },
+      create: function (body) {
+        return svcRequest({ method: 'POST', path: '/applications', body: body });
+      },
+      update: function (id, body) {
+        return svcRequest({ method: 'PUT', path: '/applications' + seg(id), body: body });
+      },
+      delete: function (id) {
+        return svcRequest({ method: 'DELETE', path: '/applications' + seg(id) });
+      },
+      regenerate: function (id) {
+        return svcRequest({ method: 'POST', path: '/applications' + seg(id) + '/regenerate' });
+      },
     },
     proxies: {
-      list: function (query) { return svcRequest({ method: 'GET', path: '/proxies', query: query }); },
-      get: function (id) { return svcRequest({ method: 'GET', path: '/proxies' + seg(id) }); },
-      create: function (body) { return svcRequest({ method: 'POST', path: '/proxies', body: body }); },
-      update: function (id, body) { return svcRequest({ method: 'PUT', path: '/proxies' + seg(id), body: body }); },
-      patch: function (id, body) { return svcRequest({ method: 'PATCH', path: '/proxies' + seg(id), body: body }); },
-      delete: function (id) { return svcRequest({ method: 'DELETE', path: '/proxies' + seg(id) }); },
+      list: function (query) {
+        return svcRequest({ method: 'GET', path: '/proxies', query: query });
+      },
+      get: function (id) {
+        return svcRequest({ method: 'GET', path: '/proxies' + seg(id) });
+      },
+      create: function (body) {
+        return svcRequest({ method: 'POST', path: '/proxies', body: body });
+      },
+      update: function (id, body) {
+        return svcRequest({ method: 'PUT', path: '/proxies' + seg(id), body: body });
+      },
+      patch: function (id, body) {
+        return svcRequest({ method: 'PATCH', path: '/proxies' + seg(id), body: body });
+      },
+      delete: function (id) {
+        return svcRequest({ method: 'DELETE', path: '/proxies' + seg(id) });
+      },
     },
     logs: {
-      list: function (query) { return svcRequest({ method: 'GET', path: '/logs', query: query }); },
+      list: function (query) {
+        return svcRequest({ method: 'GET', path: '/logs', query: query });
+      },
     },
     tokens: {
-      create: function (body) { return svcRequest({ method: 'POST', path: '/tokens', body: snakeTokenRequest(body) }).then(withCamelAliases); },
-      retrieve: function (id) { return svcRequest({ method: 'GET', path: '/tokens' + seg(id) }).then(withCamelAliases); },
-      update: function (id, body) { return svcRequest({ method: 'PATCH', path: '/tokens' + seg(id), body: snakeTokenRequest(body) }).then(withCamelAliases); },
-      delete: function (id) { return svcRequest({ method: 'DELETE', path: '/tokens' + seg(id) }); },
-      list: function (query) { return svcRequest({ method: 'GET', path: '/v2/tokens', query: tokenQuery(query) }).then(withCamelAliases); },
+      create: function (body) {
+        return svcRequest({ method: 'POST', path: '/tokens', body: snakeTokenRequest(body) }).then(withCamelAliases);
+      },
+      retrieve: function (id) {
+        return svcRequest({ method: 'GET', path: '/tokens' + seg(id) }).then(withCamelAliases);
+      },
+      update: function (id, body) {
+        return svcRequest({ method: 'PATCH', path: '/tokens' + seg(id), body: snakeTokenRequest(body) }).then(withCamelAliases);
+      },
+      delete: function (id) {
+        return svcRequest({ method: 'DELETE', path: '/tokens' + seg(id) });
+      },
+      list: function (query) {
+        return svcRequest({ method: 'GET', path: '/v2/tokens', query: tokenQuery(query) }).then(withCamelAliases);
+      },
     },
-    tokenize: function (body) { return svcRequest({ method: 'POST', path: '/tokenize', body: snakeTokenRequests(body) }); },
-    detokenize: function (body) { return svcRequest({ method: 'POST', path: '/detokenize', body: body }); },
+    tokenize: function (body) {
+      return svcRequest({ method: 'POST', path: '/tokenize', body: snakeTokenRequests(body) });
+    },
+    detokenize: function (body) {
+      return svcRequest({ method: 'POST', path: '/detokenize', body: body });
+    },
   };
 }
 
@@ -122,7 +167,9 @@ function tokenQuery(query) {
 // Answers keep the API's snake_case members; the camelCase names the platform's client answers with are readable too
 // (not enumerable, so JSON.stringify and spreads give the API's shape).
 function camelName(name) {
-  return name.replace(/_([a-z])/g, function (_, c) { return c.toUpperCase(); });
+  return name.replace(/_([a-z])/g, function (_, c) {
+    return c.toUpperCase();
+  });
 }
 function withCamelAliases(answer) {
   if (answer === null || typeof answer !== 'object') return answer;

@@ -5,11 +5,16 @@
 /* exported getTextDecoder, getTextEncoder */
 const getTextEncoder = lazy(function () {
   class TextEncoder {
-    get encoding() { return 'utf-8'; }
-    encode(input) { return utf8Encode(input === undefined ? '' : input); }
+    get encoding() {
+      return 'utf-8';
+    }
+    encode(input) {
+      return utf8Encode(input === undefined ? '' : input);
+    }
     encodeInto(source, destination) {
       const bytes = utf8Encode(source);
-      let written = 0, read = 0;
+      let written = 0,
+        read = 0;
       const s = StringCtor(source);
       // Only whole code points are written, as the spec requires.
       for (let i = 0; i < s.length; i++) {
@@ -28,9 +33,16 @@ const getTextEncoder = lazy(function () {
   return TextEncoder;
 });
 const DECODER_LABELS = {
-  'utf-8': 'utf-8', 'utf8': 'utf-8', 'unicode-1-1-utf-8': 'utf-8',
-  'utf-16le': 'utf-16le', 'utf-16': 'utf-16le',
-  'latin1': 'windows-1252', 'iso-8859-1': 'windows-1252', 'windows-1252': 'windows-1252', 'ascii': 'windows-1252', 'us-ascii': 'windows-1252',
+  'utf-8': 'utf-8',
+  utf8: 'utf-8',
+  'unicode-1-1-utf-8': 'utf-8',
+  'utf-16le': 'utf-16le',
+  'utf-16': 'utf-16le',
+  latin1: 'windows-1252',
+  'iso-8859-1': 'windows-1252',
+  'windows-1252': 'windows-1252',
+  ascii: 'windows-1252',
+  'us-ascii': 'windows-1252',
 };
 const decoderState = new WeakMapCtor();
 const getTextDecoder = lazy(function () {
@@ -42,15 +54,27 @@ const getTextDecoder = lazy(function () {
       const o = options || {};
       WeakMapSet(decoderState, this, { encoding: encoding, fatal: !!o.fatal, ignoreBOM: !!o.ignoreBOM, pending: null, started: false });
     }
-    get encoding() { return WeakMapGet(decoderState, this).encoding; }
-    get fatal() { return WeakMapGet(decoderState, this).fatal; }
-    get ignoreBOM() { return WeakMapGet(decoderState, this).ignoreBOM; }
+    get encoding() {
+      return WeakMapGet(decoderState, this).encoding;
+    }
+    get fatal() {
+      return WeakMapGet(decoderState, this).fatal;
+    }
+    get ignoreBOM() {
+      return WeakMapGet(decoderState, this).ignoreBOM;
+    }
     decode(input, options) {
       const st = WeakMapGet(decoderState, this);
       let bytes = input === undefined ? new U8(0) : asBytes(input);
       if (!bytes) throw new TypeErrorCtor('The "input" argument must be an instance of ArrayBuffer or ArrayBufferView.');
       const stream = !!(options && options.stream);
-      if (st.pending) { const joined = new U8(st.pending.length + bytes.length); joined.set(st.pending); joined.set(bytes, st.pending.length); bytes = joined; st.pending = null; }
+      if (st.pending) {
+        const joined = new U8(st.pending.length + bytes.length);
+        joined.set(st.pending);
+        joined.set(bytes, st.pending.length);
+        bytes = joined;
+        st.pending = null;
+      }
       let end = bytes.length;
       if (stream && st.encoding === 'utf-8') end -= utf8IncompleteTail(bytes);
       if (stream && st.encoding === 'utf-16le') end -= end & 1;

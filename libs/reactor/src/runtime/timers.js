@@ -10,7 +10,9 @@ let fatalReject = null;
 let fatalFired = false;
 let fatal = null;
 function newFatal() {
-  fatal = new PromiseCtor(function (_, reject) { fatalReject = reject; });
+  fatal = new PromiseCtor(function (_, reject) {
+    fatalReject = reject;
+  });
   PromiseThen(fatal, undefined, function () {});
   fatalFired = false;
 }
@@ -39,18 +41,31 @@ function setTimeoutImpl(callback, ms) {
   MapSet(timerCallbacks, id, true);
   MapSet(pending, id, function () {
     if (!MapDelete(timerCallbacks, id)) return;
-    try { callback.apply(undefined, extra); } catch (e) { raiseFatal(e); }
+    try {
+      callback.apply(undefined, extra);
+    } catch (e) {
+      raiseFatal(e);
+    }
   });
   return id;
 }
 function clearTimeoutImpl(id) {
-  if (MapDelete(timerCallbacks, id)) { MapDelete(pending, id); host('clearTimer', id); }
+  if (MapDelete(timerCallbacks, id)) {
+    MapDelete(pending, id);
+    host('clearTimer', id);
+  }
 }
 define(G, 'setTimeout', setTimeoutImpl);
 define(G, 'clearTimeout', clearTimeoutImpl);
 define(G, 'queueMicrotask', function queueMicrotask(callback) {
   if (typeof callback !== 'function') throw new TypeErrorCtor('The "callback" argument must be of type function');
-  PromiseThen(PromiseCtor.resolve(), function () { try { callback(); } catch (e) { raiseFatal(e); } });
+  PromiseThen(PromiseCtor.resolve(), function () {
+    try {
+      callback();
+    } catch (e) {
+      raiseFatal(e);
+    }
+  });
 });
 // setImmediate: a timer of 0 ms (the loop runs nothing else between); setInterval: a timer that starts the next one.
 const intervals = new MapCtor();
@@ -66,18 +81,26 @@ define(G, 'setImmediate', function setImmediate(callback) {
   const args = Array.prototype.slice.call(arguments, 1);
   if (immediateBurst >= IMMEDIATE_BURST) {
     immediateBurst = 0;
-    return setTimeoutImpl(function () { callback.apply(undefined, args); }, 0);
+    return setTimeoutImpl(function () {
+      callback.apply(undefined, args);
+    }, 0);
   }
   immediateBurst++;
   const id = nextPendingId++;
   MapSet(immediates, id, true);
   PromiseThen(PromiseCtor.resolve(), function () {
     if (!MapDelete(immediates, id)) return;
-    try { callback.apply(undefined, args); } catch (e) { raiseFatal(e); }
+    try {
+      callback.apply(undefined, args);
+    } catch (e) {
+      raiseFatal(e);
+    }
   });
   return id;
 });
-define(G, 'clearImmediate', function clearImmediate(id) { if (!MapDelete(immediates, id)) clearTimeoutImpl(id); });
+define(G, 'clearImmediate', function clearImmediate(id) {
+  if (!MapDelete(immediates, id)) clearTimeoutImpl(id);
+});
 define(G, 'setInterval', function setInterval(callback, ms) {
   if (typeof callback !== 'function') throw new TypeErrorCtor('The "callback" argument must be of type function');
   const args = Array.prototype.slice.call(arguments, 2);

@@ -3,8 +3,17 @@
    encodeString, lazy, raiseFatal, requireModule, toBuffer */
 /* exported getZlib */
 const ZLIB_METHODS = ['deflate', 'inflate', 'deflateRaw', 'inflateRaw', 'gzip', 'gunzip', 'unzip', 'brotliCompress', 'brotliDecompress'];
-const ZLIB_STREAMS = { deflate: 'Deflate', inflate: 'Inflate', deflateRaw: 'DeflateRaw', inflateRaw: 'InflateRaw', gzip: 'Gzip',
-  gunzip: 'Gunzip', unzip: 'Unzip', brotliCompress: 'BrotliCompress', brotliDecompress: 'BrotliDecompress' };
+const ZLIB_STREAMS = {
+  deflate: 'Deflate',
+  inflate: 'Inflate',
+  deflateRaw: 'DeflateRaw',
+  inflateRaw: 'InflateRaw',
+  gzip: 'Gzip',
+  gunzip: 'Gunzip',
+  unzip: 'Unzip',
+  brotliCompress: 'BrotliCompress',
+  brotliDecompress: 'BrotliDecompress',
+};
 
 function zlibInput(data) {
   if (typeof data === 'string') return bytesForHost(encodeString(data, 'utf8'));
@@ -34,24 +43,44 @@ function zlibRun(method, data, options) {
 const getZlib = lazy(function () {
   const zlib = {};
   for (const method of ZLIB_METHODS) {
-    zlib[method + 'Sync'] = function (data, options) { return zlibRun(method, data, options); };
+    zlib[method + 'Sync'] = function (data, options) {
+      return zlibRun(method, data, options);
+    };
     zlib[method] = function (data, options, callback) {
-      if (typeof options === 'function') { callback = options; options = undefined; }
+      if (typeof options === 'function') {
+        callback = options;
+        options = undefined;
+      }
       if (typeof callback !== 'function') throw new TypeErrorCtor('The "callback" argument must be of type function');
-      let result = null, error = null;
-      try { result = zlibRun(method, data, options); } catch (e) { error = e; }
+      let result = null,
+        error = null;
+      try {
+        result = zlibRun(method, data, options);
+      } catch (e) {
+        error = e;
+      }
       PromiseThen(PromiseCtor.resolve(), function () {
-        try { callback(error, error === null ? result : undefined); } catch (e) { raiseFatal(e); }
+        try {
+          callback(error, error === null ? result : undefined);
+        } catch (e) {
+          raiseFatal(e);
+        }
       });
     };
     // Streams: the whole input is taken, then transformed at its end (bounded like the one-shot calls).
     const className = ZLIB_STREAMS[method];
-    zlib[className] = function (options) { return zlibStream(method, options); };
-    zlib['create' + className] = function (options) { return zlibStream(method, options); };
+    zlib[className] = function (options) {
+      return zlibStream(method, options);
+    };
+    zlib['create' + className] = function (options) {
+      return zlibStream(method, options);
+    };
   }
   zlib.constants = JSONParse(callHost('zlibConstants'));
   for (const key of ObjectKeys(zlib.constants)) zlib[key] = zlib.constants[key];
-  zlib.crc32 = function crc32(data, value) { return callHost('crc32', zlibInput(data), value === undefined ? 0 : value >>> 0); };
+  zlib.crc32 = function crc32(data, value) {
+    return callHost('crc32', zlibInput(data), value === undefined ? 0 : value >>> 0);
+  };
   return zlib;
 });
 
@@ -59,14 +88,24 @@ function zlibStream(method, options) {
   const Transform = requireModule('stream').Transform;
   const chunks = [];
   return new Transform({
-    transform: function (chunk, encoding, done) { chunks.push(typeof chunk === 'string' ? encodeString(chunk, encoding) : chunk); done(); },
+    transform: function (chunk, encoding, done) {
+      chunks.push(typeof chunk === 'string' ? encodeString(chunk, encoding) : chunk);
+      done();
+    },
     flush: function (done) {
       let total = 0;
       for (const c of chunks) total += c.length;
       const all = new U8(total);
       let at = 0;
-      for (const c of chunks) { all.set(c, at); at += c.length; }
-      try { done(null, zlibRun(method, all, options)); } catch (e) { done(e instanceof ErrorCtor ? e : new ErrorCtor(String(e))); }
+      for (const c of chunks) {
+        all.set(c, at);
+        at += c.length;
+      }
+      try {
+        done(null, zlibRun(method, all, options));
+      } catch (e) {
+        done(e instanceof ErrorCtor ? e : new ErrorCtor(String(e)));
+      }
     },
   });
 }

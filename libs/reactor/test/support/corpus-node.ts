@@ -10,7 +10,6 @@ import type { SvcBridge } from '../../src';
  */
 const nodeRequire = createRequire(join(__dirname, '..', '..', '..', '..', 'package.json'));
 
-
 const TITLE = 'One or more validation errors occurred.';
 const FALLBACK = 'Something went wrong. Please try again.';
 
@@ -20,7 +19,8 @@ function sanitize(errors: unknown): Record<string, string[]> {
   if (errors instanceof Error) return { error: [errors.message || (errors.name !== 'Error' ? errors.name : FALLBACK)] };
   if (errors !== null && typeof errors === 'object') {
     const out: Record<string, string[]> = {};
-    for (const [k, v] of Object.entries(errors)) out[k] = Array.isArray(v) ? each(v) : typeof v === 'object' && v !== null ? [JSON.stringify(v)] : [v ? String(v) : FALLBACK];
+    for (const [k, v] of Object.entries(errors))
+      out[k] = Array.isArray(v) ? each(v) : typeof v === 'object' && v !== null ? [JSON.stringify(v)] : [v ? String(v) : FALLBACK];
     return out;
   }
   if (typeof errors === 'string') return { error: [errors] };
@@ -47,7 +47,13 @@ const SPECS: Array<[string, number, string]> = [
 ];
 const errorsModule: Record<string, unknown> = {};
 for (const [name, status, message] of SPECS) {
-  errorsModule[name] = { [name]: class extends ReactorError { constructor(errors?: unknown) { super(message, status, errors); } } }[name];
+  errorsModule[name] = {
+    [name]: class extends ReactorError {
+      constructor(errors?: unknown) {
+        super(message, status, errors);
+      }
+    },
+  }[name];
 }
 class CustomHttpResponseError extends Error {
   constructor(readonly response: { status: number; headers?: Record<string, unknown>; body?: unknown }) {
@@ -65,7 +71,8 @@ export interface Outcome {
 
 function stringHeaders(h: unknown): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries((h ?? {}) as Record<string, unknown>)) if (['string', 'number', 'boolean', 'bigint'].includes(typeof v)) out[k] = String(v);
+  for (const [k, v] of Object.entries((h ?? {}) as Record<string, unknown>))
+    if (['string', 'number', 'boolean', 'bigint'].includes(typeof v)) out[k] = String(v);
   return out;
 }
 
@@ -81,18 +88,34 @@ export async function runInNode(code: string, args: Record<string, unknown>, con
     if (result.status !== undefined) out.status = result.status;
     return out;
   } catch (e) {
-    if (e instanceof CustomHttpResponseError) return { ok: false, status: e.response.status, headers: stringHeaders(e.response.headers), body: e.response.body ?? {} };
-    if (e instanceof ReactorError) return { ok: false, status: e.status, headers: {}, body: { proxy_error: { title: TITLE, status: e.status, detail: e.message, errors: e.errors2 } } };
-    return { ok: false, status: 500, headers: {}, body: { proxy_error: { title: 'ReactorRuntimeError', status: 500, detail: (e as Error).message, errors: {} } } };
+    if (e instanceof CustomHttpResponseError)
+      return { ok: false, status: e.response.status, headers: stringHeaders(e.response.headers), body: e.response.body ?? {} };
+    if (e instanceof ReactorError)
+      return { ok: false, status: e.status, headers: {}, body: { proxy_error: { title: TITLE, status: e.status, detail: e.message, errors: e.errors2 } } };
+    return {
+      ok: false,
+      status: 500,
+      headers: {},
+      body: { proxy_error: { title: 'ReactorRuntimeError', status: 500, detail: (e as Error).message, errors: {} } },
+    };
   }
 }
 
 /** Inputs a fixture cannot carry as constants (keys, signatures over them), made here once. */
-export function prepared(kind: string | undefined, args: Record<string, unknown>, configuration: Record<string, string>): { args: Record<string, unknown>; configuration: Record<string, string> } {
+export function prepared(
+  kind: string | undefined,
+  args: Record<string, unknown>,
+  configuration: Record<string, string>,
+): { args: Record<string, unknown>; configuration: Record<string, string> } {
   const a = structuredClone(args);
   const c = { ...configuration };
   const headers = (a.headers ?? {}) as Record<string, string>;
-  const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  const rsa = () =>
+    generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
   if (kind === 'rsaPem') {
     const { publicKey, privateKey } = rsa();
     c.LITHIC_PUB_KEY = Buffer.from(publicKey).toString('base64');
@@ -110,7 +133,9 @@ export function prepared(kind: string | undefined, args: Record<string, unknown>
     headers['X-Twilio-Signature'] = twilio.getExpectedTwilioSignature(c.TWILIO_AUTH_TOKEN!, 'https://example.com/sms', a.body);
   } else if (kind === 'stripe') {
     const t = Math.floor(Date.now() / 1000);
-    headers['stripe-signature'] = `t=${t},v1=${createHmac('sha256', c.WHSEC!).update(`${t}.${String(a.body)}`).digest('hex')}`;
+    headers['stripe-signature'] = `t=${t},v1=${createHmac('sha256', c.WHSEC!)
+      .update(`${t}.${String(a.body)}`)
+      .digest('hex')}`;
   }
   a.headers = headers;
   return { args: a, configuration: c };

@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"a": 1}, "headers": {"Accept": "application/json"}, "method": "POST", "path": "/charges", "query": {"page": "2"}},
-  configuration: {"MY_CONFIG": "cfg"},
+  args: { body: { a: 1 }, headers: { Accept: 'application/json' }, method: 'POST', path: '/charges', query: { page: '2' } },
+  configuration: { MY_CONFIG: 'cfg' },
   code: `module.exports = async function (req) {
   const { args, configuration } = req;
   const { body, headers, method, path, query } = args;

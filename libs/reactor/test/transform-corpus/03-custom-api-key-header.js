@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {}, "headers": {"MY-CUSTOM-API-KEY": "abc123"}},
+  args: { body: {}, headers: { 'MY-CUSTOM-API-KEY': 'abc123' } },
   configuration: {},
   code: `const { AuthenticationError } = require('@gatehouse/reactor-errors');
 module.exports = async function (req) {

@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {}, "headers": {"Other": "x"}},
+  args: { body: {}, headers: { Other: 'x' } },
   configuration: {},
   code: `const { AuthenticationError } = require('@gatehouse/reactor-errors');
 module.exports = async function (req) {

@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": null, "headers": {}},
+  args: { body: null, headers: {} },
   configuration: {},
   code: `const { CustomHttpResponseError } = require('@gatehouse/reactor-errors');
 module.exports = async function () {

@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": null, "headers": {}},
-  configuration: {"SERVICE_API_KEY": "key_abcd1234"},
+  args: { body: null, headers: {} },
+  configuration: { SERVICE_API_KEY: 'key_abcd1234' },
   code: `module.exports = async function (req) {
   const { SERVICE_API_KEY } = req.configuration;
   return { body: { raw: { foo: 'bar', keyLength: SERVICE_API_KEY.length } } };

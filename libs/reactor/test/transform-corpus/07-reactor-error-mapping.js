@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"type": "CardError"}, "headers": {}},
+  args: { body: { type: 'CardError' }, headers: {} },
   configuration: {},
   code: `const { InvalidPaymentMethodError, RateLimitError, BadRequestError } = require('@gatehouse/reactor-errors');
 module.exports = async function (req) {

@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"type": "InvalidRequest"}, "headers": {}},
+  args: { body: { type: 'InvalidRequest' }, headers: {} },
   configuration: {},
   code: `const { BadRequestError } = require('@gatehouse/reactor-errors');
 module.exports = async function (req) {

@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"pin": "1234"}, "headers": {"Content-Type": "application/json"}},
-  configuration: {"MARQETA_APPLICATION_TOKEN": "app", "MARQETA_ADMIN_ACCESS_TOKEN": "admin"},
+  args: { body: { pin: '1234' }, headers: { 'Content-Type': 'application/json' } },
+  configuration: { MARQETA_APPLICATION_TOKEN: 'app', MARQETA_ADMIN_ACCESS_TOKEN: 'admin' },
   code: `const { Buffer } = require('buffer');
 module.exports = (req) => {
   const { args: { headers, body }, configuration: { MARQETA_APPLICATION_TOKEN, MARQETA_ADMIN_ACCESS_TOKEN } } = req;

@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  prepare: "rsaPem",
-  args: {"body": {"pin": "4321"}, "headers": {}},
+  prepare: 'rsaPem',
+  args: { body: { pin: '4321' }, headers: {} },
   configuration: {},
   code: `const { Buffer } = require('buffer');
 const forge = require('node-forge');

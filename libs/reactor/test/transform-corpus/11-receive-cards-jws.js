@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  prepare: "jws",
-  args: {"body": {"amount": 10}, "headers": {}},
+  prepare: 'jws',
+  args: { body: { amount: 10 }, headers: {} },
   configuration: {},
   code: `const jose = require('node-jose');
 const { AuthenticationError } = require('@gatehouse/reactor-errors');

@@ -3,7 +3,13 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"paymentData": "eyJ2ZXJzaW9uIjoiRUNfdjEiLCJzaWduYXR1cmUiOiJBQUVDQXdRPSIsImhlYWRlciI6eyJlcGhlbWVyYWxQdWJsaWNLZXkiOiJ4IiwicHVibGljS2V5SGFzaCI6InkiLCJ0cmFuc2FjdGlvbklkIjoieiJ9fQ=="}, "headers": {}},
+  args: {
+    body: {
+      paymentData:
+        'eyJ2ZXJzaW9uIjoiRUNfdjEiLCJzaWduYXR1cmUiOiJBQUVDQXdRPSIsImhlYWRlciI6eyJlcGhlbWVyYWxQdWJsaWNLZXkiOiJ4IiwicHVibGljS2V5SGFzaCI6InkiLCJ0cmFuc2FjdGlvbklkIjoieiJ9fQ==',
+    },
+    headers: {},
+  },
   configuration: {},
   code: `const { Buffer } = require('buffer');
 module.exports = async function (req) {

@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": [{"date_of_birth": "1990-05-01"}, {"date_of_birth": "1970-01-31"}], "headers": {}},
+  args: { body: [{ date_of_birth: '1990-05-01' }, { date_of_birth: '1970-01-31' }], headers: {} },
   configuration: {},
   code: `module.exports = async function (req) {
   const now = new Date('2026-01-01T00:00:00Z');

@@ -3,7 +3,10 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": "<Checkout><Amount>10</Amount><PaymentMethod><Number>4242424242424242</Number><ExpirationMonth>12</ExpirationMonth><ExpirationYear>2030</ExpirationYear><Cvc>123</Cvc></PaymentMethod></Checkout>", "headers": {"Content-Type": "application/xml"}},
+  args: {
+    body: '<Checkout><Amount>10</Amount><PaymentMethod><Number>4242424242424242</Number><ExpirationMonth>12</ExpirationMonth><ExpirationYear>2030</ExpirationYear><Cvc>123</Cvc></PaymentMethod></Checkout>',
+    headers: { 'Content-Type': 'application/xml' },
+  },
   configuration: {},
   code: `const { create } = require('xmlbuilder2');
 module.exports = async function (req) {

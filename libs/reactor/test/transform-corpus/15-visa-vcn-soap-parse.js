@@ -3,7 +3,10 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": "<S:Envelope xmlns:S=\"http://schemas.xmlsoap.org/soap/envelope/\"><S:Body><ns2:getPurchaseRequestDetail xmlns:ns2=\"urn:x\"><ns2:vcnInformation><ns2:Pan>4111111111111111</ns2:Pan><ns2:Expiry>3012</ns2:Expiry><ns2:Avv>123</ns2:Avv></ns2:vcnInformation></ns2:getPurchaseRequestDetail></S:Body></S:Envelope>", "headers": {}},
+  args: {
+    body: '<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:getPurchaseRequestDetail xmlns:ns2="urn:x"><ns2:vcnInformation><ns2:Pan>4111111111111111</ns2:Pan><ns2:Expiry>3012</ns2:Expiry><ns2:Avv>123</ns2:Avv></ns2:vcnInformation></ns2:getPurchaseRequestDetail></S:Body></S:Envelope>',
+    headers: {},
+  },
   configuration: {},
   code: `const { create } = require('xmlbuilder2');
 module.exports = async function (req) {

@@ -3,7 +3,10 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": "amount=100&paymentMethod%5Bnumber%5D=4242424242424242&paymentMethod%5Bcvc%5D=123", "headers": {"Content-Type": "application/x-www-form-urlencoded"}},
+  args: {
+    body: 'amount=100&paymentMethod%5Bnumber%5D=4242424242424242&paymentMethod%5Bcvc%5D=123',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  },
   configuration: {},
   code: `const querystring = require('querystring');
 module.exports = async function (req) {

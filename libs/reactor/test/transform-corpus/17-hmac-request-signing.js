@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"amount": 42}, "headers": {}},
-  configuration: {"SIGNING_SECRET": "whsec_test"},
+  args: { body: { amount: 42 }, headers: {} },
+  configuration: { SIGNING_SECRET: 'whsec_test' },
   code: `const crypto = require('crypto');
 module.exports = async function (req) {
   const { body, headers } = req.args;

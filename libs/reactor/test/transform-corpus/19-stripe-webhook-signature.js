@@ -3,9 +3,9 @@
 'use strict';
 module.exports = {
   needs: [],
-  prepare: "stripe",
-  args: {"body": "{\"id\":\"evt_1\",\"type\":\"charge.succeeded\"}", "headers": {}},
-  configuration: {"WHSEC": "whsec_abc"},
+  prepare: 'stripe',
+  args: { body: '{"id":"evt_1","type":"charge.succeeded"}', headers: {} },
+  configuration: { WHSEC: 'whsec_abc' },
   code: `const Stripe = require('stripe');
 module.exports = async function (req) {
   const stripe = Stripe('sk_test_x');

@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"number": "4242424242424242"}, "headers": {}},
-  configuration: {"AES_KEY": "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"},
+  args: { body: { number: '4242424242424242' }, headers: {} },
+  configuration: { AES_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff' },
   code: `const CryptoJS = require('crypto-js');
 module.exports = async function (req) {
   const key = CryptoJS.enc.Hex.parse(req.configuration.AES_KEY);

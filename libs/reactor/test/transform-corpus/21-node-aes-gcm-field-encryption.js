@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"number": "4242424242424242", "exp": "12/30"}, "headers": {}},
-  configuration: {"KEY": "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"},
+  args: { body: { number: '4242424242424242', exp: '12/30' }, headers: {} },
+  configuration: { KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff' },
   code: `const crypto = require('crypto');
 module.exports = async function (req) {
   const key = Buffer.from(req.configuration.KEY, 'hex');

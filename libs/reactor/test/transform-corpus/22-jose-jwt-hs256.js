@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"last4": "4242"}, "headers": {}},
-  configuration: {"JWT_SECRET": "a-string-secret-at-least-256-bits-long"},
+  args: { body: { last4: '4242' }, headers: {} },
+  configuration: { JWT_SECRET: 'a-string-secret-at-least-256-bits-long' },
   code: `const jose = require('jose');
 module.exports = async function (req) {
   const secret = new TextEncoder().encode(req.configuration.JWT_SECRET);

@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"number": "4242"}, "headers": {}},
+  args: { body: { number: '4242' }, headers: {} },
   configuration: {},
   code: `const jose = require('jose');
 module.exports = async function (req) {

@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  prepare: "rsaPemOnly",
-  args: {"body": {"a": 1}, "headers": {}},
+  prepare: 'rsaPemOnly',
+  args: { body: { a: 1 }, headers: {} },
   configuration: {},
   code: `const oauth = require('mastercard-oauth1-signer');
 module.exports = async function (req) {

@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"email": "a@example.com"}, "headers": {}},
+  args: { body: { email: 'a@example.com' }, headers: {} },
   configuration: {},
   code: `const { v5, validate, version } = require('uuid');
 module.exports = async function (req) {

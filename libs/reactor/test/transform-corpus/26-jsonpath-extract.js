@@ -3,7 +3,15 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"cards": [{"number": "4242424242424242", "brand": "visa"}, {"number": "5555555555554444", "brand": "mc"}]}, "headers": {}},
+  args: {
+    body: {
+      cards: [
+        { number: '4242424242424242', brand: 'visa' },
+        { number: '5555555555554444', brand: 'mc' },
+      ],
+    },
+    headers: {},
+  },
   configuration: {},
   code: `const jp = require('jsonpath');
 module.exports = async function (req) {

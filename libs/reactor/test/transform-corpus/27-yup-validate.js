@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"number": "42", "exp_month": 13}, "headers": {}},
+  args: { body: { number: '42', exp_month: 13 }, headers: {} },
   configuration: {},
   code: `const yup = require('yup');
 const { BadRequestError } = require('@gatehouse/reactor-errors');

@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": "name,ssn\nTheory,555-44-5555\nBasis,111-22-3333\n", "headers": {}},
+  args: { body: 'name,ssn\nTheory,555-44-5555\nBasis,111-22-3333\n', headers: {} },
   configuration: {},
   code: `const { parse } = require('csv-parse/sync');
 module.exports = async function (req) {

@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"last4": "4242"}, "headers": {}},
+  args: { body: { last4: '4242' }, headers: {} },
   configuration: {},
   code: `const { PDFDocument, StandardFonts } = require('pdf-lib');
 module.exports = async function (req) {

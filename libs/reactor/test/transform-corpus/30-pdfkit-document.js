@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"data": "tok_123"}, "headers": {}},
+  args: { body: { data: 'tok_123' }, headers: {} },
   configuration: {},
   code: `const PDFDocument = require('pdfkit');
 module.exports = async function (req) {

@@ -3,7 +3,7 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"number": "4242424242424242"}, "headers": {}},
+  args: { body: { number: '4242424242424242' }, headers: {} },
   configuration: {},
   code: `const zlib = require('zlib');
 module.exports = async function (req) {

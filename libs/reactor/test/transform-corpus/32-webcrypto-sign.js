@@ -3,8 +3,8 @@
 'use strict';
 module.exports = {
   needs: [],
-  args: {"body": {"x": 1}, "headers": {}},
-  configuration: {"SECRET": "s3cret"},
+  args: { body: { x: 1 }, headers: {} },
+  configuration: { SECRET: 's3cret' },
   code: `module.exports = async function (req) {
   const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(req.configuration.SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(JSON.stringify(req.args.body)));

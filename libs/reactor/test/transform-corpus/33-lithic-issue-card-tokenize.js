@@ -2,8 +2,8 @@
 // Written for Gatehouse after the platform's documented example (same packages and calls), not copied.
 'use strict';
 module.exports = {
-  needs: ["svc"],
-  args: {"body": {"pan": "4242424242424242", "exp_month": 12, "exp_year": 2030, "cvv": "123", "token": "lithic_1", "state": "OPEN"}, "headers": {}},
+  needs: ['svc'],
+  args: { body: { pan: '4242424242424242', exp_month: 12, exp_year: 2030, cvv: '123', token: 'lithic_1', state: 'OPEN' }, headers: {} },
   configuration: {},
   code: `module.exports = async function (req) {
   const { svc, args } = req;

@@ -2,8 +2,8 @@
 // Written for Gatehouse after the platform's documented example (same packages and calls), not copied.
 'use strict';
 module.exports = {
-  needs: ["svc"],
-  args: {"body": {"socialSecurityNumber": "555-44-5555"}, "headers": {}},
+  needs: ['svc'],
+  args: { body: { socialSecurityNumber: '555-44-5555' }, headers: {} },
   configuration: {},
   code: `module.exports = async function (req) {
   const token = await req.svc.tokens.create({ type: 'token', data: req.args.body.socialSecurityNumber });

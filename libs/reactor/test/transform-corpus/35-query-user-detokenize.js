@@ -2,8 +2,8 @@
 // Written for Gatehouse after the platform's documented example (same packages and calls), not copied.
 'use strict';
 module.exports = {
-  needs: ["svc"],
-  args: {"body": {"json": {"ssn": "tok_1"}}, "headers": {}},
+  needs: ['svc'],
+  args: { body: { json: { ssn: 'tok_1' } }, headers: {} },
   configuration: {},
   code: `module.exports = async function (req) {
   const token = await req.svc.tokens.retrieve(req.args.body.json.ssn);

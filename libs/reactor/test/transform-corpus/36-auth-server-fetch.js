@@ -2,8 +2,8 @@
 // Written for Gatehouse after the platform's documented example (same packages and calls), not copied.
 'use strict';
 module.exports = {
-  needs: ["http"],
-  args: {"body": {}, "headers": {"Authorization": "Bearer x"}},
+  needs: ['http'],
+  args: { body: {}, headers: { Authorization: 'Bearer x' } },
   configuration: {},
   code: `const fetch = require('node-fetch');
 const { AuthenticationError } = require('@gatehouse/reactor-errors');

@@ -2,9 +2,9 @@
 // Written for Gatehouse after the platform's documented example (same packages and calls), not copied.
 'use strict';
 module.exports = {
-  needs: ["refused"],
-  note: "tesseract.js needs WebAssembly and workers",
-  args: {"body": null, "headers": {}},
+  needs: ['refused'],
+  note: 'tesseract.js needs WebAssembly and workers',
+  args: { body: null, headers: {} },
   configuration: {},
   code: `const Tesseract = require('tesseract.js');
 module.exports = async function () { return { body: typeof Tesseract.recognize, headers: {} }; };`,

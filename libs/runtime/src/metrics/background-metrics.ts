@@ -35,10 +35,13 @@ export function registerBackgroundMetrics(registry: Registry, jobs: BackgroundJo
   const { bullmq, inProcess, runner } = jobs.parts;
   if (!runner) return;
 
-  const wait = secondsHistogram(registry, 'gatehouse_job_wait_seconds', 'From a job being added to a run of it starting (retries include their backoff)', JOB_SECONDS_BUCKETS, [
-    'queue',
-    'name',
-  ]);
+  const wait = secondsHistogram(
+    registry,
+    'gatehouse_job_wait_seconds',
+    'From a job being added to a run of it starting (retries include their backoff)',
+    JOB_SECONDS_BUCKETS,
+    ['queue', 'name'],
+  );
   const duration = secondsHistogram(
     registry,
     'gatehouse_job_duration_seconds',
@@ -69,11 +72,16 @@ export function registerBackgroundMetrics(registry: Registry, jobs: BackgroundJo
   );
 
   const stats = sharedReading(() => readOperationalStats(dataSource));
-  sampledGauge(registry, 'gatehouse_audit_outbox_rows', 'Audit events committed and not yet written to the logs', async () => [{ value: (await stats()).outboxRows }]);
+  sampledGauge(registry, 'gatehouse_audit_outbox_rows', 'Audit events committed and not yet written to the logs', async () => [
+    { value: (await stats()).outboxRows },
+  ]);
   sampledGauge(registry, 'gatehouse_audit_outbox_oldest_age_seconds', 'Age of the oldest audit event still in the outbox (0 when empty)', async () => [
     { value: (await stats()).outboxOldestAgeSeconds },
   ]);
-  sampledGauge(registry, 'gatehouse_expiry_lag_seconds', 'How long the most overdue expiring application has outlived its expires_at (0 when none)', async () => [
-    { value: (await stats()).expiryLagSeconds },
-  ]);
+  sampledGauge(
+    registry,
+    'gatehouse_expiry_lag_seconds',
+    'How long the most overdue expiring application has outlived its expires_at (0 when none)',
+    async () => [{ value: (await stats()).expiryLagSeconds }],
+  );
 }

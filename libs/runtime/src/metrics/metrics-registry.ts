@@ -49,7 +49,8 @@ export async function startMetricsServer(registry: Registry, port: number, host 
     }
     registry.metrics().then(
       (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-      (error: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`),
+      (error: unknown) =>
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`),
     );
   });
   await new Promise<void>((resolve, reject) => {

@@ -25,7 +25,7 @@ const COUNTERS: Array<[field: string[], name: string, help: string]> = [
   [['refused'], 'gatehouse_reactor_refused_total', 'Transform runs refused with 503 (queue full, no sandbox in time)'],
   [['contextsCreated'], 'gatehouse_reactor_contexts_created_total', 'Sandbox contexts bootstrapped'],
   [['warmInvocations'], 'gatehouse_reactor_warm_runs_total', 'Transform runs in a warm context'],
-  [['pipelined'], 'gatehouse_reactor_pipelined_total', "Transform runs sent to a sandbox process while it ran an earlier one of the same tenant"],
+  [['pipelined'], 'gatehouse_reactor_pipelined_total', 'Transform runs sent to a sandbox process while it ran an earlier one of the same tenant'],
 ];
 
 function field(stats: object, names: string[]): number | undefined {

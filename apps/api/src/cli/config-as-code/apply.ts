@@ -41,7 +41,8 @@ export function missingPermissions(plan: Plan, state: TenantState): string[] {
   const needed = new Map<string, string[]>();
   for (const change of plan.changes) {
     const permission = `${change.kind}:${change.action}`;
-    if (!state.self.permissions.has(permission)) needed.set(permission, [...(needed.get(permission) ?? []), `${change.action} ${change.kind} '${change.name}'`]);
+    if (!state.self.permissions.has(permission))
+      needed.set(permission, [...(needed.get(permission) ?? []), `${change.action} ${change.kind} '${change.name}'`]);
   }
   return [...needed].map(([permission, uses]) => `${permission} (to ${uses.slice(0, 3).join(', ')}${uses.length > 3 ? `, and ${uses.length - 3} more` : ''})`);
 }

@@ -91,7 +91,8 @@ export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv): Prom
         const checked = await checkProxy(proxy, configurations.get(i) ?? {}, { at, dir, env, add: addRule });
         spec.proxies!.push(checked);
         const target = spec.applications?.find((app) => app.name === checked.application);
-        if (target && target.type === 'management') addRule(`${at}.application`, `'${target.name}' is a management application: a proxy acts as a public or private one`);
+        if (target && target.type === 'management')
+          addRule(`${at}.application`, `'${target.name}' is a management application: a proxy acts as a public or private one`);
       });
     }
     uniqueNames('proxies', dto.proxies, add);
@@ -130,7 +131,11 @@ function takeConfigurations(raw: Record<string, unknown>, add: (field: string, m
     const map: Record<string, string> = Object.create(null);
     for (const [key, value] of Object.entries(proxy.configuration)) {
       if (typeof value === 'string') map[key] = value;
-      else add(`proxies[${i}].configuration.${key}`, typeof value === 'number' || typeof value === 'boolean' ? `must be a string (quote it: "${value}")` : 'must be a string');
+      else
+        add(
+          `proxies[${i}].configuration.${key}`,
+          typeof value === 'number' || typeof value === 'boolean' ? `must be a string (quote it: "${value}")` : 'must be a string',
+        );
     }
     out.set(i, map);
     proxy.configuration = {};
@@ -149,7 +154,11 @@ function checkApplication(app: FileApplicationDto, at: string, add: (field: stri
   });
   domainRules(at, add, (errors) => {
     validateName(app.name, errors);
-    validateGrant(app.type, { permissions: app.permissions ?? [], rules: (app.rules ?? []).map(toRule), canCreateExpiringApplications: app.can_create_expiring_applications ?? null }, errors);
+    validateGrant(
+      app.type,
+      { permissions: app.permissions ?? [], rules: (app.rules ?? []).map(toRule), canCreateExpiringApplications: app.can_create_expiring_applications ?? null },
+      errors,
+    );
   });
   return spec;
 }
@@ -191,7 +200,12 @@ async function checkProxy(
   return spec;
 }
 
-async function transformCode(transform: TransformFileDto | undefined, at: string, dir: string, add: (field: string, message: string) => void): Promise<string | null> {
+async function transformCode(
+  transform: TransformFileDto | undefined,
+  at: string,
+  dir: string,
+  add: (field: string, message: string) => void,
+): Promise<string | null> {
   if (!transform) return null;
   if ((transform.code === undefined) === (transform.code_file === undefined)) {
     add(at, 'must have exactly one of code and code_file');

@@ -52,7 +52,10 @@ export async function planAndApply(values: Record<string, unknown>, changing: bo
     spec = await loadConfigFile(file, process.env);
   } catch (error) {
     if (!(error instanceof ConfigFileError)) throw error;
-    const lines = error.problems.length === 1 ? [`gatehouse: ${file}: ${error.problems[0]}`] : [`gatehouse: ${file}: ${error.problems.length} problems:`, ...error.problems.map((p) => `  ${p}`)];
+    const lines =
+      error.problems.length === 1
+        ? [`gatehouse: ${file}: ${error.problems[0]}`]
+        : [`gatehouse: ${file}: ${error.problems.length} problems:`, ...error.problems.map((p) => `  ${p}`)];
     return { stdout: '', stderr: `${lines.join('\n')}\nnothing was changed\n`, code: FAILED };
   }
   const state = await readTenant(api, {
@@ -61,13 +64,21 @@ export async function planAndApply(values: Record<string, unknown>, changing: bo
   });
   const plan = computePlan(spec, state, { prune: values.prune === true });
   if (plan.problems.length > 0) {
-    return { stdout: '', stderr: `${[`gatehouse: ${file} cannot be applied to this tenant:`, ...plan.problems.map((p) => `  ${p}`)].join('\n')}\nnothing was changed\n`, code: FAILED };
+    return {
+      stdout: '',
+      stderr: `${[`gatehouse: ${file} cannot be applied to this tenant:`, ...plan.problems.map((p) => `  ${p}`)].join('\n')}\nnothing was changed\n`,
+      code: FAILED,
+    };
   }
   const shown = renderPlan(plan, heading(file, api, state));
   const missing = missingPermissions(plan, state);
   const lacking = missing.length > 0 ? `the management key's application '${state.self!.name}' lacks ${missing.join('; ')}` : undefined;
   if (!changing) {
-    return { stdout: shown, stderr: lacking ? `gatehouse: note: apply would be refused: ${lacking}\n` : '', code: plan.changes.length > 0 ? CHANGES_PENDING : 0 };
+    return {
+      stdout: shown,
+      stderr: lacking ? `gatehouse: note: apply would be refused: ${lacking}\n` : '',
+      code: plan.changes.length > 0 ? CHANGES_PENDING : 0,
+    };
   }
   if (plan.changes.length === 0) return { stdout: shown, stderr: '', code: 0 };
   if (lacking) return { stdout: shown, stderr: `gatehouse: ${lacking}: nothing was changed\n`, code: FAILED };
@@ -82,7 +93,10 @@ async function applyPlan(api: TenantApi, plan: Plan, state: TenantState, shown: 
     try {
       keysFile = await open(keysOut, 'wx', 0o600);
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists (it may hold the keys of an earlier apply: move it away, or name another file)' : (error as Error).message;
+      const reason =
+        (error as NodeJS.ErrnoException).code === 'EEXIST'
+          ? 'exists (it may hold the keys of an earlier apply: move it away, or name another file)'
+          : (error as Error).message;
       return { stdout: shown, stderr: `gatehouse: --keys-out ${keysOut}: ${reason}; nothing was changed\n`, code: FAILED };
     }
   }
@@ -94,7 +108,10 @@ async function applyPlan(api: TenantApi, plan: Plan, state: TenantState, shown: 
     await keysFile.close();
     out.push(`The keys of ${outcome.keys.length} new application(s) are in ${keysOut} (mode 0600); they are shown nowhere else.\n`);
   } else if (outcome.keys.length > 0) {
-    out.push('New application keys, shown once (the service keeps only their hashes; store them now):\n', ...outcome.keys.map((k) => `  ${k.name}: ${k.key}\n`));
+    out.push(
+      'New application keys, shown once (the service keeps only their hashes; store them now):\n',
+      ...outcome.keys.map((k) => `  ${k.name}: ${k.key}\n`),
+    );
   }
   return { stdout: out.join(''), stderr: outcome.error ? `gatehouse: ${outcome.error.message}\n` : '', code: outcome.error ? FAILED : 0 };
 }

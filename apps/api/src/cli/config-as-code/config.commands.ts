@@ -17,7 +17,8 @@ const FILE_OPTIONS = { file: { type: 'string', short: 'f' }, prune: { type: 'boo
 const apply: CliCommand = {
   name: 'apply',
   synopsis: `-f FILE [--prune] [--dry-run] [--keys-out FILE] ${CONNECTION_SYNOPSIS}`,
-  summary: "makes the tenant of the management key what FILE declares, through the API (plan first; --prune deletes what FILE leaves out; new keys shown once, or --keys-out FILE)",
+  summary:
+    'makes the tenant of the management key what FILE declares, through the API (plan first; --prune deletes what FILE leaves out; new keys shown once, or --keys-out FILE)',
   options: { ...FILE_OPTIONS, 'dry-run': { type: 'boolean' }, 'keys-out': { type: 'string' }, ...CONNECTION_OPTIONS },
   usageExitCode: USAGE_EXIT_CODE,
   run: async ({ values }) => (await import('./config-run')).planAndApply(values, !values['dry-run']),
@@ -35,7 +36,8 @@ const diff: CliCommand = {
 const exportCommand: CliCommand = {
   name: 'export',
   synopsis: `[-o FILE] [--code-dir DIR] [--inline-configuration] ${CONNECTION_SYNOPSIS}`,
-  summary: "writes the tenant's applications and proxies as a file that apply takes unchanged (never keys; configuration values as ${env:NAME} unless --inline-configuration)",
+  summary:
+    "writes the tenant's applications and proxies as a file that apply takes unchanged (never keys; configuration values as ${env:NAME} unless --inline-configuration)",
   options: { output: { type: 'string', short: 'o' }, 'code-dir': { type: 'string' }, 'inline-configuration': { type: 'boolean' }, ...CONNECTION_OPTIONS },
   usageExitCode: USAGE_EXIT_CODE,
   run: async ({ values }) => (await import('./config-run')).exportConfiguration(values),

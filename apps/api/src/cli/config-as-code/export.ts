@@ -56,7 +56,10 @@ export async function exportTenant(state: TenantState, options: ExportOptions): 
         }),
       );
     }
-    for (const [field, suffix] of [['request_transform', 'request'], ['response_transform', 'response']] as const) {
+    for (const [field, suffix] of [
+      ['request_transform', 'request'],
+      ['response_transform', 'response'],
+    ] as const) {
       const code = proxy[field];
       if (code === null) continue;
       if (!options.codeDir) {
@@ -100,7 +103,12 @@ function refuseDuplicates(section: string, entities: Array<{ name: string }>): v
 
 /** A file name stem from a proxy's name, distinct from the others' (`payments`, `payments-2`). */
 function uniqueSlug(name: string, taken: Set<string>): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'proxy';
+  const base =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'proxy';
   let candidate = base;
   for (let n = 2; taken.has(candidate); n++) candidate = `${base}-${n}`;
   taken.add(candidate);

@@ -75,7 +75,13 @@ export function canonicalRateLimit(limit: RateLimitSpec | null | undefined): Rat
   return limit ? { limit: limit.limit, window_seconds: limit.window_seconds } : null;
 }
 
-export function canonicalRule(rule: { description?: string | null; priority: number; container?: string | null; transform: string; permissions: string[] }): RuleSpec {
+export function canonicalRule(rule: {
+  description?: string | null;
+  priority: number;
+  container?: string | null;
+  transform: string;
+  permissions: string[];
+}): RuleSpec {
   return {
     ...(rule.description != null ? { description: rule.description } : {}),
     priority: rule.priority,
@@ -85,12 +91,14 @@ export function canonicalRule(rule: { description?: string | null; priority: num
   };
 }
 
-export function canonicalApplication(app: Omit<ApplicationSpec, 'permissions' | 'rules' | 'can_create_expiring_applications' | 'rate_limit'> & {
-  permissions?: string[] | null;
-  rules?: RuleSpec[] | null;
-  can_create_expiring_applications?: boolean | null;
-  rate_limit?: RateLimitSpec | null;
-}): ApplicationSpec {
+export function canonicalApplication(
+  app: Omit<ApplicationSpec, 'permissions' | 'rules' | 'can_create_expiring_applications' | 'rate_limit'> & {
+    permissions?: string[] | null;
+    rules?: RuleSpec[] | null;
+    can_create_expiring_applications?: boolean | null;
+    rate_limit?: RateLimitSpec | null;
+  },
+): ApplicationSpec {
   return {
     name: app.name,
     type: app.type,
@@ -101,14 +109,16 @@ export function canonicalApplication(app: Omit<ApplicationSpec, 'permissions' | 
   };
 }
 
-export function canonicalProxy(proxy: Omit<ProxySpec, 'require_auth' | 'application' | 'configuration' | 'request_transform' | 'response_transform' | 'rate_limit'> & {
-  require_auth?: boolean | null;
-  application?: string | null;
-  configuration?: Record<string, string> | null;
-  request_transform?: string | null;
-  response_transform?: string | null;
-  rate_limit?: RateLimitSpec | null;
-}): ProxySpec {
+export function canonicalProxy(
+  proxy: Omit<ProxySpec, 'require_auth' | 'application' | 'configuration' | 'request_transform' | 'response_transform' | 'rate_limit'> & {
+    require_auth?: boolean | null;
+    application?: string | null;
+    configuration?: Record<string, string> | null;
+    request_transform?: string | null;
+    response_transform?: string | null;
+    rate_limit?: RateLimitSpec | null;
+  },
+): ProxySpec {
   return {
     name: proxy.name,
     destination_url: proxy.destination_url,

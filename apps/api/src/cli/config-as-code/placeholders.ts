@@ -31,7 +31,11 @@ export function escapePlaceholders(value: string): string {
 
 /** The variable that export names for a configuration value: GATEHOUSE_<PROXY>_<KEY>, upper case, `_` elsewhere. */
 export function placeholderName(proxy: string, key: string, taken: Set<string>): string {
-  const part = (s: string) => s.toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_+|_+$/g, '') || 'X';
+  const part = (s: string) =>
+    s
+      .toUpperCase()
+      .replace(/[^A-Z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '') || 'X';
   const base = `GATEHOUSE_${part(proxy)}_${part(key)}`;
   let name = base;
   for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;

@@ -18,7 +18,10 @@ describe('computePlan', () => {
 
   it('creates applications before proxies, updates the key in use last, and deletes proxies before applications', () => {
     const plan = computePlan(
-      { applications: [app('new'), app('changed', 'private', { permissions: ['token:search'] }), { ...self, permissions: ['log:read'] }], proxies: [proxy('p', { application: 'new' })] },
+      {
+        applications: [app('new'), app('changed', 'private', { permissions: ['token:search'] }), { ...self, permissions: ['log:read'] }],
+        proxies: [proxy('p', { application: 'new' })],
+      },
       state([current('a1', app('changed')), current('a2', app('gone'))], [current('p2', proxy('old'))]),
       { prune: true },
     );
@@ -46,9 +49,14 @@ describe('computePlan', () => {
       { priority: 1, container: '/a/', transform: 'reveal', permissions: ['token:search', 'token:read'] },
     ];
     const declared = app('x', 'private', { permissions: ['token:search', 'token:read', 'token:read'], rules });
-    const stored = current('a1', app('x', 'private', { permissions: ['token:read', 'token:search'], rules: [...rules].reverse(), can_create_expiring_applications: null }));
+    const stored = current(
+      'a1',
+      app('x', 'private', { permissions: ['token:read', 'token:search'], rules: [...rules].reverse(), can_create_expiring_applications: null }),
+    );
     const p = proxy('p', { configuration: {}, require_auth: null });
-    const plan = computePlan({ applications: [declared], proxies: [p] }, state([stored], [current('p1', proxy('p', { require_auth: true }))]), { prune: false });
+    const plan = computePlan({ applications: [declared], proxies: [p] }, state([stored], [current('p1', proxy('p', { require_auth: true }))]), {
+      prune: false,
+    });
     expect(plan.changes).toEqual([]);
     expect(plan.unchanged).toBe(2);
   });
@@ -60,7 +68,12 @@ describe('computePlan', () => {
       { prune: false },
     );
     expect(plan.changes[0]).toMatchObject({
-      fields: ['configuration: ~A +C -B (values not shown)', 'request_transform: added (2 lines)', 'response_transform: removed', 'rate_limit: none -> 5 per 1 s'],
+      fields: [
+        'configuration: ~A +C -B (values not shown)',
+        'request_transform: added (2 lines)',
+        'response_transform: removed',
+        'rate_limit: none -> 5 per 1 s',
+      ],
     });
     expect(JSON.stringify(plan)).not.toMatch(/"(old|b)"/);
   });

@@ -80,11 +80,21 @@ function order(change: Change): number {
 function match<T extends { name: string }>(current: T[], name: string, kind: EntityKind, plan: Plan): T | undefined | null {
   const found = current.filter((entity) => entity.name === name);
   if (found.length <= 1) return found[0];
-  plan.problems.push(`the tenant has ${found.length} ${kind === 'proxy' ? 'proxies' : 'applications'} named '${name}': apply matches by name, so rename or delete all but one first`);
+  plan.problems.push(
+    `the tenant has ${found.length} ${kind === 'proxy' ? 'proxies' : 'applications'} named '${name}': apply matches by name, so rename or delete all but one first`,
+  );
   return null;
 }
 
-function extras(current: Array<{ id: string; name: string }>, declared: Array<{ name: string }>, kind: EntityKind, prune: boolean, selfId: string | undefined, plan: Plan, deletes: Change[]): void {
+function extras(
+  current: Array<{ id: string; name: string }>,
+  declared: Array<{ name: string }>,
+  kind: EntityKind,
+  prune: boolean,
+  selfId: string | undefined,
+  plan: Plan,
+  deletes: Change[],
+): void {
   const names = new Set(declared.map((entity) => entity.name));
   for (const entity of current) {
     // The key in use is the operator's, not the file's: it is never deleted (nor exported).
@@ -104,7 +114,8 @@ function checkBinding(proxy: ProxySpec, spec: TenantSpec, applications: CurrentA
   }
   const found = applications.filter((app) => app.name === name);
   if (found.length === 0) plan.problems.push(`proxy '${proxy.name}' names application '${name}', which is neither in the file nor in the tenant`);
-  else if (found[0]!.type === 'management') plan.problems.push(`proxy '${proxy.name}' names '${name}', a management application: a proxy acts as a public or private one`);
+  else if (found[0]!.type === 'management')
+    plan.problems.push(`proxy '${proxy.name}' names '${name}', a management application: a proxy acts as a public or private one`);
   // Several of that name: the file declares none of them, so no match can be made.
   else if (found.length > 1) plan.problems.push(`proxy '${proxy.name}' names application '${name}', and the tenant has ${found.length} of that name`);
 }
@@ -124,7 +135,8 @@ export function applicationChanges(current: ApplicationSpec, desired: Applicatio
 
 export function proxyChanges(current: ProxySpec, desired: ProxySpec): string[] {
   const fields: string[] = [];
-  if (current.destination_url !== desired.destination_url) fields.push(`destination_url: ${JSON.stringify(current.destination_url)} -> ${JSON.stringify(desired.destination_url)}`);
+  if (current.destination_url !== desired.destination_url)
+    fields.push(`destination_url: ${JSON.stringify(current.destination_url)} -> ${JSON.stringify(desired.destination_url)}`);
   if (current.require_auth !== desired.require_auth) fields.push(`require_auth: ${current.require_auth} -> ${desired.require_auth}`);
   if (current.application !== desired.application) fields.push(`application: ${quoted(current.application)} -> ${quoted(desired.application)}`);
   const configuration = configurationChanges(current.configuration, desired.configuration);
@@ -190,4 +202,3 @@ function rateLimit(limit: RateLimitSpec | null): string {
 function quoted(name: string | null): string {
   return name === null ? 'none' : JSON.stringify(name);
 }
-

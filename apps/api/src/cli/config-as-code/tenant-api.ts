@@ -82,7 +82,8 @@ export function describeFailure(api: TenantApi, what: string, error: unknown): E
           : '';
     return new ApiCallError(`${what}: ${status} ${problem.title.replace(/\.$/, '')}${detail ? `: ${detail}` : ''}${hint}`, status);
   }
-  if (error instanceof DOMException && error.name === 'TimeoutError') return new ApiCallError(`${what}: ${api.url} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
+  if (error instanceof DOMException && error.name === 'TimeoutError')
+    return new ApiCallError(`${what}: ${api.url} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   if (error instanceof TypeError && cause) return new ApiCallError(`${what}: cannot reach ${api.url} (${cause.code ?? cause.message})`);
   return error instanceof Error ? error : new Error(String(error));
@@ -105,7 +106,11 @@ export async function readTenant(api: TenantApi, needs: { applications: 'require
   }
   try {
     const applications = [];
-    for await (const app of paginate(api, 'reading the applications', api.client.paginate('/applications', { size: 100, type: [...MANAGED_APPLICATION_TYPES] }))) {
+    for await (const app of paginate(
+      api,
+      'reading the applications',
+      api.client.paginate('/applications', { size: 100, type: [...MANAGED_APPLICATION_TYPES] }),
+    )) {
       applications.push(applicationFromResponse(app));
     }
     state.applications = applications;

@@ -1,16 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import {
-  CreateLogStream,
-  DeleteLogStream,
-  GetLogStream,
-  ListLogStreams,
-  PauseLogStream,
-  Principal,
-  ResumeLogStream,
-  UpdateLogStream,
-} from '@gatehouse/domain';
+import { CreateLogStream, DeleteLogStream, GetLogStream, ListLogStreams, PauseLogStream, Principal, ResumeLogStream, UpdateLogStream } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
 import { envelope, PaginatedEnvelope, PagingQueryDto, toPageQuery } from '../../http/paging.dto';
 import { UuidParamPipe, ValidatedBody, ValidatedQuery } from '../../http/validation';

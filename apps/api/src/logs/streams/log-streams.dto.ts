@@ -18,8 +18,18 @@ const SETTINGS_DOC = [
 const SETTINGS_EXAMPLES = {
   https: { summary: 'HTTPS, signed per Standard Webhooks', value: { name: 'siem', kind: 'https', settings: { url: 'https://siem.example.com/gatehouse' } } },
   syslog: { summary: 'Syslog over TLS', value: { name: 'rsyslog', kind: 'syslog', settings: { host: 'logs.example.com', port: 6514 } } },
-  splunk: { summary: 'Splunk HEC', value: { name: 'splunk', kind: 'splunk_hec', settings: { url: 'https://splunk.example.com:8088', token: '00000000-0000-0000-0000-000000000000', index: 'audit' } } },
-  datadog: { summary: 'Datadog', value: { name: 'datadog', kind: 'datadog', settings: { url: 'https://http-intake.logs.datadoghq.eu', api_key: 'dd-api-key', tags: 'env:prod' } } },
+  splunk: {
+    summary: 'Splunk HEC',
+    value: {
+      name: 'splunk',
+      kind: 'splunk_hec',
+      settings: { url: 'https://splunk.example.com:8088', token: '00000000-0000-0000-0000-000000000000', index: 'audit' },
+    },
+  },
+  datadog: {
+    summary: 'Datadog',
+    value: { name: 'datadog', kind: 'datadog', settings: { url: 'https://http-intake.logs.datadoghq.eu', api_key: 'dd-api-key', tags: 'env:prod' } },
+  },
 };
 export { SETTINGS_EXAMPLES as LOG_STREAM_BODY_EXAMPLES };
 
@@ -95,7 +105,10 @@ export class LogStreamListResponse {
   @ApiProperty({ type: [LogStreamResponse] }) data: LogStreamResponse[];
 }
 
-export function toLogStreamResponse(status: LogStreamStatus | { stream: LogStream; headPosition?: number; oldestPendingAt?: Date | null }, now = new Date()): LogStreamResponse {
+export function toLogStreamResponse(
+  status: LogStreamStatus | { stream: LogStream; headPosition?: number; oldestPendingAt?: Date | null },
+  now = new Date(),
+): LogStreamResponse {
   const { stream } = status;
   const head = Math.max(status.headPosition ?? stream.position, stream.position);
   const oldest = status.oldestPendingAt ?? null;

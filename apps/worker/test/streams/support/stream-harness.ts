@@ -32,7 +32,13 @@ export interface RunningWorker {
 
 /** The worker as `npm run start:worker` runs it (WorkerModule), in this process. */
 export async function startWorker(streams: Partial<LogStreamDeliveryOptions> & { intervalMs?: number } = FAST_STREAMS): Promise<RunningWorker> {
-  const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: uniquePrefix('streams'), LOG_LEVEL: 'silent', ...STREAM_TEST_ENV });
+  const config = loadConfig({
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    QUEUE_PREFIX: uniquePrefix('streams'),
+    LOG_LEVEL: 'silent',
+    ...STREAM_TEST_ENV,
+  });
   const database: Database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 });
   // The outbox relay only at start: the tests' own API events (tenant and stream creations) stay out of the chains they
   // count, which hold the seeded logs alone.
@@ -80,7 +86,10 @@ export async function until<T>(probe: () => T | Promise<T>, done: (value: T) => 
   }
 }
 
-export async function streamRow(api: TestApp, id: string): Promise<{ position: number; delivered: number; redelivered: number; last_error: string | null; failures: number }> {
+export async function streamRow(
+  api: TestApp,
+  id: string,
+): Promise<{ position: number; delivered: number; redelivered: number; last_error: string | null; failures: number }> {
   const [row] = await api.database.dataSource.query(
     `SELECT "position"::int AS position, delivered::int AS delivered, redelivered::int AS redelivered, last_error, failures FROM log_streams WHERE id = $1`,
     [id],

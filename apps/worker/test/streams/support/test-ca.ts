@@ -21,7 +21,23 @@ export function makeTestCa(): TestCa {
   openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Gatehouse test CA');
   openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'server.csr', '-subj', '/CN=localhost');
   writeFileSync(at('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'cert.pem', '-days', '2', '-extfile', 'san.ext');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca-key.pem',
+    '-CAcreateserial',
+    '-out',
+    'cert.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'san.ext',
+  );
   return {
     dir,
     caPath: at('ca.pem'),

@@ -176,13 +176,23 @@ export class UpdateLogStream extends StreamChange {
 
 export class PauseLogStream extends StreamChange {
   execute(principal: Principal, id: string): Promise<LogStream> {
-    return this.change(principal, id, (s) => ({ ...s, paused: true }), () => ': paused');
+    return this.change(
+      principal,
+      id,
+      (s) => ({ ...s, paused: true }),
+      () => ': paused',
+    );
   }
 }
 
 export class ResumeLogStream extends StreamChange {
   execute(principal: Principal, id: string): Promise<LogStream> {
-    return this.change(principal, id, (s) => ({ ...s, paused: false }), () => ': resumed');
+    return this.change(
+      principal,
+      id,
+      (s) => ({ ...s, paused: false }),
+      () => ': resumed',
+    );
   }
 }
 

@@ -31,7 +31,9 @@ describe('log stream settings', () => {
   });
 
   it('reports every problem at once', () => {
-    expect(errorsOf((e) => resolveStreamSettings('syslog', { host: 'bad host!', port: 0, tls: false, facility: 'x', app_name: 'a\u0000' }, {}, context, e))).toEqual({
+    expect(
+      errorsOf((e) => resolveStreamSettings('syslog', { host: 'bad host!', port: 0, tls: false, facility: 'x', app_name: 'a\u0000' }, {}, context, e)),
+    ).toEqual({
       'settings.host': ['must be a host name or an IP address'],
       'settings.port': ['must be an integer from 1 to 65535'],
       'settings.facility': ['must be an integer from 0 to 23'],

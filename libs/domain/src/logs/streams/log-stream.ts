@@ -185,7 +185,8 @@ function checkValue(field: string, rule: FieldRule, value: unknown, context: Str
       return String(value).replace(/\/+$/, '');
     }
     case 'host':
-      if (typeof value !== 'string' || !/^[A-Za-z0-9.-]{1,253}$|^\[?[0-9A-Fa-f:.]+\]?$/.test(value)) return errors.add(field, 'must be a host name or an IP address');
+      if (typeof value !== 'string' || !/^[A-Za-z0-9.-]{1,253}$|^\[?[0-9A-Fa-f:.]+\]?$/.test(value))
+        return errors.add(field, 'must be a host name or an IP address');
       if (!context.policy.allowsLiteralHost(value)) return errors.add(field, 'must not be a private, loopback, link-local or otherwise non-public address');
       return value.replace(/^\[|\]$/g, '');
     case 'pem':

@@ -113,7 +113,6 @@ export function at(errors: Record<string, string[]>, path: string, items = false
   return out;
 }
 
-
 /** `d` with one more rule, its priority after the highest (an expiring application's with an empty condition). */
 export function withNewRule(d: Draft): Draft {
   const priority = d.rules.reduce((max, r) => Math.max(max, Number(r.priority) || 0), 0) + 1;

@@ -32,7 +32,8 @@ export function ApplicationForm({ existing, onSaved }: { existing?: Application;
   }, [problem, errors]);
 
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((d) => ({ ...d, [name]: value }));
-  const setRule = (key: number, change: Partial<RuleDraft>) => setDraft((d) => ({ ...d, rules: d.rules.map((r) => (r.key === key ? { ...r, ...change } : r)) }));
+  const setRule = (key: number, change: Partial<RuleDraft>) =>
+    setDraft((d) => ({ ...d, rules: d.rules.map((r) => (r.key === key ? { ...r, ...change } : r)) }));
 
   function submit(event: FormEvent) {
     event.preventDefault();

@@ -47,25 +47,35 @@ export function RegenerateDialog({
       onCancel={onClose}
     >
       <p>A new key is made and shown once. The current key stops working at once, unless you keep it working a while below.</p>
-      {isSelf && (
-        <p className="warning">
-          This is the key you are signed in with: once it stops working, sign in again with the new one.
-        </p>
-      )}
+      {isSelf && <p className="warning">This is the key you are signed in with: once it stops working, sign in again with the new one.</p>}
       <Field
         id="previous-key-expires"
         label="Keep the current key working for (seconds, optional)"
         hint="0 to 86400; empty or 0: it stops at once."
         error={fieldError}
       >
-        {(control) => <input {...control} type="number" inputMode="numeric" min={0} max={86400} step={1} value={overlap} onChange={(e) => setOverlap(e.target.value)} />}
+        {(control) => (
+          <input {...control} type="number" inputMode="numeric" min={0} max={86400} step={1} value={overlap} onChange={(e) => setOverlap(e.target.value)} />
+        )}
       </Field>
     </ConfirmDialog>
   );
 }
 
 /** Delete an application after a confirmation: its key stops working at once. */
-export function DeleteDialog({ app, isSelf, open, onClose, onDone }: { app: Application; isSelf: boolean; open: boolean; onClose: () => void; onDone: () => void }) {
+export function DeleteDialog({
+  app,
+  isSelf,
+  open,
+  onClose,
+  onDone,
+}: {
+  app: Application;
+  isSelf: boolean;
+  open: boolean;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const remove = useDeleteApplication(app.id);
   const { reset } = remove;
 

@@ -23,14 +23,23 @@ export function RuleEditor({
 }) {
   const path = `rules[${index}]`;
   const id = `rule-${rule.key}`;
-  const setCondition = (key: number, change: Partial<Condition>) => onChange({ conditions: rule.conditions.map((c) => (c.key === key ? { ...c, ...change } : c)) });
+  const setCondition = (key: number, change: Partial<Condition>) =>
+    onChange({ conditions: rule.conditions.map((c) => (c.key === key ? { ...c, ...change } : c)) });
   return (
     <fieldset className="rule" aria-describedby={at(errors, path).length ? `${id}-error` : undefined}>
       <legend>Rule {index + 1}</legend>
       <div className="row">
         <Field id={`${id}-priority`} label="Priority" error={at(errors, `${path}.priority`)}>
           {(control) => (
-            <input {...control} type="number" inputMode="numeric" min={1} step={1} value={rule.priority} onChange={(e) => onChange({ priority: e.target.value })} />
+            <input
+              {...control}
+              type="number"
+              inputMode="numeric"
+              min={1}
+              step={1}
+              value={rule.priority}
+              onChange={(e) => onChange({ priority: e.target.value })}
+            />
           )}
         </Field>
         <Field id={`${id}-transform`} label="Transform" error={at(errors, `${path}.transform`)}>
@@ -44,7 +53,9 @@ export function RuleEditor({
         </Field>
         {type !== 'expiring' && (
           <Field id={`${id}-container`} label="Container" error={at(errors, `${path}.container`)}>
-            {(control) => <input {...control} className="mono" placeholder="/pci/high/" value={rule.container} onChange={(e) => onChange({ container: e.target.value })} />}
+            {(control) => (
+              <input {...control} className="mono" placeholder="/pci/high/" value={rule.container} onChange={(e) => onChange({ container: e.target.value })} />
+            )}
           </Field>
         )}
         <Field id={`${id}-description`} label="Description (optional)" className="grow" error={at(errors, `${path}.description`)}>

@@ -20,7 +20,10 @@ export function useLogList(filters: Filters) {
   return useInfiniteQuery({
     queryKey: logKeys.list(filters),
     queryFn: async ({ pageParam }): Promise<CursorPage<Log>> => {
-      const page = (await answer(api.GET('/logs', { params: { query: listQuery(filters, PAGE_SIZE, pageParam) } }))) as { data?: Log[]; pagination?: { next?: string } };
+      const page = (await answer(api.GET('/logs', { params: { query: listQuery(filters, PAGE_SIZE, pageParam) } }))) as {
+        data?: Log[];
+        pagination?: { next?: string };
+      };
       return { data: page.data ?? [], pagination: { next: page.pagination?.next } };
     },
     ...cursorPaging,

@@ -110,7 +110,10 @@ export function patchBody(form: ProxyForm, before: Proxy): ProxyPatch {
   const kept = new Set(form.configuration.map((r) => r.key));
   const removed = Object.keys(before.configuration ?? {}).filter((key) => !kept.has(key));
   // Built by Object.fromEntries (never by assignment), so a member named `__proto__` is a member, not a prototype.
-  const configuration: Record<string, string | null> = Object.fromEntries([...removed.map((key) => [key, null]), ...form.configuration.map((r) => [r.key, r.value])]);
+  const configuration: Record<string, string | null> = Object.fromEntries([
+    ...removed.map((key) => [key, null]),
+    ...form.configuration.map((r) => [r.key, r.value]),
+  ]);
   const rateLimit = rateLimitBody(form.rate_limit);
   const changed = JSON.stringify(rateLimit) !== JSON.stringify(rateLimitBody(rateLimitDraft(before.rate_limit)));
   return { ...fields(form), configuration, ...(changed ? { rate_limit: rateLimit } : {}) };

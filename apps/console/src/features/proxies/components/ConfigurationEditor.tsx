@@ -2,7 +2,12 @@ import { useEffect, useId, useRef } from 'react';
 import type { ConfigRow } from '../api/proxy-form';
 
 /** The configuration (string to string, req.configuration in the transforms) as rows of name and value. */
-export function ConfigurationEditor(props: { rows: ConfigRow[]; onChange: (rows: ConfigRow[]) => void; rowErrors: Map<number, string>; apiErrors: Array<[string, string[]]> }) {
+export function ConfigurationEditor(props: {
+  rows: ConfigRow[];
+  onChange: (rows: ConfigRow[]) => void;
+  rowErrors: Map<number, string>;
+  apiErrors: Array<[string, string[]]>;
+}) {
   const { rows, onChange, rowErrors, apiErrors } = props;
   const set = (i: number, row: Partial<ConfigRow>) => onChange(rows.map((r, j) => (j === i ? { ...r, ...row } : r)));
   const headingId = useId();
@@ -50,7 +55,12 @@ export function ConfigurationEditor(props: { rows: ConfigRow[]; onChange: (rows:
                   <input aria-label={`Value ${i + 1}`} value={row.value} onChange={(e) => set(i, { value: e.target.value })} spellCheck={false} />
                 </td>
                 <td>
-                  <button type="button" className="secondary" onClick={() => onChange(rows.filter((_, j) => j !== i))} aria-label={`Remove ${row.key || `row ${i + 1}`}`}>
+                  <button
+                    type="button"
+                    className="secondary"
+                    onClick={() => onChange(rows.filter((_, j) => j !== i))}
+                    aria-label={`Remove ${row.key || `row ${i + 1}`}`}
+                  >
                     Remove
                   </button>
                 </td>

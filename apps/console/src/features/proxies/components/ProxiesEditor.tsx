@@ -42,7 +42,12 @@ export default function ProxiesEditor({ id }: { id?: string }) {
   const loaded = useProxy(handed ? undefined : id);
 
   if (id && !handed) {
-    if (loaded.isPending) return <main className="content" aria-busy="true">Loading the proxy…</main>;
+    if (loaded.isPending)
+      return (
+        <main className="content" aria-busy="true">
+          Loading the proxy…
+        </main>
+      );
     if (!loaded.data) {
       return (
         <Page title="Proxy not found" className="proxies">
@@ -201,13 +206,7 @@ function ProxyEditor({ initial, handed }: { initial?: Proxy; handed: boolean }) 
         />
 
         {(['request_transform', 'response_transform'] as const).map((field) => (
-          <TransformEditor
-            key={field}
-            field={field}
-            value={form[field]}
-            onChange={(v) => update(field, v)}
-            messages={fieldError(field, `${field}.code`)}
-          />
+          <TransformEditor key={field} field={field} value={form[field]} onChange={(v) => update(field, v)} messages={fieldError(field, `${field}.code`)} />
         ))}
 
         <ConfigurationEditor rows={form.configuration} onChange={(rows) => update('configuration', rows)} rowErrors={rowErrors} apiErrors={configMessages} />
@@ -240,12 +239,22 @@ function ProxyEditor({ initial, handed }: { initial?: Proxy; handed: boolean }) 
 }
 
 /** A one-line text field of the form, the API's messages under it. */
-function TextField(props: { id: string; label: string; value: string; onChange: (v: string) => void; errors: string[]; hint?: string; required?: boolean; list?: string }) {
+function TextField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  errors: string[];
+  hint?: string;
+  required?: boolean;
+  list?: string;
+}) {
   const { id, label, value, onChange, errors, hint, required, list } = props;
   return (
     <Field id={id} label={label} error={errors} hint={hint}>
-      {(control) => <input {...control} value={value} onChange={(e) => onChange(e.target.value)} aria-required={required || undefined} spellCheck={false} list={list} />}
+      {(control) => (
+        <input {...control} value={value} onChange={(e) => onChange(e.target.value)} aria-required={required || undefined} spellCheck={false} list={list} />
+      )}
     </Field>
   );
 }
-

@@ -8,7 +8,17 @@ const TRANSFORM_HINTS: Record<TransformField, string> = {
 };
 
 /** One transform: CodeMirror, with the API's compile error at its line and column and, under it, in words. */
-export function TransformEditor({ field, value, onChange, messages }: { field: TransformField; value: string; onChange: (v: string) => void; messages: string[] }) {
+export function TransformEditor({
+  field,
+  value,
+  onChange,
+  messages,
+}: {
+  field: TransformField;
+  value: string;
+  onChange: (v: string) => void;
+  messages: string[];
+}) {
   const label = `${field}-label`;
   const errorId = `${field}-error`;
   const hintId = `${field}-hint`;

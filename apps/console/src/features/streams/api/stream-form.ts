@@ -29,13 +29,25 @@ export interface SettingField {
 
 const COMMON: SettingField[] = [
   { name: 'batch_size', label: 'Batch size', type: 'number', placeholder: '500', hint: 'Logs a delivery carries, 1 to 1000.' },
-  { name: 'tls_ca', label: 'Certificates to trust (PEM, optional)', type: 'pem', hint: "Beside the system's CAs: for a receiver with a certificate of your own CA." },
+  {
+    name: 'tls_ca',
+    label: 'Certificates to trust (PEM, optional)',
+    type: 'pem',
+    hint: "Beside the system's CAs: for a receiver with a certificate of your own CA.",
+  },
 ];
 
 /** Each kind's settings (docs/audit-trail.md#streams), as the API checks them. */
 export const KIND_FIELDS: Record<StreamKind, SettingField[]> = {
   https: [
-    { name: 'url', label: 'Endpoint URL', type: 'text', required: true, placeholder: 'https://siem.example.com/gatehouse', hint: 'JSON batches are POSTed here, signed per Standard Webhooks; the signing secret is shown once, after creation.' },
+    {
+      name: 'url',
+      label: 'Endpoint URL',
+      type: 'text',
+      required: true,
+      placeholder: 'https://siem.example.com/gatehouse',
+      hint: 'JSON batches are POSTed here, signed per Standard Webhooks; the signing secret is shown once, after creation.',
+    },
     ...COMMON,
   ],
   syslog: [
@@ -94,7 +106,8 @@ export function createBody(draft: StreamDraft): CreateBody {
   for (const field of KIND_FIELDS[draft.kind]) {
     const value = values[field.name];
     if (field.type === 'checkbox') settings[field.name] = value === true;
-    else if (typeof value === 'string' && value.trim() !== '') settings[field.name] = field.type === 'number' ? Number(value) : field.type === 'pem' ? value : value.trim();
+    else if (typeof value === 'string' && value.trim() !== '')
+      settings[field.name] = field.type === 'number' ? Number(value) : field.type === 'pem' ? value : value.trim();
   }
   return { name: draft.name, kind: draft.kind, settings, start: draft.start };
 }

@@ -41,7 +41,11 @@ export function useStreamAction() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: ({ id, action }: { id: string; action: 'pause' | 'resume' }) =>
-      answer(action === 'pause' ? api.POST('/logs/streams/{id}/pause', { params: { path: { id } } }) : api.POST('/logs/streams/{id}/resume', { params: { path: { id } } })),
+      answer(
+        action === 'pause'
+          ? api.POST('/logs/streams/{id}/pause', { params: { path: { id } } })
+          : api.POST('/logs/streams/{id}/resume', { params: { path: { id } } }),
+      ),
     onSuccess: () => void queries.invalidateQueries({ queryKey: streamKeys.lists }),
   });
 }

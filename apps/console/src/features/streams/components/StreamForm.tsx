@@ -112,13 +112,26 @@ export function StreamForm({ onCreated }: { onCreated: (created: CreatedLogStrea
 }
 
 /** One setting of the chosen kind: a text, number, write-only secret, PEM text or checkbox, the API's messages under it. */
-function SettingInput(props: { id: string; field: SettingField; value: string | boolean | undefined; onChange: (v: string | boolean) => void; errors?: string[] }) {
+function SettingInput(props: {
+  id: string;
+  field: SettingField;
+  value: string | boolean | undefined;
+  onChange: (v: string | boolean) => void;
+  errors?: string[];
+}) {
   const { id, field, value, onChange, errors } = props;
   const label = field.required ? field.label : field.type === 'checkbox' || field.type === 'pem' ? field.label : `${field.label} (optional)`;
   if (field.type === 'checkbox') {
     return (
       <div className="check">
-        <input id={id} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} aria-invalid={errors?.length ? true : undefined} aria-describedby={errors?.length ? `${id}-error` : undefined} />
+        <input
+          id={id}
+          type="checkbox"
+          checked={value === true}
+          onChange={(e) => onChange(e.target.checked)}
+          aria-invalid={errors?.length ? true : undefined}
+          aria-describedby={errors?.length ? `${id}-error` : undefined}
+        />
         <label htmlFor={id}>{label}</label>
         {errors?.length ? (
           <span id={`${id}-error`} className="field-error">
@@ -133,7 +146,15 @@ function SettingInput(props: { id: string; field: SettingField; value: string | 
     <Field id={id} label={label} hint={field.hint} error={errors}>
       {(control) =>
         field.type === 'pem' ? (
-          <textarea {...control} className="mono" rows={4} value={text} onChange={(e) => onChange(e.target.value)} spellCheck={false} placeholder="-----BEGIN CERTIFICATE-----" />
+          <textarea
+            {...control}
+            className="mono"
+            rows={4}
+            value={text}
+            onChange={(e) => onChange(e.target.value)}
+            spellCheck={false}
+            placeholder="-----BEGIN CERTIFICATE-----"
+          />
         ) : (
           <input
             {...control}

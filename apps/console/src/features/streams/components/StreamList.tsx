@@ -113,7 +113,13 @@ export function StreamList({
               <td data-testid="stream-lag">{lagText(s)}</td>
               <td>{formatTime(s.last_synced_at ?? undefined, 'never')}</td>
               <td className="row-actions">
-                <button type="button" className="secondary" onClick={() => toggle(s)} disabled={action.isPending} aria-label={`${s.state === 'paused' ? 'Resume' : 'Pause'} ${s.name}`}>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => toggle(s)}
+                  disabled={action.isPending}
+                  aria-label={`${s.state === 'paused' ? 'Resume' : 'Pause'} ${s.name}`}
+                >
                   {s.state === 'paused' ? 'Resume' : 'Pause'}
                 </button>
                 <button type="button" className="danger" onClick={() => setDeleting(s)} aria-label={`Delete ${s.name}`}>

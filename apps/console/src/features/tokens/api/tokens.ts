@@ -47,7 +47,12 @@ export const NO_FILTERS: TokenFilters = { container: '', type: '', fingerprint: 
 
 export function filtersFromSearch(search: string): TokenFilters {
   const params = new URLSearchParams(search);
-  const filters: TokenFilters = { ...NO_FILTERS, container: params.get('container') ?? '', type: params.get('type') ?? '', fingerprint: params.get('fingerprint') ?? '' };
+  const filters: TokenFilters = {
+    ...NO_FILTERS,
+    container: params.get('container') ?? '',
+    type: params.get('type') ?? '',
+    fingerprint: params.get('fingerprint') ?? '',
+  };
   for (const [name, value] of params) {
     if (name.startsWith('metadata.') && name.length > 'metadata.'.length) {
       filters.metadata_key = name.slice('metadata.'.length);

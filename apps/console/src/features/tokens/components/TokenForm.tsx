@@ -27,7 +27,16 @@ interface MetadataRow {
 }
 
 /** The paths the form shows an error beside; any other path the API names is listed above the buttons. */
-const SHOWN_BESIDE = ['type', 'data', 'containers', 'metadata', 'expires_at', ...Object.values(DATA_FIELDS).flat().map((f) => `data.${f.name}`)];
+const SHOWN_BESIDE = [
+  'type',
+  'data',
+  'containers',
+  'metadata',
+  'expires_at',
+  ...Object.values(DATA_FIELDS)
+    .flat()
+    .map((f) => `data.${f.name}`),
+];
 
 /**
  * Create a token with fields that fit its type. The values typed here stay in this component's state: the form is
@@ -151,10 +160,18 @@ export function TokenForm() {
           {metadata.map((row, i) => (
             <div className="row" key={i}>
               <Field id={`tk-meta-key-${i}`} label="Key">
-                {(control) => <input {...control} value={row.key} onChange={(e) => setMetadata((m) => m.map((r, j) => (j === i ? { ...r, key: e.target.value } : r)))} />}
+                {(control) => (
+                  <input {...control} value={row.key} onChange={(e) => setMetadata((m) => m.map((r, j) => (j === i ? { ...r, key: e.target.value } : r)))} />
+                )}
               </Field>
               <Field id={`tk-meta-value-${i}`} label="Value" error={errors[`metadata.${row.key.trim()}`]}>
-                {(control) => <input {...control} value={row.value} onChange={(e) => setMetadata((m) => m.map((r, j) => (j === i ? { ...r, value: e.target.value } : r)))} />}
+                {(control) => (
+                  <input
+                    {...control}
+                    value={row.value}
+                    onChange={(e) => setMetadata((m) => m.map((r, j) => (j === i ? { ...r, value: e.target.value } : r)))}
+                  />
+                )}
               </Field>
               <button type="button" className="secondary" onClick={() => setMetadata((m) => m.filter((_, j) => j !== i))}>
                 Remove

@@ -6,7 +6,17 @@ import { ListStatus } from '../../../components/ListStatus';
 import { Page } from '../../../components/Page';
 import { TableHead } from '../../../components/TableHead';
 import { formatTime, TIME_ZONE } from '../../../format';
-import { filtersFromSearch, filtersToSearch, holdsTokenPermission, metadataText, NO_FILTERS, TokenFilters, TOKEN_TYPES, typeLabel, useTokenSearch } from '../api/tokens';
+import {
+  filtersFromSearch,
+  filtersToSearch,
+  holdsTokenPermission,
+  metadataText,
+  NO_FILTERS,
+  TokenFilters,
+  TOKEN_TYPES,
+  typeLabel,
+  useTokenSearch,
+} from '../api/tokens';
 import { TokenDetail } from './TokenDetail';
 import { TokenForm } from './TokenForm';
 
