@@ -30,6 +30,8 @@ export const RUNTIME_FILES = [
   'timers.js',
   'svc.js',
   'http.js',
+  'http-incoming.js',
+  'http-client.js',
   'fetch.js',
   'crypto.js',
   'crypto-native.js',
