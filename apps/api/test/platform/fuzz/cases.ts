@@ -23,6 +23,7 @@ export interface CaseContext {
   ids: TargetIds;
 }
 
+/** One generated request. */
 export interface Case {
   method: string;
   /** The document's path template, e.g. /applications/{id}. */
@@ -36,6 +37,7 @@ export interface Case {
   note: string;
 }
 
+/** A distinct failure (by signature): the case that showed it, shrunk, and the answer. */
 export interface Finding {
   signature: string;
   message: string;
@@ -44,6 +46,7 @@ export interface Finding {
   response: string;
 }
 
+/** A case as a report prints it (long urls and bodies cut). */
 export function describeCase(c: Case): string {
   const body =
     c.body === undefined
