@@ -41,10 +41,7 @@ async function startWorker(jobs: Partial<BackgroundJobsOptions> = {}): Promise<R
  */
 async function startReadyApi(env: Record<string, string>): Promise<TestApp> {
   const api = await startTestApp(env);
-  const ready = await waitFor(
-    async () => (await api.http().get('/health/ready')).status,
-    (status) => status === 200,
-  );
+  const ready = await readiness(api);
   if (ready !== 200) {
     await api.close();
     throw new Error(`the api did not become ready (${ready})`);
@@ -83,6 +80,43 @@ async function outboxOf(t: TestApp, tenantId: string): Promise<number> {
   return row.n;
 }
 
+/** The status /health/ready answers once it is 200, or the last one when it does not become 200 in time. */
+function readiness(api: TestApp): Promise<number> {
+  return waitFor(
+    async () => (await api.http().get('/health/ready')).status,
+    (status) => status === 200,
+  );
+}
+
+/** A forwarder to the test Redis, started: the tests stop, freeze and restart it to cut the api off. */
+async function startRedisForwarder(): Promise<TcpForwarder> {
+  const forwarder = new TcpForwarder('127.0.0.1', Number(new URL(TEST_REDIS_URL).port || 6379));
+  await forwarder.start();
+  return forwarder;
+}
+
+/** Waits for the tenant's audit logs to reach `expected`, then says there are exactly that many. */
+async function expectLogCount(t: TestApp, tenantId: string, expected: number): Promise<void> {
+  expect(
+    await waitFor(
+      () => countLogs(t.database, tenantId),
+      (n) => n >= expected,
+    ),
+  ).toBe(expected);
+}
+
+/** Every committed change logged exactly once: `expected` logs, no entity's operation twice, nothing left in the outbox. */
+async function expectLoggedOnce(t: TestApp, tenantId: string, expected: number): Promise<void> {
+  await expectLogCount(t, tenantId, expected);
+  expect(await duplicatedEntities(t, tenantId)).toBe(0);
+  expect(
+    await waitFor(
+      () => outboxOf(t, tenantId),
+      (n) => n === 0,
+    ),
+  ).toBe(0);
+}
+
 describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)', () => {
   afterAll(() => deleteQueueKeys(prefix));
 
@@ -99,15 +133,8 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
       expect(committed).toHaveLength(48);
       worker = await startWorker({ outboxRelayMinAgeMs: 600_000, outboxRelayIntervalMs: 600_000 });
 
-      const expected = 2 + committed.length; // the tenant and its first application, then every create
-      expect(
-        await waitFor(
-          () => countLogs(api.database, tenant.tenant.id),
-          (n) => n >= expected,
-        ),
-      ).toBe(expected);
-      expect(await duplicatedEntities(api, tenant.tenant.id)).toBe(0);
-      expect(await outboxOf(api, tenant.tenant.id)).toBe(0);
+      // The tenant and its first application, then every create.
+      await expectLoggedOnce(api, tenant.tenant.id, 2 + committed.length);
     } finally {
       await worker.stop();
       await api.close();
@@ -115,8 +142,7 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
   });
 
   it('never blocks or fails a write while Redis is unreachable, and logs every committed change once it returns', async () => {
-    const forwarder = new TcpForwarder('127.0.0.1', Number(new URL(TEST_REDIS_URL).port || 6379));
-    await forwarder.start();
+    const forwarder = await startRedisForwarder();
     const api = await startReadyApi({ REDIS_URL: `redis://127.0.0.1:${forwarder.port}/15`, QUEUE_PREFIX: prefix });
     const worker = await startWorker({ outboxRelayMinAgeMs: 1000, outboxRelayIntervalMs: 250 });
     try {
@@ -136,26 +162,10 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
       expect(whileDown).toHaveLength(12);
 
       await forwarder.start();
-      await waitFor(
-        async () => (await api.http().get('/health/ready')).status,
-        (status) => status === 200,
-      );
+      await readiness(api);
       await createApplications(api, tenant, 16, 20);
 
-      const expected = 2 + 20;
-      expect(
-        await waitFor(
-          () => countLogs(api.database, tenant.tenant.id),
-          (n) => n >= expected,
-        ),
-      ).toBe(expected);
-      expect(await duplicatedEntities(api, tenant.tenant.id)).toBe(0);
-      expect(
-        await waitFor(
-          () => outboxOf(api, tenant.tenant.id),
-          (n) => n === 0,
-        ),
-      ).toBe(0);
+      await expectLoggedOnce(api, tenant.tenant.id, 2 + 20);
     } finally {
       await worker.stop();
       await api.close();
@@ -177,12 +187,7 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
         message: 'x',
       });
       await createApplications(api, tenant, 0, 4);
-      expect(
-        await waitFor(
-          () => countLogs(api.database, tenant.tenant.id),
-          (n) => n >= 6,
-        ),
-      ).toBe(6);
+      await expectLogCount(api, tenant.tenant.id, 6);
       expect(
         await waitFor(
           () => queue.getJobState(bad.id!),
@@ -199,8 +204,7 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
 
   it('logs, through the relay, the writes an api takes before its Redis connection is ready', async () => {
     // The producer's connection hangs in its ready check, as it can for a few hundred ms after a start under load.
-    const forwarder = new TcpForwarder('127.0.0.1', Number(new URL(TEST_REDIS_URL).port || 6379));
-    await forwarder.start();
+    const forwarder = await startRedisForwarder();
     forwarder.freeze();
     const api = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${forwarder.port}/15`, QUEUE_PREFIX: prefix });
     const worker = await startWorker({ outboxRelayMinAgeMs: 1000, outboxRelayIntervalMs: 250 });
@@ -210,20 +214,7 @@ describe('audit logs when parts fail (api + worker on real PostgreSQL and Redis)
       expect(await outboxOf(api, tenant.tenant.id)).toBe(2);
       forwarder.thaw();
       await createApplications(api, tenant, 0, 4);
-      const expected = 2 + 4;
-      expect(
-        await waitFor(
-          () => countLogs(api.database, tenant.tenant.id),
-          (n) => n >= expected,
-        ),
-      ).toBe(expected);
-      expect(await duplicatedEntities(api, tenant.tenant.id)).toBe(0);
-      expect(
-        await waitFor(
-          () => outboxOf(api, tenant.tenant.id),
-          (n) => n === 0,
-        ),
-      ).toBe(0);
+      await expectLoggedOnce(api, tenant.tenant.id, 2 + 4);
     } finally {
       await worker.stop();
       await api.close();

@@ -1,4 +1,5 @@
-import { PROXY_ERROR_STATUSES, Reactor, ReactorCompileError, type TransformInput } from './index';
+import { PROXY_ERROR_STATUSES, type ProxyErrorName, Reactor, ReactorCompileError, type TransformInput } from './index';
+import { PROXY_ERROR_MESSAGES } from './transform-contract';
 
 function input(code: string): TransformInput {
   return { tenantId: 'tenant-a', code, args: { body: {}, headers: {}, method: 'GET', path: '/', query: {} }, configuration: {} };
@@ -30,17 +31,6 @@ describe('Reactor: errors thrown by transforms', () => {
 
   // The platform's errors package: the constructor takes the errors (a message, a list, an object of lists, an Error),
   // the detail is the class's own message, the title the one of every validation error.
-  const MESSAGES: Record<string, string> = {
-    AuthenticationError: 'Authentication Failed',
-    AuthorizationError: 'Forbidden',
-    BadRequestError: 'Bad Request',
-    InvalidPaymentMethodError: 'Invalid Payment Method',
-    InvalidReactorConfigurationError: 'Invalid Reactor Configuration',
-    RateLimitError: 'Rate Limit Exceeded',
-    ReactorRuntimeError: 'Reactor Runtime Error',
-    ServiceUnavailableError: 'Service Unavailable',
-    UnprocessableEntityError: 'Unprocessable Entity',
-  };
   const TITLE = 'One or more validation errors occurred.';
 
   it.each(Object.entries(PROXY_ERROR_STATUSES))("maps %s to status %i with the platform's proxy_error body", async (name, status) => {
@@ -56,12 +46,21 @@ describe('Reactor: errors thrown by transforms', () => {
       ok: false,
       status,
       headers: {},
-      body: { proxy_error: { title: TITLE, status, detail: MESSAGES[name], errors: { card: ['is invalid'], cvc: ['missing'], nested: ['{"a":1}'] } } },
+      body: {
+        proxy_error: {
+          title: TITLE,
+          status,
+          detail: PROXY_ERROR_MESSAGES[name as ProxyErrorName],
+          errors: { card: ['is invalid'], cvc: ['missing'], nested: ['{"a":1}'] },
+        },
+      },
       logs: [],
     });
 
     const withMessage = await reactor.run(input(`module.exports = async () => { throw new ${name}('plain'); };`));
-    expect(withMessage.body).toEqual({ proxy_error: { title: TITLE, status, detail: MESSAGES[name], errors: { error: ['plain'] } } });
+    expect(withMessage.body).toEqual({
+      proxy_error: { title: TITLE, status, detail: PROXY_ERROR_MESSAGES[name as ProxyErrorName], errors: { error: ['plain'] } },
+    });
   });
 
   it('reports the errors argument as the platform does: a list, an Error, nothing', async () => {

@@ -152,7 +152,8 @@ function dh(state: ExchangeState, op: string, spec: DhSpec, priv: unknown, other
 }
 
 // ---------------------------------------------------------------- X509Certificate: state { der }
-const X509_FIELDS = [
+/** The fields a sandbox X509Certificate has as getters, read at parse: the runtime gets this list in its limits. */
+export const X509_FIELDS = [
   'subject',
   'subjectAltName',
   'issuer',

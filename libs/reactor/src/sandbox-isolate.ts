@@ -2,11 +2,12 @@ import ivm from 'isolated-vm';
 import type { Invocation } from './invocation';
 import { createHostFunction, HASHES, type ContextBinding } from './sandbox-host-functions';
 import { newCounters, type SandboxCounters, type SandboxProcessSettings } from './sandbox-protocol';
+import { X509_FIELDS } from './sandbox-crypto-exchange';
 import { SANDBOX_RUNTIME_FILENAME, SANDBOX_RUNTIME_SOURCE } from './sandbox-runtime';
 import { bundledModules, ModuleScripts } from './sandbox-modules';
 import { ResidentPeak } from './resident-peak';
 import { ScriptCache } from './script-cache';
-import { PROXY_ERROR_STATUSES } from './transform-errors';
+import { PROXY_ERROR_MESSAGES, PROXY_ERROR_STATUSES, type ProxyErrorName } from './transform-contract';
 import { compileErrorFrom, TRANSFORM_FILENAME, WRAPPER_LINE_OFFSET, wrapTransformSource } from './transform-source';
 import { WARM_HEAP_FRACTION, WarmContexts, type PreparedContext } from './warm-contexts';
 
@@ -81,10 +82,11 @@ export class SandboxIsolate {
       maxCollectionEntries: settings.maxCollectionEntries,
       maxDigestInput: settings.maxDigestInput,
       maxRandomBytes: settings.maxRandomBytes,
-      proxyErrors: Object.entries(PROXY_ERROR_STATUSES).map(([name, status]) => ({ name, status })),
+      proxyErrors: Object.entries(PROXY_ERROR_STATUSES).map(([name, status]) => ({ name, status, message: PROXY_ERROR_MESSAGES[name as ProxyErrorName] })),
       modules: Object.keys(bundledModules()),
       nodeVersion: process.version,
       hashes: [...HASHES],
+      x509Fields: [...X509_FIELDS],
     });
   }
 

@@ -29,6 +29,19 @@ export const PROXY_ERROR_STATUSES = {
 
 export type ProxyErrorName = keyof typeof PROXY_ERROR_STATUSES;
 
+/** The detail each error class's instances carry (the platform's reactor errors package): the sandbox builds them from this. */
+export const PROXY_ERROR_MESSAGES: Readonly<Record<ProxyErrorName, string>> = {
+  AuthenticationError: 'Authentication Failed',
+  AuthorizationError: 'Forbidden',
+  BadRequestError: 'Bad Request',
+  InvalidPaymentMethodError: 'Invalid Payment Method',
+  InvalidReactorConfigurationError: 'Invalid Reactor Configuration',
+  RateLimitError: 'Rate Limit Exceeded',
+  ReactorRuntimeError: 'Reactor Runtime Error',
+  ServiceUnavailableError: 'Service Unavailable',
+  UnprocessableEntityError: 'Unprocessable Entity',
+};
+
 /** What an error class (or the host) says about a failure; proxyErrorBody renders it. */
 export interface ProxyErrorDescription {
   title: string;

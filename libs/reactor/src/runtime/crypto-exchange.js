@@ -2,7 +2,7 @@
 // Node in the sandbox process (sandbox-crypto-exchange.ts). Each object keeps its state here, as bytes (a curve and
 // keys, a prime, a generator and keys, a certificate's DER), and hands them over with every call.
 /* global ErrorCtor, ObjectDefineProperty, ObjectKeys, RangeErrorCtor, TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes,
-   bytesForHost, callHost, cryptoBytes, define, encodeString, getBuffer, keyObjectState, keySpec, lazy, makeKeyObject, out, toBuffer */
+   bytesForHost, callHost, cryptoBytes, define, encodeString, getBuffer, keyObjectState, keySpec, lazy, limits, makeKeyObject, out, toBuffer */
 /* exported addExchangeCrypto */
 function nodeError(Ctor, code, message) {
   const e = new Ctor(message);
@@ -180,24 +180,9 @@ const getDhClasses = lazy(function () {
   return { DiffieHellman: DiffieHellman, DiffieHellmanGroup: DiffieHellmanGroup };
 });
 
-// X509Certificate: parsed once (every field comes back at once); the checks send its DER again.
+// X509Certificate: parsed once (every field comes back at once); the checks send its DER again. Its fields' names are
+// the host's list (X509_FIELDS in sandbox-crypto-exchange.ts), handed over in the limits.
 const x509State = new WeakMapCtor();
-const X509_FIELDS = [
-  'subject',
-  'subjectAltName',
-  'issuer',
-  'infoAccess',
-  'validFrom',
-  'validTo',
-  'fingerprint',
-  'fingerprint256',
-  'fingerprint512',
-  'keyUsage',
-  'serialNumber',
-  'signatureAlgorithm',
-  'signatureAlgorithmOid',
-  'ca',
-];
 function checkOptions(options) {
   if (options === undefined || options === null) return undefined;
   const o = {};
@@ -264,7 +249,7 @@ const getX509 = lazy(function () {
       return legacy;
     }
   }
-  for (const name of X509_FIELDS) {
+  for (const name of limits.x509Fields) {
     ObjectDefineProperty(X509Certificate.prototype, name, {
       configurable: true,
       get: function () {

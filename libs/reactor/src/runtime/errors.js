@@ -4,17 +4,6 @@
 /* exported CustomHttpResponseClass, PROXY_ERROR_TITLE, describe, getReactorErrors, proxyErrorClasses, proxyErrorInfo, runtimeError */
 // The title every thrown reactor error answers with (the platform's documented proxy_error body).
 const PROXY_ERROR_TITLE = 'One or more validation errors occurred.';
-const PROXY_ERROR_MESSAGES = {
-  AuthenticationError: 'Authentication Failed',
-  AuthorizationError: 'Forbidden',
-  BadRequestError: 'Bad Request',
-  InvalidPaymentMethodError: 'Invalid Payment Method',
-  InvalidReactorConfigurationError: 'Invalid Reactor Configuration',
-  RateLimitError: 'Rate Limit Exceeded',
-  ReactorRuntimeError: 'Reactor Runtime Error',
-  ServiceUnavailableError: 'Service Unavailable',
-  UnprocessableEntityError: 'Unprocessable Entity',
-};
 const FALLBACK_ERROR = 'Something went wrong. Please try again.';
 // Classes built so far, with their status: only these can have been thrown.
 const proxyErrorInfo = new MapCtor();
@@ -78,7 +67,7 @@ const getBaseError = lazy(function () {
 for (const spec of limits.proxyErrors) {
   const name = spec.name;
   const status = spec.status;
-  const message = PROXY_ERROR_MESSAGES[name] === undefined ? name : PROXY_ERROR_MESSAGES[name];
+  const message = spec.message; // the host's PROXY_ERROR_MESSAGES (transform-contract.ts)
   proxyErrorGetters[name] = lazy(function () {
     const Base = getBaseError();
     const C = {
