@@ -6,22 +6,17 @@ export interface FieldControl {
   'aria-describedby': string | undefined;
 }
 
-/** A label, its control (spread `control` onto it), a hint, and the API's messages for that field under it. */
-export function Field({
-  id,
-  label,
-  error,
-  hint,
-  className,
-  children,
-}: {
+interface FieldProps {
   id: string;
   label: ReactNode;
   error?: string[] | string;
   hint?: ReactNode;
   className?: string;
   children: (control: FieldControl) => ReactNode;
-}) {
+}
+
+/** A label, its control (spread `control` onto it), a hint, and the API's messages for that field under it. */
+export function Field({ id, label, error, hint, className, children }: FieldProps) {
   const messages = error === undefined ? [] : Array.isArray(error) ? error : [error];
   const described = [hint ? `${id}-hint` : '', messages.length ? `${id}-error` : ''].filter(Boolean).join(' ');
   return (
@@ -35,6 +30,23 @@ export function Field({
       )}
       {messages.length > 0 && <FieldError id={`${id}-error`} messages={messages} />}
     </div>
+  );
+}
+
+/** A whole number's field, its text as typed (the API judges it): at least `min` (1 unless told), at most `max`. */
+export function NumberField({
+  value,
+  onChange,
+  min = 1,
+  max,
+  ...field
+}: Omit<FieldProps, 'children'> & { value: string; onChange: (text: string) => void; min?: number; max?: number }) {
+  return (
+    <Field {...field}>
+      {(control) => (
+        <input {...control} type="number" inputMode="numeric" min={min} max={max} step={1} value={value} onChange={(e) => onChange(e.target.value)} />
+      )}
+    </Field>
   );
 }
 

@@ -1,4 +1,4 @@
-import { Field, FieldError } from './Field';
+import { FieldError, NumberField } from './Field';
 
 /** A rate limit as a form edits it: two texts, both empty for none. */
 export interface RateLimitDraft {
@@ -44,32 +44,14 @@ export function RateLimitFields(props: {
       <legend>Rate limit (optional)</legend>
       <p className="hint">{hint}</p>
       <div className="row">
-        <Field id={`${idPrefix}-limit`} label="Requests" error={errors.limit}>
-          {(control) => (
-            <input
-              {...control}
-              type="number"
-              inputMode="numeric"
-              min={1}
-              step={1}
-              value={draft.limit}
-              onChange={(e) => onChange({ ...draft, limit: e.target.value })}
-            />
-          )}
-        </Field>
-        <Field id={`${idPrefix}-window`} label="Per window of (seconds)" error={errors.windowSeconds}>
-          {(control) => (
-            <input
-              {...control}
-              type="number"
-              inputMode="numeric"
-              min={1}
-              step={1}
-              value={draft.windowSeconds}
-              onChange={(e) => onChange({ ...draft, windowSeconds: e.target.value })}
-            />
-          )}
-        </Field>
+        <NumberField id={`${idPrefix}-limit`} label="Requests" error={errors.limit} value={draft.limit} onChange={(limit) => onChange({ ...draft, limit })} />
+        <NumberField
+          id={`${idPrefix}-window`}
+          label="Per window of (seconds)"
+          error={errors.windowSeconds}
+          value={draft.windowSeconds}
+          onChange={(windowSeconds) => onChange({ ...draft, windowSeconds })}
+        />
       </div>
       <FieldError id={errorId} messages={errors.all} />
     </fieldset>

@@ -1,7 +1,7 @@
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { Link } from '../../../app/router';
 import { useMay, useSession } from '../../../app/SessionContext';
-import { CopyBox } from '../../../components/CopyBox';
+import { ShownOnce } from '../../../components/CopyBox';
 import { Page } from '../../../components/Page';
 import { TableHead } from '../../../components/TableHead';
 import { formatTime, TIME_ZONE } from '../../../format';
@@ -35,13 +35,7 @@ export function ApplicationDetail({
   const canDelete = may('application:delete');
   const { data: app, error, isPending } = useApplication(id);
   const [dialog, setDialog] = useState<'regenerate' | 'delete' | null>(null);
-  const keyHeading = useRef<HTMLHeadingElement>(null);
   const isSelf = id === self.id;
-
-  const loaded = app !== undefined;
-  useEffect(() => {
-    if (revealed && loaded) keyHeading.current?.focus();
-  }, [revealed, loaded]);
 
   if (!app) return <Page title="Application">{isPending ? <p>Loading…</p> : <p className="error">{error?.message}</p>}</Page>;
 
@@ -86,19 +80,14 @@ export function ApplicationDetail({
         <Link to="applications">All applications</Link>
       </p>
       {revealed && (
-        <section className="card key-card" aria-labelledby="key-title">
-          <h2 id="key-title" tabIndex={-1} ref={keyHeading}>
-            {revealed.regenerated ? 'The new key' : 'The key of this application'}
-          </h2>
-          <CopyBox
-            label="API key"
-            value={revealed.key}
-            note="Shown this once: copy it now. The service keeps only a hash of it, so it cannot be shown again (regenerate to get another)."
-          />
-          <button type="button" className="secondary" onClick={onDismissKey}>
-            I have copied it
-          </button>
-        </section>
+        <ShownOnce
+          titleId="key-title"
+          title={revealed.regenerated ? 'The new key' : 'The key of this application'}
+          label="API key"
+          value={revealed.key}
+          note="Shown this once: copy it now. The service keeps only a hash of it, so it cannot be shown again (regenerate to get another)."
+          onDismiss={onDismissKey}
+        />
       )}
       <dl className="facts">
         {facts

@@ -1,8 +1,8 @@
-import { FormEvent, useEffect, useRef, useState } from 'react';
-import { fieldsOf } from '../../../api/answer';
+import { FormEvent, useEffect, useState } from 'react';
 import type { Application, ApplicationType } from '../../../api/client';
 import { Link } from '../../../app/router';
 import { Field, FieldError } from '../../../components/Field';
+import { FormProblem, useRefusal } from '../../../components/FormProblem';
 import { Page } from '../../../components/Page';
 import { RateLimitFields } from '../../../components/RateLimitFields';
 import { TIME_ZONE } from '../../../format';
@@ -14,11 +14,9 @@ import { RuleEditor } from './RuleEditor';
 /** Create (no `existing`) or edit an application. The API's validation messages are shown at their fields. */
 export function ApplicationForm({ existing, onSaved }: { existing?: Application; onSaved: (app: Application & { key?: string }) => void }) {
   const [draft, setDraft] = useState<Draft>(() => draftOf(existing));
-  // The last refusal's messages, kept while the next attempt runs.
-  const [errors, setErrors] = useState<Record<string, string[]>>({});
-  const [problem, setProblem] = useState<string>();
+  const refusal = useRefusal();
+  const { errors } = refusal;
   const save = useSaveApplication(existing);
-  const summary = useRef<HTMLDivElement>(null);
   const catalogue = usePermissionCatalogue(draft.type);
   const allowed = catalogue.data;
 
@@ -27,53 +25,25 @@ export function ApplicationForm({ existing, onSaved }: { existing?: Application;
     if (allowed) setDraft((d) => keepingOnly(d, new Set(allowed.map((p) => p.type))));
   }, [allowed]);
 
-  useEffect(() => {
-    if (problem) summary.current?.focus();
-  }, [problem, errors]);
-
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((d) => ({ ...d, [name]: value }));
   const setRule = (key: number, change: Partial<RuleDraft>) =>
     setDraft((d) => ({ ...d, rules: d.rules.map((r) => (r.key === key ? { ...r, ...change } : r)) }));
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    save.mutate(existing ? (toBody(draft) as ReturnType<typeof createBody>) : createBody(draft), {
-      onSuccess: onSaved,
-      onError: (error) => {
-        setErrors(fieldsOf(error));
-        setProblem(error.message);
-      },
-    });
+    save.mutate(existing ? (toBody(draft) as ReturnType<typeof createBody>) : createBody(draft), { onSuccess: onSaved, onError: refusal.refused });
   }
 
   const busy = save.isPending;
   const catalogueState = { allowed, error: catalogue.error?.message };
 
-  const unplaced = Object.entries(errors).filter(([path]) => !shownAtField(path, draft));
-  const placed = Object.keys(errors).length - unplaced.length;
   const typeInfo = TYPES.find((t) => t.value === draft.type)!;
   const title = existing ? `Edit “${existing.name}”` : 'New application';
 
   return (
     <Page title={title} className="application-form">
       <form className="form" onSubmit={submit} noValidate aria-label={title}>
-        {problem && (
-          <div className="problem" role="alert" tabIndex={-1} ref={summary} data-testid="form-problem">
-            <p>
-              <strong>Not saved:</strong> {problem}
-              {placed > 0 ? ` See the ${placed === 1 ? 'field' : `${placed} fields`} marked below.` : ''}
-            </p>
-            {unplaced.length > 0 && (
-              <ul>
-                {unplaced.map(([path, messages]) => (
-                  <li key={path}>
-                    <code>{path}</code>: {messages.join(' ')}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </div>
-        )}
+        <FormProblem refusal={refusal} heading="Not saved:" shown={(path) => shownAtField(path, draft)} />
 
         <Field id="app-name" label="Name" error={at(errors, 'name')}>
           {(control) => <input {...control} value={draft.name} maxLength={400} onChange={(e) => set('name', e.target.value)} autoFocus={!existing} />}

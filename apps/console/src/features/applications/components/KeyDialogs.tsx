@@ -2,23 +2,20 @@ import { useEffect, useState } from 'react';
 import { fieldsOf, messageOf } from '../../../api/answer';
 import type { Application } from '../../../api/client';
 import { ConfirmDialog } from '../../../components/Dialog';
-import { Field } from '../../../components/Field';
+import { NumberField } from '../../../components/Field';
 import { useDeleteApplication, useRegenerateKey } from '../api/applications';
 
-/** Regenerate an application's key, the current one optionally working a while longer; `onDone` gets the new key. */
-export function RegenerateDialog({
-  app,
-  isSelf,
-  open,
-  onClose,
-  onDone,
-}: {
+/** What a dialog about an application's key takes: the application, whether it is the signed-in one, and `onDone`. */
+interface KeyDialogProps<Done> {
   app: Application;
   isSelf: boolean;
   open: boolean;
   onClose: () => void;
-  onDone: (key: string) => void;
-}) {
+  onDone: Done;
+}
+
+/** Regenerate an application's key, the current one optionally working a while longer; `onDone` gets the new key. */
+export function RegenerateDialog({ app, isSelf, open, onClose, onDone }: KeyDialogProps<(key: string) => void>) {
   const [overlap, setOverlap] = useState('');
   const regenerate = useRegenerateKey(app.id);
   const { reset } = regenerate;
@@ -48,34 +45,22 @@ export function RegenerateDialog({
     >
       <p>A new key is made and shown once. The current key stops working at once, unless you keep it working a while below.</p>
       {isSelf && <p className="warning">This is the key you are signed in with: once it stops working, sign in again with the new one.</p>}
-      <Field
+      <NumberField
         id="previous-key-expires"
         label="Keep the current key working for (seconds, optional)"
         hint="0 to 86400; empty or 0: it stops at once."
         error={fieldError}
-      >
-        {(control) => (
-          <input {...control} type="number" inputMode="numeric" min={0} max={86400} step={1} value={overlap} onChange={(e) => setOverlap(e.target.value)} />
-        )}
-      </Field>
+        min={0}
+        max={86400}
+        value={overlap}
+        onChange={setOverlap}
+      />
     </ConfirmDialog>
   );
 }
 
 /** Delete an application after a confirmation: its key stops working at once. */
-export function DeleteDialog({
-  app,
-  isSelf,
-  open,
-  onClose,
-  onDone,
-}: {
-  app: Application;
-  isSelf: boolean;
-  open: boolean;
-  onClose: () => void;
-  onDone: () => void;
-}) {
+export function DeleteDialog({ app, isSelf, open, onClose, onDone }: KeyDialogProps<() => void>) {
   const remove = useDeleteApplication(app.id);
   const { reset } = remove;
 

@@ -1,5 +1,5 @@
 import type { ApplicationType } from '../../../api/client';
-import { Field, FieldError } from '../../../components/Field';
+import { Field, FieldError, NumberField } from '../../../components/Field';
 import { at, Condition, newCondition, RuleDraft, Transform } from '../api/draft';
 import { Catalogue, PermissionPicker } from './PermissionPicker';
 
@@ -29,19 +29,13 @@ export function RuleEditor({
     <fieldset className="rule" aria-describedby={at(errors, path).length ? `${id}-error` : undefined}>
       <legend>Rule {index + 1}</legend>
       <div className="row">
-        <Field id={`${id}-priority`} label="Priority" error={at(errors, `${path}.priority`)}>
-          {(control) => (
-            <input
-              {...control}
-              type="number"
-              inputMode="numeric"
-              min={1}
-              step={1}
-              value={rule.priority}
-              onChange={(e) => onChange({ priority: e.target.value })}
-            />
-          )}
-        </Field>
+        <NumberField
+          id={`${id}-priority`}
+          label="Priority"
+          error={at(errors, `${path}.priority`)}
+          value={rule.priority}
+          onChange={(priority) => onChange({ priority })}
+        />
         <Field id={`${id}-transform`} label="Transform" error={at(errors, `${path}.transform`)}>
           {(control) => (
             <select {...control} value={rule.transform} onChange={(e) => onChange({ transform: e.target.value as Transform })}>

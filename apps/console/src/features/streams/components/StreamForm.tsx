@@ -1,7 +1,7 @@
-import { FormEvent, useEffect, useRef, useState } from 'react';
-import { fieldsOf } from '../../../api/answer';
+import { FormEvent, useState } from 'react';
 import { Link } from '../../../app/router';
 import { Field } from '../../../components/Field';
+import { FormProblem, useRefusal } from '../../../components/FormProblem';
 import { Page } from '../../../components/Page';
 import { useCreateStream } from '../api/streams';
 import { CreatedLogStream, EMPTY_DRAFT, KIND_FIELDS, KIND_LABELS, SettingField, shownPaths, STREAM_KINDS, StreamDraft, StreamKind } from '../api/stream-form';
@@ -9,15 +9,9 @@ import { CreatedLogStream, EMPTY_DRAFT, KIND_FIELDS, KIND_LABELS, SettingField, 
 /** A new log stream: its name, kind and start, and the kind's settings. The API's messages are shown at their fields. */
 export function StreamForm({ onCreated }: { onCreated: (created: CreatedLogStream) => void }) {
   const [draft, setDraft] = useState<StreamDraft>(EMPTY_DRAFT);
-  // The last refusal's messages, kept while the next attempt runs.
-  const [errors, setErrors] = useState<Record<string, string[]>>({});
-  const [problem, setProblem] = useState<string>();
+  const refusal = useRefusal();
+  const { errors } = refusal;
   const create = useCreateStream();
-  const summary = useRef<HTMLDivElement>(null);
-
-  useEffect(() => {
-    if (problem) summary.current?.focus();
-  }, [problem, errors]);
 
   const set = <K extends keyof StreamDraft>(name: K, value: StreamDraft[K]) => setDraft((d) => ({ ...d, [name]: value }));
   const setSetting = (name: string, value: string | boolean) =>
@@ -25,18 +19,10 @@ export function StreamForm({ onCreated }: { onCreated: (created: CreatedLogStrea
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    create.mutate(draft, {
-      onSuccess: onCreated,
-      onError: (error) => {
-        setErrors(fieldsOf(error));
-        setProblem(error.message);
-      },
-    });
+    create.mutate(draft, { onSuccess: onCreated, onError: refusal.refused });
   }
 
   const shown = shownPaths(draft.kind);
-  const unplaced = Object.entries(errors).filter(([path]) => !shown.has(path));
-  const placed = Object.keys(errors).length - unplaced.length;
   const values = draft.settings[draft.kind];
 
   return (
@@ -45,23 +31,7 @@ export function StreamForm({ onCreated }: { onCreated: (created: CreatedLogStrea
         <Link to="streams">All log streams</Link>
       </p>
       <form className="form" onSubmit={submit} noValidate aria-label="New log stream">
-        {problem && (
-          <div className="problem" role="alert" tabIndex={-1} ref={summary} data-testid="form-problem">
-            <p>
-              <strong>Not created:</strong> {problem}
-              {placed > 0 ? ` See the ${placed === 1 ? 'field' : `${placed} fields`} marked below.` : ''}
-            </p>
-            {unplaced.length > 0 && (
-              <ul>
-                {unplaced.map(([path, messages]) => (
-                  <li key={path}>
-                    <code>{path}</code>: {messages.join(' ')}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </div>
-        )}
+        <FormProblem refusal={refusal} heading="Not created:" shown={(path) => shown.has(path)} />
 
         <Field id="stream-name" label="Name" error={errors.name}>
           {(control) => <input {...control} value={draft.name} maxLength={200} onChange={(e) => set('name', e.target.value)} autoFocus />}

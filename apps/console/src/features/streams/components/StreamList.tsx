@@ -1,7 +1,7 @@
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { usePagedList } from '../../../api/paging';
 import { Link } from '../../../app/router';
-import { CopyBox } from '../../../components/CopyBox';
+import { ShownOnce } from '../../../components/CopyBox';
 import { ConfirmDialog } from '../../../components/Dialog';
 import { ErrorAlert } from '../../../components/ErrorAlert';
 import { ListStatus } from '../../../components/ListStatus';
@@ -34,11 +34,6 @@ export function StreamList({
   const remove = useDeleteStream();
   const [deleting, setDeleting] = useState<LogStream | null>(null);
   const [failure, setFailure] = useState<string | undefined>();
-  const secretHeading = useRef<HTMLHeadingElement>(null);
-
-  useEffect(() => {
-    if (revealed) secretHeading.current?.focus();
-  }, [revealed]);
 
   function toggle(stream: LogStream) {
     setFailure(undefined);
@@ -77,19 +72,14 @@ export function StreamList({
         </p>
       )}
       {revealed && (
-        <section className="card key-card" aria-labelledby="secret-title">
-          <h2 id="secret-title" tabIndex={-1} ref={secretHeading}>
-            The signing secret of {revealed.name}
-          </h2>
-          <CopyBox
-            label="Signing secret (Standard Webhooks)"
-            value={revealed.secret}
-            note="Shown this once: copy it now into the receiver, which verifies each delivery's webhook-signature with it. The service never returns it again."
-          />
-          <button type="button" className="secondary" onClick={onDismissSecret}>
-            I have copied it
-          </button>
-        </section>
+        <ShownOnce
+          titleId="secret-title"
+          title={`The signing secret of ${revealed.name}`}
+          label="Signing secret (Standard Webhooks)"
+          value={revealed.secret}
+          note="Shown this once: copy it now into the receiver, which verifies each delivery's webhook-signature with it. The service never returns it again."
+          onDismiss={onDismissSecret}
+        />
       )}
       <ErrorAlert message={failure} />
       <table>
