@@ -1,5 +1,11 @@
 import { ConflictError, DomainError, InvalidDataError, NotFoundError, UnavailableError } from '@gatehouse/domain';
 import { translateDatabaseError, translatingDatabaseErrors } from './database-errors';
+import {
+  CannotExecuteNotConnectedError,
+  CannotGetEntityManagerNotConnectedError,
+  QueryRunnerAlreadyReleasedError,
+  QueryRunnerProviderAlreadyReleasedError,
+} from 'typeorm';
 
 function driverError(code: string): Error {
   return Object.assign(new Error(`driver says ${code}`), { code });
@@ -61,8 +67,14 @@ describe('translateDatabaseError', () => {
     expect(translateDatabaseError(wrapped)).toBeInstanceOf(UnavailableError);
   });
 
-  it.each(['QueryRunnerAlreadyReleasedError', 'CannotExecuteNotConnectedError'])("turns TypeORM's %s (a lost connection) into an UnavailableError", (name) => {
-    expect(translateDatabaseError(Object.assign(new Error('typeorm says so'), { name }))).toBeInstanceOf(UnavailableError);
+  it.each([
+    ['QueryRunnerAlreadyReleasedError', new QueryRunnerAlreadyReleasedError()],
+    ['QueryRunnerProviderAlreadyReleasedError', new QueryRunnerProviderAlreadyReleasedError()],
+    ['CannotExecuteNotConnectedError', new CannotExecuteNotConnectedError('default')],
+    ['CannotGetEntityManagerNotConnectedError', new CannotGetEntityManagerNotConnectedError('default')],
+  ])("turns TypeORM's %s (a lost connection) into an UnavailableError", (name, error) => {
+    expect(error.name).toBe(name);
+    expect(translateDatabaseError(error)).toBeInstanceOf(UnavailableError);
   });
 
   it('leaves other failures and domain errors as they are', () => {

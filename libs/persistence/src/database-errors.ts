@@ -32,9 +32,15 @@ const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57P0[1-5]|57014|58[0
 const UNAVAILABLE_MESSAGE =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end|Query read timeout)/;
 // TypeORM's own errors that follow from a lost connection: a transaction's query runner is released when its
-// connection fails, so the transaction's next query finds it released; after the pool is closed (the service
-// stopping) nothing can connect.
-const UNAVAILABLE_TYPEORM_ERRORS = new Set(['QueryRunnerAlreadyReleasedError', 'CannotExecuteNotConnectedError']);
+// connection fails, so the transaction's next query finds it released (through the runner, or through the entity
+// manager that the runner provided: the outbox insert of a unit of work in a fast shutdown); after the pool is closed
+// (the service stopping) nothing can connect.
+const UNAVAILABLE_TYPEORM_ERRORS = new Set([
+  'QueryRunnerAlreadyReleasedError',
+  'QueryRunnerProviderAlreadyReleasedError',
+  'CannotExecuteNotConnectedError',
+  'CannotGetEntityManagerNotConnectedError',
+]);
 
 /** The driver's failure as a coded domain error where it means something to the caller; anything else unchanged. */
 export function translateDatabaseError(error: unknown): unknown {

@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import type { Response } from 'supertest';
 import { openDatabase, runMigrations } from '@gatehouse/persistence';
 import { PrivatePostgres, startPrivatePostgres } from '@gatehouse/test-support/private-postgres';
@@ -20,6 +21,13 @@ describe('PostgreSQL outages over HTTP', () => {
   let admin: Caller;
   let backend: { id: string; key: string };
   let proxyKey: string;
+  /** What the API logged as an unexpected error (the stack of a 500), so a failure says what broke. */
+  const unexpected: string[] = [];
+  const logger: LoggerService = {
+    log: () => undefined,
+    warn: () => undefined,
+    error: (message: unknown, stack?: unknown) => unexpected.push(`${String(message)}\n${typeof stack === 'string' ? stack : ''}`),
+  };
 
   beforeAll(async () => {
     pg = await startPrivatePostgres();
@@ -28,7 +36,7 @@ describe('PostgreSQL outages over HTTP', () => {
     await runMigrations(migrating);
     await migrating.close();
     upstream = await startUpstream((req, res) => res.end('ok'));
-    t = await startTestApp({ DATABASE_URL: pg.url, PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', REACTOR_POOL_SIZE: '1' });
+    t = await startTestApp({ DATABASE_URL: pg.url, PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', REACTOR_POOL_SIZE: '1' }, { logger });
     admin = await newTenant(t);
     backend = await createApplication(t, admin.key, { ...VALID.private, permissions: ['proxy:invoke'] });
     const proxy = await as(t, admin.key).post('/proxies', { name: 'p', destination_url: upstream.origin }).expect(201);
@@ -73,7 +81,8 @@ describe('PostgreSQL outages over HTTP', () => {
   function expectNo500s(answers: [string, Response][]) {
     const statuses = answers.map(([name, res]) => `${name}: ${res.status}`);
     const failures = answers.filter(([, res]) => res.status >= 500 && res.status !== 503);
-    expect(failures.map(([name, res]) => `${name}: ${res.status} ${JSON.stringify(res.body)}`)).toEqual([]);
+    const reported = unexpected.filter((entry) => !entry.startsWith('dependency unavailable'));
+    expect(failures.map(([name, res]) => `${name}: ${res.status} ${JSON.stringify(res.body)}`).concat(failures.length ? reported : [])).toEqual([]);
     const unavailable = answers.filter(([, res]) => res.status === 503);
     expect(unavailable.length).toBeGreaterThan(0);
     for (const [, res] of unavailable) {
