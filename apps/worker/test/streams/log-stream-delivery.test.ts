@@ -63,6 +63,9 @@ describe('log stream delivery', () => {
       expect(check.positions).toEqual(Array.from({ length: 130 }, (_, i) => i + 1));
       expect(check.duplicates).toBe(0);
       expect(receiver.refusals).toEqual([]);
+      // Every batch (four of them for splunk_hec and datadog) over one kept connection.
+      expect(receiver.requests.length).toBeGreaterThanOrEqual(kind === 'https' ? 1 : 4);
+      expect(receiver.connections).toBe(1);
       const row = await until(
         () => streamRow(api, stream.id),
         (r) => r.position === 130,

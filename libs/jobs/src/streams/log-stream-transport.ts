@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { Log, LogStream, LogStreamTransport } from '@gatehouse/domain';
-import { post, StreamOutboundGuard } from './outbound';
+import { post, PostOptions, StreamAgents, StreamOutboundGuard } from './outbound';
 import { toStreamRecord } from './stream-records';
 import { sendSyslog } from './syslog-sender';
 
@@ -25,8 +25,15 @@ export function batchId(stream: LogStream, logs: Log[]): string {
  * Every record carries its chain `position` and `hash`.
  */
 export class KindLogStreamTransport extends LogStreamTransport {
+  /** The HTTP kinds' kept connections, per stream (syslog acknowledges by closing: one connection per batch). */
+  private readonly agents = new StreamAgents();
+
   constructor(private readonly options: TransportOptions) {
     super();
+  }
+
+  override close(): void {
+    this.agents.destroy();
   }
 
   async send(stream: LogStream, logs: Log[]): Promise<void> {
@@ -34,6 +41,12 @@ export class KindLogStreamTransport extends LogStreamTransport {
     const s = stream.settings;
     const ca = typeof s.tls_ca === 'string' ? s.tls_ca : undefined;
     const { guard, timeoutMs } = this.options;
+    const options = (headers: Record<string, string>): PostOptions => ({
+      headers,
+      ca,
+      timeoutMs,
+      agent: this.agents.for(stream.id, new URL(String(s.url)).protocol),
+    });
     switch (stream.kind) {
       case 'https': {
         const timestamp = new Date();
@@ -45,7 +58,7 @@ export class KindLogStreamTransport extends LogStreamTransport {
         const id = batchId(stream, logs);
         const signature = new Webhook(stream.secrets.signing_secret!).sign(id, timestamp, body);
         const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': signature };
-        await post(guard, String(s.url), body, { headers, ca, timeoutMs });
+        await post(guard, String(s.url), body, options(headers));
         return;
       }
       case 'splunk_hec': {
@@ -61,11 +74,7 @@ export class KindLogStreamTransport extends LogStreamTransport {
             }),
           )
           .join('\n');
-        const answer = await post(guard, `${String(s.url)}/services/collector/event`, body, {
-          headers: { authorization: `Splunk ${stream.secrets.token}` },
-          ca,
-          timeoutMs,
-        });
+        const answer = await post(guard, `${String(s.url)}/services/collector/event`, body, options({ authorization: `Splunk ${stream.secrets.token}` }));
         // HEC answers {"text":"Success","code":0}; any other code is a refusal even under a 2xx.
         const code = parseCode(answer.body);
         if (code !== undefined && code !== 0) throw new Error(`the Splunk HTTP Event Collector answered code ${code}`);
@@ -82,7 +91,7 @@ export class KindLogStreamTransport extends LogStreamTransport {
             ...toStreamRecord(log),
           })),
         );
-        await post(guard, `${String(s.url)}/api/v2/logs`, body, { headers: { 'dd-api-key': stream.secrets.api_key! }, ca, timeoutMs });
+        await post(guard, `${String(s.url)}/api/v2/logs`, body, options({ 'dd-api-key': stream.secrets.api_key! }));
         return;
       }
       case 'syslog':

@@ -15,10 +15,13 @@ export interface LogStreamsOptions {
 
 const LOG_STREAM_DELIVERY_TASK = Symbol('LOG_STREAM_DELIVERY_TASK');
 
-/** Starts the delivery task with the app, and lets its run in progress finish when the app stops. */
+/** Starts the delivery task with the app; when the app stops, lets its run in progress finish and closes its connections. */
 @Injectable()
 export class LogStreamDeliveryTask implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(@Inject(LOG_STREAM_DELIVERY_TASK) readonly task: PeriodicTask) {}
+  constructor(
+    @Inject(LOG_STREAM_DELIVERY_TASK) readonly task: PeriodicTask,
+    private readonly deliver: DeliverLogStreams,
+  ) {}
 
   onApplicationBootstrap(): void {
     this.task.start();
@@ -26,6 +29,7 @@ export class LogStreamDeliveryTask implements OnApplicationBootstrap, OnApplicat
 
   async onApplicationShutdown(): Promise<void> {
     await this.task.stop();
+    this.deliver.close();
   }
 }
 

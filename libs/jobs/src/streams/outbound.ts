@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { StreamNotDeliveredError } from '@gatehouse/domain';
 
@@ -49,6 +49,8 @@ export interface PostOptions {
   /** Extra trusted CAs (PEM), for receivers with a private CA. */
   ca?: string;
   timeoutMs: number;
+  /** The stream's kept connections (StreamAgents); without it, a connection of its own that is closed after the answer. */
+  agent?: HttpAgent;
 }
 
 export interface PostAnswer {
@@ -56,9 +58,44 @@ export interface PostAnswer {
   body: string;
 }
 
+/** How long a kept connection may stay idle (a receiver's own keep-alive hint, when shorter, wins). */
+const IDLE_CONNECTION_MS = 15_000;
+
+/**
+ * Keep-alive connections, one pool of one connection per stream (a stream sends one batch at a time). Each new
+ * connection resolves its host through the guard and goes to the address checked, so a kept connection is one that
+ * was checked when it was opened, and every reconnection checks again. Pools left without connections are dropped.
+ */
+export class StreamAgents {
+  private readonly agents = new Map<string, { protocol: string; agent: HttpAgent }>();
+
+  for(streamId: string, protocol: string): HttpAgent {
+    let entry = this.agents.get(streamId);
+    if (entry?.protocol !== protocol) {
+      entry?.agent.destroy();
+      const options = { keepAlive: true, maxSockets: 1, maxFreeSockets: 1, timeout: IDLE_CONNECTION_MS };
+      entry = { protocol, agent: protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options) };
+      this.agents.set(streamId, entry);
+    }
+    for (const [id, other] of this.agents) {
+      if (id !== streamId && Object.keys(other.agent.sockets).length === 0 && Object.keys(other.agent.freeSockets).length === 0) {
+        other.agent.destroy();
+        this.agents.delete(id);
+      }
+    }
+    return entry.agent;
+  }
+
+  destroy(): void {
+    for (const { agent } of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+}
+
 /**
  * One POST; resolves with a 2xx answer, rejects on anything else (the error names the status, never a header or the
- * body sent). Redirects are not followed. The answer's body is read up to 64 KiB.
+ * body sent). Redirects are not followed. The answer's body is read up to 64 KiB. A kept connection the receiver had
+ * closed meanwhile (reset before any answer) is retried once on a new connection.
  */
 export function post(guard: StreamOutboundGuard, url: string, body: string, options: PostOptions): Promise<PostAnswer> {
   const target = new URL(url);
@@ -68,8 +105,18 @@ export function post(guard: StreamOutboundGuard, url: string, body: string, opti
   } catch (error) {
     return Promise.reject(new StreamNotDeliveredError((error as Error).message));
   }
+  return postOnce(target, connection, body, options).catch((error: NodeJS.ErrnoException & { reusedSocket?: boolean }) => {
+    if (!error.reusedSocket || error.code !== 'ECONNRESET') throw connectFailure(error);
+    return postOnce(target, connection, body, options).catch((again: Error) => {
+      throw connectFailure(again);
+    });
+  });
+}
+
+function postOnce(target: URL, connection: ReturnType<typeof guardedConnection>, body: string, options: PostOptions): Promise<PostAnswer> {
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = send(
       target,
       {
@@ -78,9 +125,10 @@ export function post(guard: StreamOutboundGuard, url: string, body: string, opti
         ...connection,
         ...(options.ca && target.protocol === 'https:' ? { ca: options.ca } : {}),
         timeout: options.timeoutMs,
-        agent: false,
+        agent: options.agent ?? false,
       },
       (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
@@ -98,7 +146,7 @@ export function post(guard: StreamOutboundGuard, url: string, body: string, opti
       },
     );
     req.on('timeout', () => req.destroy(new Error(`no answer from the receiver within ${options.timeoutMs} ms`)));
-    req.on('error', (error) => reject(connectFailure(error)));
+    req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket && !answered })));
     req.end(body);
   });
 }

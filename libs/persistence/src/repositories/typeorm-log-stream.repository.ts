@@ -74,6 +74,14 @@ const CLAIM_DUE = `UPDATE log_streams s SET lease_owner = $1, lease_expires_at =
     ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE OF d SKIP LOCKED)
   RETURNING ${STREAM_COLUMNS}`;
 
+// A batch ($3 to $4) about to leave: whatever of it an earlier attempt already sent is a redelivery (its
+// acknowledgement was lost). NULL positions change nothing (GREATEST and LEAST skip NULLs; the sum is then 0).
+const SENT = `sent_position = GREATEST(s.sent_position, $4::bigint),
+  redelivered = s.redelivered + coalesce(GREATEST(0, LEAST($4::bigint, s.sent_position) - $3::bigint + 1), 0)`;
+// The row as it was before the update (locked, so that the update sees the same), and what it had sent up to.
+const LOCKED = `(SELECT id, sent_position FROM log_streams WHERE id = $1 FOR UPDATE) before`;
+const SENT_BEFORE = `before.sent_position::text AS sent_before`;
+
 /** Log streams over PostgreSQL; their credentials sealed by the vault (aad `log-stream-secrets:<tenant>:<id>`). */
 export class TypeormLogStreamRepository extends LogStreamRepository {
   constructor(
@@ -85,22 +93,9 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
 
   async insert(stream: LogStream): Promise<void> {
     await this.em.query(
-      `INSERT INTO log_streams (id, tenant_id, name, kind, settings, secrets_sealed, paused, "position", sent_position, created_by, created_at,
-         modified_by, modified_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $8, $9, $10, $11, $12)`,
-      [
-        stream.id,
-        stream.tenantId,
-        stream.name,
-        stream.kind,
-        JSON.stringify(stream.settings),
-        await this.seal(stream),
-        stream.paused,
-        stream.position,
-        stream.createdBy,
-        stream.createdAt,
-        stream.modifiedBy,
-        stream.modifiedAt,
-      ],
+      `INSERT INTO log_streams (id, tenant_id, name, settings, secrets_sealed, paused, modified_by, modified_at, kind, "position", sent_position,
+         created_by, created_at) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10, $10, $11, $12)`,
+      [...(await this.configuration(stream)), stream.kind, stream.position, stream.createdBy, stream.createdAt],
     );
   }
 
@@ -108,20 +103,16 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
     const [, affected] = (await this.em.query(
       `UPDATE log_streams SET name = $3, settings = $4::jsonb, secrets_sealed = $5, paused = $6, modified_by = $7, modified_at = $8,
          next_attempt_at = CASE WHEN $9 THEN now() ELSE next_attempt_at END, failures = CASE WHEN $9 THEN 0 ELSE failures END
-       WHERE tenant_id = $1 AND id = $2`,
-      [
-        stream.tenantId,
-        stream.id,
-        stream.name,
-        JSON.stringify(stream.settings),
-        await this.seal(stream),
-        stream.paused,
-        stream.modifiedBy,
-        stream.modifiedAt,
-        retryNow,
-      ],
+       WHERE id = $1 AND tenant_id = $2`,
+      [...(await this.configuration(stream)), retryNow],
     )) as [unknown, number];
     return affected > 0;
+  }
+
+  /** What a management write sets, as $1 to $8: id, tenant, name, settings, sealed secrets, paused, modified by and at. */
+  private async configuration(stream: LogStream): Promise<unknown[]> {
+    const { id, tenantId, name, settings, paused, modifiedBy, modifiedAt } = stream;
+    return [id, tenantId, name, JSON.stringify(settings), await this.seal(stream), paused, modifiedBy, modifiedAt];
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {
@@ -187,25 +178,32 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
   }
 
   async markSent(streamId: string, owner: string, batch: SentBatch): Promise<number | null> {
-    // Whatever of this batch an earlier attempt already sent is a redelivery (its acknowledgement was lost).
-    const [rows] = (await this.em.query(
-      `UPDATE log_streams s SET sent_position = GREATEST(s.sent_position, $4),
-         redelivered = s.redelivered + GREATEST(0, LEAST($4, s.sent_position) - $3 + 1)
-       FROM (SELECT id, sent_position FROM log_streams WHERE id = $1 FOR UPDATE) before
-       WHERE s.id = before.id AND s.lease_owner = $2 RETURNING before.sent_position::text AS sent_before`,
-      [streamId, owner, batch.firstPosition, batch.lastPosition],
-    )) as [{ sent_before: string }[], number];
-    return rows[0] ? Number(rows[0].sent_before) : null;
+    return this.sentBefore(
+      await this.em.query(`UPDATE log_streams s SET ${SENT} FROM ${LOCKED} WHERE s.id = before.id AND s.lease_owner = $2 RETURNING ${SENT_BEFORE}`, [
+        streamId,
+        owner,
+        batch.firstPosition,
+        batch.lastPosition,
+      ]),
+    );
   }
 
-  async acknowledge(streamId: string, owner: string, position: number, count: number, leaseMs: number): Promise<boolean> {
-    const [, affected] = (await this.em.query(
-      `UPDATE log_streams SET "position" = $3, delivered = delivered + $4, last_synced_at = now(), last_error = NULL, last_error_at = NULL,
-         failures = 0, lease_expires_at = now() + ($5::int * interval '1 millisecond')
-       WHERE id = $1 AND lease_owner = $2 AND "position" < $3`,
-      [streamId, owner, position, count, leaseMs],
-    )) as [unknown, number];
-    return affected > 0;
+  async acknowledge(
+    streamId: string,
+    owner: string,
+    acknowledged: { position: number; count: number },
+    leaseMs: number,
+    next?: SentBatch,
+  ): Promise<number | null> {
+    // Without a next batch its positions are NULL, and SENT leaves sent_position and redelivered as they are.
+    return this.sentBefore(
+      await this.em.query(
+        `UPDATE log_streams s SET "position" = $5, delivered = s.delivered + $6, last_synced_at = now(), last_error = NULL,
+           last_error_at = NULL, failures = 0, lease_expires_at = now() + ($7::int * interval '1 millisecond'), ${SENT}
+         FROM ${LOCKED} WHERE s.id = before.id AND s.lease_owner = $2 AND s."position" < $5 RETURNING ${SENT_BEFORE}`,
+        [streamId, owner, next?.firstPosition ?? null, next?.lastPosition ?? null, acknowledged.position, acknowledged.count, leaseMs],
+      ),
+    );
   }
 
   async recordFailure(streamId: string, owner: string, error: string, retryAt: Date, sentBefore?: number): Promise<void> {
@@ -220,6 +218,10 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
 
   async release(streamId: string, owner: string): Promise<void> {
     await this.em.query(`UPDATE log_streams SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2`, [streamId, owner]);
+  }
+
+  private sentBefore([rows]: [{ sent_before: string }[], number]): number | null {
+    return rows[0] ? Number(rows[0].sent_before) : null;
   }
 
   private async seal(stream: LogStream): Promise<Buffer | null> {

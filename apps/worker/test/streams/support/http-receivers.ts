@@ -39,6 +39,8 @@ export class HttpReceiver {
   failWith?: number;
   /** The credential a request must carry (the webhook secret, the HEC token, the Datadog key). */
   credential = '';
+  /** TLS connections the receiver accepted (a stream keeps its connection between batches). */
+  connections = 0;
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   port = 0;
@@ -56,6 +58,7 @@ export class HttpReceiver {
     const server = createServer({ key: this.ca.key, cert: this.ca.cert }, (req, res) => void this.handle(req, res));
     server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
+      this.connections++;
       socket.on('close', () => this.sockets.delete(socket));
     });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -1,7 +1,8 @@
 import { Clock } from '../../shared/clock';
 import { newId } from '../../shared/ids';
 import { LogStream } from './log-stream';
-import { LogStreamRepository, LogStreamTransport, StreamNotDeliveredError } from './log-stream.repository';
+import { Log } from '../log';
+import { LogStreamRepository, LogStreamTransport, SentBatch, StreamNotDeliveredError } from './log-stream.repository';
 
 export interface LogStreamDeliveryOptions {
   /** Streams delivered at once by this process (each under its own lease). */
@@ -51,6 +52,11 @@ export class DeliverLogStreams {
     private readonly options: LogStreamDeliveryOptions = DEFAULT_LOG_STREAM_DELIVERY,
   ) {}
 
+  /** Closes the connections the transport keeps (once the runs have stopped). */
+  close(): void {
+    this.transport.close();
+  }
+
   /** One run: claims due streams until none is left or the budget is spent; returns the logs acknowledged. */
   async execute(): Promise<number> {
     const until = this.clock.now().getTime() + this.options.runBudgetMs;
@@ -64,33 +70,49 @@ export class DeliverLogStreams {
     }
   }
 
+  /**
+   * One stream's turn. Sends never overlap (chain order); the next batch is read while one is in flight, and each
+   * acknowledgement records the next batch as sent in the same statement: a read and an update per batch.
+   */
   private async deliver(stream: LogStream, until: number): Promise<number> {
-    let position = stream.position;
     let delivered = 0;
     const batchSize = Number(stream.settings.batch_size ?? 500);
+    const read = (after: number) => this.repo.readAfter(stream.tenantId, after, batchSize);
+    let sentBefore: number | undefined;
     try {
-      for (;;) {
-        const logs = await this.repo.readAfter(stream.tenantId, position, batchSize);
-        if (logs.length === 0) break;
+      let logs = await read(stream.position);
+      let sent = logs.length === 0 ? null : await this.repo.markSent(stream.id, this.owner, range(logs));
+      while (sent !== null) {
+        sentBefore = sent;
         const last = logs[logs.length - 1]!.position;
-        const sentBefore = await this.repo.markSent(stream.id, this.owner, { firstPosition: logs[0]!.position, lastPosition: last });
-        if (sentBefore === null) return delivered;
-        try {
-          await this.transport.send(stream, logs);
-        } catch (error) {
-          throw error instanceof StreamNotDeliveredError ? Object.assign(error, { sentBefore }) : error;
-        }
-        if (!(await this.repo.acknowledge(stream.id, this.owner, last, logs.length, this.options.leaseMs))) return delivered;
-        position = last;
+        const more = logs.length === batchSize && this.clock.now().getTime() < until;
+        const reading = more ? read(last) : Promise.resolve([]);
+        reading.catch(() => undefined); // awaited below; a failed send must not leave it unhandled
+        await this.transport.send(stream, logs);
+        const next = await reading;
+        sent = await this.repo.acknowledge(
+          stream.id,
+          this.owner,
+          { position: last, count: logs.length },
+          this.options.leaseMs,
+          next.length > 0 ? range(next) : undefined,
+        );
+        if (sent === null) return delivered; // the lease is lost: whoever has it now goes on
         delivered += logs.length;
-        if (logs.length < batchSize || this.clock.now().getTime() >= until) break;
+        if (next.length === 0) break;
+        logs = next;
       }
-      await this.repo.release(stream.id, this.owner);
+      if (logs.length === 0 || sent !== null) await this.repo.release(stream.id, this.owner);
     } catch (error) {
       const retryAt = new Date(this.clock.now().getTime() + streamBackoffMs(stream.failures + 1, this.options));
-      const sentBefore = error instanceof StreamNotDeliveredError ? (error as StreamNotDeliveredError & { sentBefore?: number }).sentBefore : undefined;
-      await this.repo.recordFailure(stream.id, this.owner, describe(error), retryAt, sentBefore);
+      // A batch the receiver surely did not take puts the position sent up to back to what it was before.
+      const before = error instanceof StreamNotDeliveredError ? sentBefore : undefined;
+      await this.repo.recordFailure(stream.id, this.owner, describe(error), retryAt, before);
     }
     return delivered;
   }
+}
+
+function range(logs: Log[]): SentBatch {
+  return { firstPosition: logs[0]!.position, lastPosition: logs[logs.length - 1]!.position };
 }

@@ -40,8 +40,18 @@ export abstract class LogStreamRepository {
    * position sent up to before it, or null when the lease is no longer ours.
    */
   abstract markSent(streamId: string, owner: string, batch: SentBatch): Promise<number | null>;
-  /** The receiver took the logs up to `position`: moves the stream on and renews the lease; false when the lease is lost. */
-  abstract acknowledge(streamId: string, owner: string, position: number, count: number, leaseMs: number): Promise<boolean>;
+  /**
+   * The receiver took the logs up to `position`: moves the stream on and renews the lease, and records `next` as sent
+   * (as markSent does) in the same statement. Returns what markSent would for `next` (without it, the position sent
+   * up to), or null when the lease is lost.
+   */
+  abstract acknowledge(
+    streamId: string,
+    owner: string,
+    acknowledged: { position: number; count: number },
+    leaseMs: number,
+    next?: SentBatch,
+  ): Promise<number | null>;
   /**
    * A failed attempt: the error (never a secret), the next attempt's time; the lease is released. `sentBefore`: given
    * when the receiver surely took nothing of it (refused connection, an error answer): the position sent up to is put
@@ -66,4 +76,6 @@ export class StreamNotDeliveredError extends Error {
  */
 export abstract class LogStreamTransport {
   abstract send(stream: LogStream, logs: Log[]): Promise<void>;
+  /** Closes the connections it keeps (when the process stops). */
+  close(): void {}
 }
