@@ -86,6 +86,16 @@ export const KEY_VARIABLES = [
       "how often the worker removes the logs older than their tenant's retention period, in bounded batches behind a signed retention anchor ([retention](docs/audit-trail.md#retention-and-its-anchor))",
   }),
   variable({
+    name: 'LOG_RETENTION_DAYS',
+    key: 'logRetentionDays',
+    group: 'keys',
+    readBy: 'worker',
+    kind: integer(1, 36_500),
+    example: '365',
+    meaning:
+      'the retention period (days) of every tenant without one of its own (unset: kept forever); the worker drops whole log partitions older than every retention that applies to their logs, behind signed retention anchors ([retention](docs/audit-trail.md#retention-and-its-anchor))',
+  }),
+  variable({
     name: 'LOG_CHECKPOINT_INTERVAL_MS',
     key: 'logCheckpointIntervalMs',
     group: 'keys',

@@ -50,6 +50,7 @@ export * from './logs/chain-verifier';
 export * from './logs/log-partitions';
 export * from './logs/retention-anchor';
 export * from './logs/log-retention';
+export * from './logs/log-partition-retention';
 export * from './vault/vault-crypto';
 export * from './vault/key-wrapper';
 export * from './tokens';

@@ -6,6 +6,7 @@ import {
   AuditEventPublisher,
   CheckpointSigner,
   Clock,
+  DropExpiredLogPartitions,
   ExpireApplications,
   ExpireTokens,
   IngestLogs,
@@ -70,8 +71,17 @@ export class BackgroundJobsModule {
       {
         provide: ApplyLogRetention,
         inject: [UnitOfWork, LogRetentionRepository, CheckpointSigner, Clock],
-        useFactory: (uow: UnitOfWork, retention: LogRetentionRepository, signer: CheckpointSigner, clock: Clock) =>
-          new ApplyLogRetention(uow, retention, signer, clock),
+        useFactory: (uow: UnitOfWork, retention: LogRetentionRepository, signer: CheckpointSigner, clock: Clock) => {
+          const days = options.logRetentionDays;
+          return new ApplyLogRetention(
+            uow,
+            retention,
+            signer,
+            clock,
+            days,
+            days === undefined ? undefined : new DropExpiredLogPartitions(uow, signer, clock, days),
+          );
+        },
       },
       {
         provide: MaintainLogPartitions,

@@ -29,6 +29,8 @@ export interface BackgroundJobsOptions {
   checkpointIntervalMs?: number;
   /** How often logs past their tenant's retention period are removed (default 10 min). */
   retentionIntervalMs?: number;
+  /** LOG_RETENTION_DAYS: the retention of a tenant without its own, and whole partitions dropped (default: none). */
+  logRetentionDays?: number;
   /** LOG_PARTITION_INTERVAL: the logs' time partitions are days, weeks or months (default). */
   logPartitionInterval?: LogPartitionInterval;
   /** How often the partitions ahead are checked and created (default hourly, and at start). */
@@ -48,6 +50,7 @@ export function backgroundJobsOptions(config: AppConfig, runJobs: boolean, tunin
       config.logSigningRetiredKeys.map((key) => parsePublicKey(key)),
     ),
     retentionIntervalMs: config.logRetentionIntervalMs,
+    logRetentionDays: config.logRetentionDays,
     checkpointIntervalMs: config.logCheckpointIntervalMs,
     logPartitionInterval: config.logPartitionInterval,
     ...tuning,

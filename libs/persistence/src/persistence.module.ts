@@ -85,6 +85,7 @@ export class PersistenceModule implements OnApplicationShutdown {
       .register(LogChainWriter, (em) => new TypeormLogChainWriter(em))
       .register(LogCheckpointRepository, (em) => new TypeormLogCheckpointRepository(em))
       .register(LogRetentionRepository, (em) => new TypeormLogRetentionRepository(em))
+      .register(LogPartitions, (em) => new TypeormLogPartitions(em))
       .register(TokenRepository, (em) => new TypeormTokenRepository(em))
       .registerBatchInsert(TokenRepository, TOKEN_BATCH_INSERT)
       .register(LogStreamRepository, (em) => new TypeormLogStreamRepository(em, vault));
@@ -110,7 +111,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         // One writer per process: its known heads let a tenant's next batch take the one-statement path.
         { provide: LogChainWriter, useValue: registry.build(LogChainWriter, database.dataSource.manager) },
         { provide: LogCheckpointRepository, useValue: registry.build(LogCheckpointRepository, database.dataSource.manager) },
-        { provide: LogPartitions, useValue: new TypeormLogPartitions(database.dataSource.manager) },
+        { provide: LogPartitions, useValue: registry.build(LogPartitions, database.dataSource.manager) },
         { provide: LogRetentionRepository, useValue: registry.build(LogRetentionRepository, database.dataSource.manager) },
         { provide: TokenRepository, useValue: new CachedTokenRepository(registry.build(TokenRepository, database.dataSource.manager), versions) },
         { provide: LogStreamRepository, useValue: registry.build(LogStreamRepository, database.dataSource.manager) },

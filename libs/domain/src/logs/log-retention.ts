@@ -1,4 +1,4 @@
-import { Actor, SYSTEM_ACTOR } from '../audit/audit-event';
+import { Actor, NewAuditEvent, SYSTEM_ACTOR } from '../audit/audit-event';
 import { Clock } from '../shared/clock';
 import { FieldErrorCollector, NotFoundError } from '../shared/domain-error';
 import { UnitOfWork } from '../shared/unit-of-work';
@@ -10,23 +10,50 @@ import { RetentionAnchor, signRetentionAnchor } from './retention-anchor';
 /** The longest retention period a tenant may set: 100 years. */
 export const MAX_LOG_RETENTION_DAYS = 36_500;
 
+/** One tenant's logs in one partition, as retention reads them (under a lock) before dropping the partition. */
+export interface PartitionLogs {
+  tenantId: string;
+  /** Its lowest and highest positions in the partition, and how many of its logs the partition holds. */
+  first: number;
+  last: number;
+  count: number;
+  /** The hash of its log at `last`. */
+  lastHash: string;
+  /** The tenant's own retention period; null: none, LOG_RETENTION_DAYS applies. */
+  days: number | null;
+  /** The position of its newest retention anchor (0: none). */
+  anchored: number;
+}
+
 /** Retention's view of the logs: which tenants have a period, how far their oldest logs may go, and the removal. */
 export abstract class LogRetentionRepository {
-  /** Every tenant with a retention period (days), by tenant id. */
-  abstract tenantsWithRetention(): Promise<{ tenantId: string; days: number }[]>;
+  /**
+   * Every tenant with a retention period (days), by tenant id: its own, else `defaultDays` (LOG_RETENTION_DAYS) when
+   * given.
+   */
+  abstract tenantsWithRetention(defaultDays?: number): Promise<{ tenantId: string; days: number }[]>;
   /**
    * Inside the caller's transaction: a lock on the tenant's retention, false when another retention run holds it
-   * (that run removes the same logs: this one skips the tenant).
+   * (that run removes the same logs: this one skips the tenant) or a partition is being dropped (`lockPartitions`).
    */
   abstract lockTenant(tenantId: string): Promise<boolean>;
   /**
    * The last log of the longest run of the tenant's oldest logs (at most `limit`, in position order) all created
-   * before `before`: retention removes a prefix of the chain, never a log behind a newer one. Undefined when its
-   * oldest log is not that old.
+   * before `before` and continuing its newest anchor without a hole: retention removes a prefix of the chain, never a
+   * log behind a newer one, and never covers a position removed outside retention. Undefined when there is none.
    */
   abstract lastRemovable(tenantId: string, before: Date, limit: number): Promise<ChainHead | undefined>;
   /** Stores the anchor and removes the tenant's logs up to its position (the database refuses any other removal). */
   abstract remove(anchor: RetentionAnchor): Promise<number>;
+  /** Stores the anchor only (the logs it covers go with their partition). */
+  abstract saveAnchor(anchor: RetentionAnchor): Promise<void>;
+  /**
+   * Inside the caller's transaction, before a partition is dropped: false when a retention batch runs (or another
+   * drop); else no batch starts, and no partition is created, until the transaction ends.
+   */
+  abstract lockPartitions(): Promise<boolean>;
+  /** Inside the caller's transaction: no log can be written to the partition any more; its logs, per tenant. */
+  abstract partitionLogs(partition: string): Promise<PartitionLogs[]>;
   /** The tenant's newest anchor: where its retained trail starts. */
   abstract newestAnchor(tenantId: string): Promise<RetentionAnchor | undefined>;
 }
@@ -82,12 +109,18 @@ export class ApplyLogRetention {
     private readonly retention: LogRetentionRepository,
     private readonly signer: CheckpointSigner,
     private readonly clock: Clock,
+    /** LOG_RETENTION_DAYS: the period of a tenant without one of its own (undefined: kept forever). */
+    private readonly defaultDays?: number,
+    /** Drops whole partitions first (DropExpiredLogPartitions, with LOG_RETENTION_DAYS). */
+    private readonly partitions?: { execute(): Promise<number> },
   ) {}
 
   /** Returns how many logs it removed. */
   async execute(batchSize = 5000, maxBatchesPerTenant = 20): Promise<number> {
-    let removed = 0;
-    for (const { tenantId, days } of await this.retention.tenantsWithRetention()) {
+    // A drop that failed (its lock not taken in time, say) leaves the batches to run, then is reported.
+    let failed: { error: unknown } | undefined;
+    let removed = this.partitions ? await this.partitions.execute().catch((error: unknown) => ((failed = { error }), 0)) : 0;
+    for (const { tenantId, days } of await this.retention.tenantsWithRetention(this.defaultDays)) {
       const before = new Date(this.clock.now().getTime() - days * 86_400_000);
       for (let batch = 0; batch < maxBatchesPerTenant; batch++) {
         const n = await this.removeBatch(tenantId, days, before, batchSize);
@@ -95,6 +128,7 @@ export class ApplyLogRetention {
         if (n < batchSize) break;
       }
     }
+    if (failed) throw failed.error;
     return removed;
   }
 
@@ -106,19 +140,24 @@ export class ApplyLogRetention {
       if (!last) return 0;
       const anchor = signRetentionAnchor(this.signer, { tenantId, position: last.position, hash: last.hash, signedAt: this.clock.now() });
       const removed = await retention.remove(anchor);
-      tx.record({
-        tenantId,
-        actor: SYSTEM_ACTOR,
-        entityType: 'tenant',
-        entityId: tenantId,
-        operation: 'delete',
-        message:
-          `Audit logs up to position ${anchor.position} removed by the retention period of ${days} day(s) (${removed} log(s)); ` +
-          `retention anchor signed with key ${anchor.keyId}`,
-      });
+      tx.record(retentionRemoval(anchor, days, removed));
       return removed;
     });
   }
+}
+
+/** The audit log of a removal by retention (a batch, or a dropped partition's logs of one tenant). */
+export function retentionRemoval(anchor: RetentionAnchor, days: number, removed: number, partition?: string): NewAuditEvent {
+  return {
+    tenantId: anchor.tenantId,
+    actor: SYSTEM_ACTOR,
+    entityType: 'tenant',
+    entityId: anchor.tenantId,
+    operation: 'delete',
+    message:
+      `Audit logs up to position ${anchor.position} removed by the retention period of ${days} day(s) (${removed} log(s)` +
+      `${partition ? `, with partition ${partition}` : ''}); retention anchor signed with key ${anchor.keyId}`,
+  };
 }
 
 /** `GET /logs/retention-anchor`: where the caller's tenant's retained trail starts, if retention removed any log. */

@@ -1,5 +1,9 @@
 import { EntityManager } from 'typeorm';
-import { ChainHead, LogRetentionRepository, RetentionAnchor } from '@gatehouse/domain';
+import { ChainHead, LogRetentionRepository, PartitionLogs, RetentionAnchor } from '@gatehouse/domain';
+import { LOG_PARTITION_LOCK } from '../migrations/log-partitions.functions';
+
+/** Held shared by every retention batch, exclusively by a partition drop: the two never run at once. */
+const RETENTION_LOCK = `hashtextextended('gatehouse.log-retention', 0)`;
 
 /** Retention over the logs (its migration lets the logs' trigger allow exactly these removals). */
 export class TypeormLogRetentionRepository extends LogRetentionRepository {
@@ -7,44 +11,88 @@ export class TypeormLogRetentionRepository extends LogRetentionRepository {
     super();
   }
 
-  async tenantsWithRetention(): Promise<{ tenantId: string; days: number }[]> {
+  async tenantsWithRetention(defaultDays?: number): Promise<{ tenantId: string; days: number }[]> {
     const rows: { id: string; days: number }[] = await this.em.query(
-      `SELECT id, log_retention_days AS days FROM tenants WHERE log_retention_days IS NOT NULL ORDER BY id`,
+      `SELECT id, coalesce(log_retention_days, $1::int) AS days FROM tenants WHERE coalesce(log_retention_days, $1::int) IS NOT NULL ORDER BY id`,
+      [defaultDays ?? null],
     );
     return rows.map((r) => ({ tenantId: r.id, days: r.days }));
   }
 
   async lockTenant(tenantId: string): Promise<boolean> {
-    const [row] = await this.em.query(`SELECT pg_try_advisory_xact_lock(hashtextextended('gatehouse.log-retention:' || $1, 0)) AS locked`, [tenantId]);
+    const [row] = await this.em.query(
+      `SELECT pg_try_advisory_xact_lock_shared(${RETENTION_LOCK}) AND pg_try_advisory_xact_lock(hashtextextended('gatehouse.log-retention:' || $1, 0)) AS locked`,
+      [tenantId],
+    );
     return (row as { locked: boolean }).locked;
   }
 
+  async lockPartitions(): Promise<boolean> {
+    const [row] = await this.em.query(`SELECT pg_try_advisory_xact_lock(${RETENTION_LOCK}) AS locked`);
+    if (!(row as { locked: boolean }).locked) return false;
+    await this.em.query(`SELECT pg_advisory_xact_lock(${LOG_PARTITION_LOCK})`);
+    return true;
+  }
+
+  async partitionLogs(partition: string): Promise<PartitionLogs[]> {
+    const table = `"${partition.replace(/"/g, '""')}"`;
+    // SHARE: a write of a log into this partition (an old created_at) waits until the drop; reads do not.
+    await this.em.query(`SET LOCAL lock_timeout = '5s'`);
+    await this.em.query(`LOCK TABLE ${table} IN SHARE MODE`);
+    const rows: { tenant_id: string; first: string; last: string; n: string; hash: string; days: number | null; anchored: string }[] = await this.em.query(
+      `WITH p AS (SELECT tenant_id, min(seq) AS first, max(seq) AS last, count(*) AS n FROM ${table} GROUP BY tenant_id)
+       SELECT p.tenant_id, p.first::text AS first, p.last::text AS last, p.n::text AS n, encode(l.hash, 'hex') AS hash,
+              t.log_retention_days AS days,
+              coalesce((SELECT max(a.seq) FROM log_retention_anchors a WHERE a.tenant_id = p.tenant_id), 0)::text AS anchored
+       FROM p JOIN ${table} l ON l.tenant_id = p.tenant_id AND l.seq = p.last LEFT JOIN tenants t ON t.id = p.tenant_id
+       ORDER BY p.tenant_id`,
+    );
+    return rows.map((r) => ({
+      tenantId: r.tenant_id,
+      first: Number(r.first),
+      last: Number(r.last),
+      count: Number(r.n),
+      lastHash: r.hash,
+      days: r.days,
+      anchored: Number(r.anchored),
+    }));
+  }
+
   async lastRemovable(tenantId: string, before: Date, limit: number): Promise<ChainHead | undefined> {
-    // The oldest logs by position (the chain's index), then the longest run of them older than `before`.
+    // The oldest logs by position (the chain's index), then the longest run of them older than `before` that
+    // continues the newest anchor without a hole: a position missing (a log removed outside retention) is never
+    // covered by an anchor, so verification still reports it.
     // (Aliased `position`: an output column named `seq` of type text would be what ORDER BY seq sorts.)
-    const rows: { position: string; hash: string; old: boolean }[] = await this.em.query(
-      `SELECT seq::text AS position, encode(hash, 'hex') AS hash, created_at < $2 AS old FROM logs WHERE tenant_id = $1 ORDER BY seq LIMIT $3`,
+    const rows: { position: string; hash: string; old: boolean; anchored: string }[] = await this.em.query(
+      `SELECT seq::text AS position, encode(hash, 'hex') AS hash, created_at < $2 AS old,
+              (SELECT coalesce(max(a.seq), 0) FROM log_retention_anchors a WHERE a.tenant_id = $1)::text AS anchored
+       FROM logs WHERE tenant_id = $1 ORDER BY seq LIMIT $3`,
       [tenantId, before.toISOString(), limit],
     );
     let last: ChainHead | undefined;
+    let expected = Number(rows[0]?.anchored ?? 0) + 1;
     for (const row of rows) {
-      if (!row.old) break;
+      if (!row.old || Number(row.position) !== expected++) break;
       last = { tenantId, position: Number(row.position), hash: row.hash };
     }
     return last;
   }
 
   async remove(anchor: RetentionAnchor): Promise<number> {
-    await this.em.query(
-      `INSERT INTO log_retention_anchors (tenant_id, seq, hash, signed_at, key_id, signature)
-       VALUES ($1, $2, decode($3, 'hex'), $4, $5, decode($6, 'base64')) ON CONFLICT (tenant_id, seq) DO NOTHING`,
-      [anchor.tenantId, anchor.position, anchor.hash, anchor.signedAt.toISOString(), anchor.keyId, anchor.signature],
-    );
+    await this.saveAnchor(anchor);
     const [row] = await this.em.query(
       `WITH removed AS (DELETE FROM logs WHERE tenant_id = $1 AND seq <= $2 RETURNING 1) SELECT count(*)::int AS n FROM removed`,
       [anchor.tenantId, anchor.position],
     );
     return (row as { n: number }).n;
+  }
+
+  async saveAnchor(anchor: RetentionAnchor): Promise<void> {
+    await this.em.query(
+      `INSERT INTO log_retention_anchors (tenant_id, seq, hash, signed_at, key_id, signature)
+       VALUES ($1, $2, decode($3, 'hex'), $4, $5, decode($6, 'base64')) ON CONFLICT (tenant_id, seq) DO NOTHING`,
+      [anchor.tenantId, anchor.position, anchor.hash, anchor.signedAt.toISOString(), anchor.keyId, anchor.signature],
+    );
   }
 
   async newestAnchor(tenantId: string): Promise<RetentionAnchor | undefined> {

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { parseSigningKey } from '@gatehouse/config';
+import {
+  ApplyLogRetention,
+  CheckpointSigner,
+  LogChainWriter,
+  LogCheckpointRepository,
+  LogPartitions,
+  LogRepository,
+  LogRetentionRepository,
+  SignLogCheckpoints,
+  SystemClock,
+  VerifyLogChain,
+} from '@gatehouse/domain';
+import { CLI_MAIN, runToCompletion } from '@gatehouse/test-support/service-process';
+import { OwnDatabase, ownDatabase } from '@gatehouse/test-support/own-database';
+import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
+import { TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
+import { as, auditEvents } from '../support/application-fixtures';
+
+jest.setTimeout(120_000);
+
+const DAY = 86_400_000;
+const signer = new CheckpointSigner(() => parseSigningKey(TEST_LOG_SIGNING_KEY));
+
+/**
+ * LOG_RETENTION_DAYS by whole partitions, against PostgreSQL: the worker's retention use case as the app wires it from
+ * the configuration drops the oldest partitions once every tenant with logs in them may lose them, signing an anchor
+ * for each; a tenant with a longer period keeps its partition, and a partition holding a log that is not the start of
+ * its tenant's chain is kept. A database of its own: dropping partitions removes every tenant's logs in them.
+ */
+describe('log retention by partitions (LOG_RETENTION_DAYS)', () => {
+  let own: OwnDatabase;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    own = await ownDatabase('partition_retention');
+    t = await startTestApp({ DATABASE_URL: own.url, LOG_RETENTION_DAYS: '300' });
+    // A fresh installation's logs_legacy (empty) spans everything before next month: without it, logs of a year ago
+    // get the monthly partitions of an installation that has been running for a year.
+    const [legacy] = await t.app.get(LogPartitions).list();
+    expect(legacy).toMatchObject({ name: 'logs_legacy', from: null });
+    expect(await t.app.get(LogPartitions).dropBefore(legacy!.to)).toEqual(['logs_legacy']);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await own?.drop();
+  });
+
+  const sql = (text: string, params: unknown[] = []) => t.database.dataSource.query(text, params);
+  const partitions = async () => (await t.app.get(LogPartitions).list()).map((p) => p.name);
+  const partitionOf = async (ageDays: number) => {
+    const at = Date.now() - ageDays * DAY;
+    return (await t.app.get(LogPartitions).list()).find((p) => (p.from?.getTime() ?? 0) <= at && at < p.to.getTime())?.name;
+  };
+  const verify = (tenantId: string) =>
+    new VerifyLogChain(t.app.get(LogRepository), t.app.get(LogCheckpointRepository), t.app.get(LogRetentionRepository)).execute(tenantId, [signer.publicKey]);
+  const logsOf = async (tenantId: string) =>
+    (await sql('SELECT seq::int AS seq FROM logs WHERE tenant_id = $1 ORDER BY seq', [tenantId])).map((r: { seq: number }) => r.seq);
+  const anchorsOf = async (tenantId: string) =>
+    (await sql('SELECT seq::int AS seq FROM log_retention_anchors WHERE tenant_id = $1 ORDER BY seq', [tenantId])).map((r: { seq: number }) => r.seq);
+
+  async function seed(tenantId: string, count: number, ageDays: number): Promise<void> {
+    await t.app.get(LogChainWriter).append(
+      Array.from({ length: count }, (_, i) => ({
+        id: randomUUID(),
+        tenantId,
+        actorId: null,
+        actorType: 'system' as const,
+        entityType: 'token',
+        entityId: `tok_${i}`,
+        operation: 'read' as const,
+        message: `Token tok_${i} read`,
+        createdAt: new Date(Date.now() - ageDays * DAY + i * 1000),
+      })),
+    );
+  }
+
+  it('drops the partitions every tenant may lose, behind an anchor each; a longer period keeps its partition; the trails verify', async () => {
+    const [a, b, c] = [await t.tenant(), await t.tenant(), await t.tenant()];
+    // a: no period of its own (LOG_RETENTION_DAYS, 300); b: ten years; c: 30 days.
+    await as(t, b.key).put('/tenant/settings', { log_retention_days: 3650 }).expect(200);
+    await as(t, c.key).put('/tenant/settings', { log_retention_days: 30 }).expect(200);
+    await seed(a.tenant.id, 4, 500); // a 1-4, in the partition of 500 days ago (P1), with c 1-2
+    await seed(c.tenant.id, 2, 500);
+    await seed(a.tenant.id, 3, 400); // a 5-7, in the partition of 400 days ago (P2), with b 1-2
+    await seed(b.tenant.id, 2, 400);
+    for (const tenant of [a, b, c]) await seed(tenant.tenant.id, 2, 1);
+    await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute();
+    const [p1, p2] = [await partitionOf(500), await partitionOf(400)];
+    expect(p1).toBeDefined();
+    expect(p2).toBeDefined();
+    expect(p1).not.toBe(p2);
+
+    // The worker's task, as the app wires it from LOG_RETENTION_DAYS.
+    expect(await t.app.get(ApplyLogRetention).execute()).toBe(4 + 2 + 3);
+
+    // P1 is gone with a's 1-4 and c's 1-2, each behind an anchor at its last log there; P2 stays for b (ten years),
+    // and a's logs in it were removed by a batch (its anchor at 7); b keeps everything.
+    expect(await partitions()).not.toContain(p1);
+    expect(await partitions()).toContain(p2);
+    expect(await anchorsOf(a.tenant.id)).toEqual([4, 7]);
+    expect(await anchorsOf(c.tenant.id)).toEqual([2]);
+    expect(await anchorsOf(b.tenant.id)).toEqual([]);
+    expect(await logsOf(a.tenant.id)).toEqual([8, 9]);
+    expect(await logsOf(c.tenant.id)).toEqual([3, 4]);
+    expect(await logsOf(b.tenant.id)).toEqual([1, 2, 3, 4]);
+
+    // Retention's audit logs, as a batch writes them.
+    const removals = async (tenantId: string) => (await auditEvents(t, { tenantId })).filter((e) => e.operation === 'delete').map((e) => e.message);
+    expect(await removals(a.tenant.id)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^Audit logs up to position 4 removed by the retention period of 300 day\\(s\\) \\(4 log\\(s\\), with partition ${p1}\\); retention anchor signed with key ${signer.keyId}$`,
+        ),
+      ),
+      expect.stringMatching(/^Audit logs up to position 7 removed by the retention period of 300 day\(s\) \(3 log\(s\)\); retention anchor/),
+    ]);
+    expect(await removals(c.tenant.id)).toEqual([
+      expect.stringMatching(/^Audit logs up to position 2 removed by the retention period of 30 day\(s\) \(2 log\(s\), with partition /),
+    ]);
+
+    // Every trail verifies from its anchor, with the use case and with `gatehouse logs verify`.
+    expect(await verify(a.tenant.id)).toMatchObject({ valid: true, logs: 2, anchor: { position: 7 }, lastVerifiedCheckpoint: { position: 9 } });
+    expect(await verify(c.tenant.id)).toMatchObject({ valid: true, logs: 2, anchor: { position: 2 }, lastVerifiedCheckpoint: { position: 4 } });
+    expect(await verify(b.tenant.id)).toMatchObject({ valid: true, logs: 4, anchor: undefined });
+    const cli = await runToCompletion(CLI_MAIN, ['logs', 'verify', '--tenant', c.tenant.id, '--json'], {
+      DATABASE_URL: own.url,
+      LOG_SIGNING_KEY: TEST_LOG_SIGNING_KEY,
+      LOG_LEVEL: 'silent',
+    });
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ valid: true, anchor: { position: 2 } });
+    expect((await as(t, a.key).get('/logs/retention-anchor').expect(200)).body.anchor).toMatchObject({ position: 7, key_id: signer.keyId });
+
+    // Nothing more to do: P2 still waits for b.
+    expect(await t.app.get(ApplyLogRetention).execute()).toBe(0);
+    expect(await partitions()).toContain(p2);
+  });
+
+  it('keeps a partition whose logs are not the start of their chain: a drop never leaves a gap no anchor covers', async () => {
+    const d = await t.tenant();
+    // Position 1 is recent; position 2 was sent with a created_at of 600 days ago, into the oldest partition.
+    await seed(d.tenant.id, 1, 1);
+    await seed(d.tenant.id, 1, 600);
+    const p0 = await partitionOf(600);
+    expect((await t.app.get(LogPartitions).list())[0]!.name).toBe(p0);
+
+    await t.app.get(ApplyLogRetention).execute();
+    expect(await partitions()).toContain(p0);
+    expect(await logsOf(d.tenant.id)).toEqual([1, 2]);
+    expect(await anchorsOf(d.tenant.id)).toEqual([]);
+    expect(await verify(d.tenant.id)).toMatchObject({ valid: true, logs: 2 });
+
+    // A position missing from the partition (removed outside retention) keeps it too, and is still reported.
+    const e = await t.tenant();
+    await seed(e.tenant.id, 3, 700);
+    await seed(e.tenant.id, 1, 1);
+    await t.database.dataSource.transaction(async (em) => {
+      await em.query('SET LOCAL session_replication_role = replica');
+      await em.query('DELETE FROM logs WHERE tenant_id = $1 AND seq = 2', [e.tenant.id]);
+    });
+    const pe = await partitionOf(700);
+    await t.app.get(ApplyLogRetention).execute();
+    expect(await partitions()).toContain(pe);
+    // The batch removes position 1 only: it stops at the hole, which verification still reports.
+    expect(await anchorsOf(e.tenant.id)).toEqual([1]);
+    expect(await logsOf(e.tenant.id)).toEqual([3, 4]);
+    expect(await verify(e.tenant.id)).toMatchObject({
+      valid: false,
+      firstInvalidLog: { position: 2, reason: expect.stringMatching(/no log at position 2 \(a log was deleted\)/) },
+    });
+  });
+});
