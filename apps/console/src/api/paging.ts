@@ -1,6 +1,6 @@
 import { InfiniteData, UseInfiniteQueryResult } from '@tanstack/react-query';
 import { useCallback } from 'react';
-import type { Paging } from '../components/ListStatus';
+import type { PagedItems, Paging } from '../components/ListStatus';
 
 /** One page of a list read over the keyset cursor: its items, and `next` while a further page exists. */
 export interface CursorPage<T> {
@@ -19,7 +19,7 @@ export const cursorPaging = {
  * (loading, the failed page's message, the next cursor), and `loadMore`, which does nothing while a page loads,
  * after a failure, or at the end.
  */
-export function usePagedList<T>(query: UseInfiniteQueryResult<InfiniteData<CursorPage<T>, unknown>, Error>) {
+export function usePagedList<T>(query: UseInfiniteQueryResult<InfiniteData<CursorPage<T>, unknown>, Error>): PagedItems<T> {
   const { data, isFetching, isError, hasNextPage, fetchNextPage, error } = query;
   const pages = data?.pages ?? [];
   const next = hasNextPage ? pages[pages.length - 1]?.pagination.next : undefined;

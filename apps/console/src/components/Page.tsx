@@ -1,4 +1,5 @@
 import { ReactNode } from 'react';
+import { Link } from '../app/router';
 
 /** A page's frame: one `<h1>` (focused after a navigation, so a screen reader hears where it is) and its actions. */
 export function Page({ title, actions, className, children }: { title: string; actions?: ReactNode; className?: string; children?: ReactNode }) {
@@ -10,5 +11,14 @@ export function Page({ title, actions, className, children }: { title: string; a
       </div>
       {children}
     </main>
+  );
+}
+
+/** A list page's action that opens its create form (`to`), labelled `children`. */
+export function NewLink({ to, children }: { to: string; children: ReactNode }) {
+  return (
+    <Link to={to} className="button">
+      {children}
+    </Link>
   );
 }

@@ -1,5 +1,6 @@
 import { FormEvent, useState } from 'react';
 import type { EntityType } from '../../../api/client';
+import { FilterActions, FilterInput, FilterSelect } from '../../../components/Filters';
 import { isoToLocalInput, localInputToIso, TIME_ZONE } from '../../../format';
 import { Filters, NO_FILTERS } from '../api/filters';
 
@@ -25,39 +26,18 @@ export function FilterForm({ initial, entityTypes, onApply }: { initial: Filters
 
   return (
     <form className="filters" onSubmit={submit} aria-label="Filters">
-      <div className="field">
-        <label htmlFor="f-entity-type">Entity type</label>
-        <select id="f-entity-type" value={draft.entity_type} onChange={set('entity_type')}>
-          <option value="">Any</option>
-          {entityTypes.map((t) => (
-            <option key={t.value} value={t.value}>
-              {t.display_name}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor="f-entity-id">Entity id</label>
-        <input id="f-entity-id" value={draft.entity_id} onChange={set('entity_id')} />
-      </div>
-      <div className="field">
-        <label htmlFor="f-actor">Actor id</label>
-        <input id="f-actor" value={draft.actor_id} onChange={set('actor_id')} spellCheck={false} />
-      </div>
-      <div className="field">
-        <label htmlFor="f-from">From ({TIME_ZONE})</label>
-        <input id="f-from" type="datetime-local" value={draft.start_date} onChange={set('start_date')} />
-      </div>
-      <div className="field">
-        <label htmlFor="f-to">Until, exclusive ({TIME_ZONE})</label>
-        <input id="f-to" type="datetime-local" value={draft.end_date} onChange={set('end_date')} />
-      </div>
-      <div className="actions">
-        <button type="submit">Apply filters</button>
-        <button type="button" className="secondary" onClick={clear}>
-          Clear
-        </button>
-      </div>
+      <FilterSelect
+        id="f-entity-type"
+        label="Entity type"
+        value={draft.entity_type}
+        onChange={set('entity_type')}
+        options={entityTypes.map((t) => ({ value: t.value, label: t.display_name }))}
+      />
+      <FilterInput id="f-entity-id" label="Entity id" value={draft.entity_id} onChange={set('entity_id')} />
+      <FilterInput id="f-actor" label="Actor id" value={draft.actor_id} onChange={set('actor_id')} spellCheck={false} />
+      <FilterInput id="f-from" label={`From (${TIME_ZONE})`} type="datetime-local" value={draft.start_date} onChange={set('start_date')} />
+      <FilterInput id="f-to" label={`Until, exclusive (${TIME_ZONE})`} type="datetime-local" value={draft.end_date} onChange={set('end_date')} />
+      <FilterActions submit="Apply filters" onClear={clear} />
     </form>
   );
 }

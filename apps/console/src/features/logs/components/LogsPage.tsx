@@ -2,9 +2,8 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Log } from '../../../api/client';
 import { usePagedList } from '../../../api/paging';
 import { navigate, useRoute } from '../../../app/router';
-import { ListStatus } from '../../../components/ListStatus';
+import { PagedTable } from '../../../components/ListStatus';
 import { Page } from '../../../components/Page';
-import { TableHead } from '../../../components/TableHead';
 import { TIME_ZONE, timeFormat } from '../../../format';
 import { Filters, filtersFromSearch, filtersToSearch } from '../api/filters';
 import { useEntityTypes, useLogList } from '../api/logs';
@@ -37,7 +36,8 @@ export function LogsPage() {
 
 /** The logs under `filters`, newest first; the next page loads when the end of the table comes into view. */
 function LogsTable({ filters }: { filters: Filters }) {
-  const { items: logs, paging, loadMore } = usePagedList(useLogList(filters));
+  const list = usePagedList(useLogList(filters));
+  const { loadMore } = list;
   const [selected, setSelected] = useState<Log | null>(null);
 
   const sentinel = useRef<HTMLDivElement>(null);
@@ -54,35 +54,30 @@ function LogsTable({ filters }: { filters: Filters }) {
   return (
     <div className="logs-body">
       <section className="table-wrap" aria-label="Logs, newest first">
-        <table>
-          <caption className="visually-hidden">Audit logs, newest first</caption>
-          <TableHead columns={[`Time (${TIME_ZONE})`, 'Entity type', 'Entity id', 'Operation', 'Actor', 'Message']} />
-          <tbody>
-            {logs.map((log) => (
-              <tr key={log.id} className={selected?.id === log.id ? 'selected' : undefined} data-log-id={log.id}>
-                <td>
-                  <button type="button" className="link" onClick={() => setSelected(log)}>
-                    {timeFormat.format(new Date(log.created_at))}
-                  </button>
-                </td>
-                <td>{log.entity_type}</td>
-                <td className="mono">{log.entity_id}</td>
-                <td>{log.operation}</td>
-                <td className="mono">{log.actor_id ?? log.actor_type ?? ''}</td>
-                <td>{log.message}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        <div ref={sentinel} className="sentinel" />
-        <ListStatus
-          paging={paging}
-          count={logs.length}
+        <PagedTable
+          list={list}
+          caption="Audit logs, newest first"
+          columns={[`Time (${TIME_ZONE})`, 'Entity type', 'Entity id', 'Operation', 'Actor', 'Message']}
+          row={(log) => (
+            <tr key={log.id} className={selected?.id === log.id ? 'selected' : undefined} data-log-id={log.id}>
+              <td>
+                <button type="button" className="link" onClick={() => setSelected(log)}>
+                  {timeFormat.format(new Date(log.created_at))}
+                </button>
+              </td>
+              <td>{log.entity_type}</td>
+              <td className="mono">{log.entity_id}</td>
+              <td>{log.operation}</td>
+              <td className="mono">{log.actor_id ?? log.actor_type ?? ''}</td>
+              <td>{log.message}</td>
+            </tr>
+          )}
           testId="logs-status"
           empty="No logs match these filters."
           shown={(n, more) => (more ? `${n} logs shown; scroll for more.` : `${n} logs shown: the end of the list.`)}
-          onMore={loadMore}
-        />
+        >
+          <div ref={sentinel} className="sentinel" />
+        </PagedTable>
       </section>
       {selected && <LogDetail log={selected} onClose={() => setSelected(null)} />}
     </div>

@@ -2,7 +2,9 @@ import { FormEvent, useState } from 'react';
 import { Link } from '../../../app/router';
 import { useMay } from '../../../app/SessionContext';
 import { ErrorAlert } from '../../../components/ErrorAlert';
-import { Page } from '../../../components/Page';
+import { FilterActions, FilterInput } from '../../../components/Filters';
+import { NewLink, Page } from '../../../components/Page';
+import { TableHead } from '../../../components/TableHead';
 import { useProxyList } from '../api/proxies';
 
 /** The tenant's proxies, newest first, a page at a time (page and size, CONTRACT section 1), with a name filter. */
@@ -29,42 +31,19 @@ export function ProxiesList() {
   }
 
   return (
-    <Page
-      title="Proxies"
-      className="proxies"
-      actions={
-        canCreate && (
-          <Link className="button" to="proxies/new">
-            New proxy
-          </Link>
-        )
-      }
-    >
+    <Page title="Proxies" className="proxies" actions={canCreate && <NewLink to="proxies/new">New proxy</NewLink>}>
       {!canRead ? (
         <p>This key does not hold proxy:read, so it cannot list proxies.</p>
       ) : (
         <>
           <form className="filters" role="search" onSubmit={search}>
-            <div className="field">
-              <label htmlFor="proxy-name-filter">Name contains</label>
-              <input id="proxy-name-filter" value={name} onChange={(e) => setName(e.target.value)} placeholder="* matches anything" />
-            </div>
-            <div className="actions">
-              <button type="submit">Search</button>
-            </div>
+            <FilterInput id="proxy-name-filter" label="Name contains" value={name} onChange={(e) => setName(e.target.value)} placeholder="* matches anything" />
+            <FilterActions submit="Search" />
           </form>
           <ErrorAlert message={error} />
           <table className="proxies-table">
             <caption className="visually-hidden">Proxies, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Destination</th>
-                <th scope="col">Needs an API key</th>
-                <th scope="col">Transforms</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
+            <TableHead columns={['Name', 'Destination', 'Needs an API key', 'Transforms', 'Created']} />
             <tbody>
               {listing?.proxies.map((p) => (
                 <tr key={p.id}>

@@ -1,12 +1,10 @@
 import { useState } from 'react';
 import { usePagedList } from '../../../api/paging';
-import { Link } from '../../../app/router';
 import { ShownOnce } from '../../../components/CopyBox';
 import { ConfirmDialog } from '../../../components/Dialog';
 import { ErrorAlert } from '../../../components/ErrorAlert';
-import { ListStatus } from '../../../components/ListStatus';
-import { Page } from '../../../components/Page';
-import { TableHead } from '../../../components/TableHead';
+import { PagedTable } from '../../../components/ListStatus';
+import { NewLink, Page } from '../../../components/Page';
 import { formatTime, TIME_ZONE } from '../../../format';
 import { useDeleteStream, useStreamAction, useStreamList } from '../api/streams';
 import { destinationOf, LogStream } from '../api/stream-form';
@@ -29,7 +27,6 @@ export function StreamList({
   notice: string;
   onNotice: (notice: string) => void;
 }) {
-  const { items: streams, paging, loadMore } = usePagedList(useStreamList());
   const action = useStreamAction();
   const remove = useDeleteStream();
   const [deleting, setDeleting] = useState<LogStream | null>(null);
@@ -56,15 +53,7 @@ export function StreamList({
   }
 
   return (
-    <Page
-      title="Log streams"
-      className="streams"
-      actions={
-        <Link to="streams/new" className="button">
-          New log stream
-        </Link>
-      }
-    >
+    <Page title="Log streams" className="streams" actions={<NewLink to="streams/new">New log stream</NewLink>}>
       <p className="hint">The audit trail delivered to your SIEM, at least once and in chain order; each record carries its position and hash.</p>
       {notice && (
         <p className="notice" role="status">
@@ -82,51 +71,45 @@ export function StreamList({
         />
       )}
       <ErrorAlert message={failure} />
-      <table>
-        <caption className="visually-hidden">Log streams</caption>
-        <TableHead columns={['Name', 'Kind', 'Destination', 'State', 'Lag', `Last sync (${TIME_ZONE})`, 'Actions']} />
-        <tbody>
-          {streams.map((s) => (
-            <tr key={s.id} data-stream-id={s.id}>
-              <td>{s.name}</td>
-              <td>{s.kind}</td>
-              <td className="mono">{destinationOf(s)}</td>
-              <td data-testid="stream-state">
-                <span className={`state state-${s.state}`}>{s.state}</span>
-                {s.state === 'failing' && s.last_error && (
-                  <span className="field-error">
-                    {' '}
-                    {s.last_error} ({formatTime(s.last_error_at ?? undefined)})
-                  </span>
-                )}
-              </td>
-              <td data-testid="stream-lag">{lagText(s)}</td>
-              <td>{formatTime(s.last_synced_at ?? undefined, 'never')}</td>
-              <td className="row-actions">
-                <button
-                  type="button"
-                  className="secondary"
-                  onClick={() => toggle(s)}
-                  disabled={action.isPending}
-                  aria-label={`${s.state === 'paused' ? 'Resume' : 'Pause'} ${s.name}`}
-                >
-                  {s.state === 'paused' ? 'Resume' : 'Pause'}
-                </button>
-                <button type="button" className="danger" onClick={() => setDeleting(s)} aria-label={`Delete ${s.name}`}>
-                  Delete
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <ListStatus
-        paging={paging}
-        count={streams.length}
+      <PagedTable
+        list={usePagedList(useStreamList())}
+        caption="Log streams"
+        columns={['Name', 'Kind', 'Destination', 'State', 'Lag', `Last sync (${TIME_ZONE})`, 'Actions']}
+        row={(s) => (
+          <tr key={s.id} data-stream-id={s.id}>
+            <td>{s.name}</td>
+            <td>{s.kind}</td>
+            <td className="mono">{destinationOf(s)}</td>
+            <td data-testid="stream-state">
+              <span className={`state state-${s.state}`}>{s.state}</span>
+              {s.state === 'failing' && s.last_error && (
+                <span className="field-error">
+                  {' '}
+                  {s.last_error} ({formatTime(s.last_error_at ?? undefined)})
+                </span>
+              )}
+            </td>
+            <td data-testid="stream-lag">{lagText(s)}</td>
+            <td>{formatTime(s.last_synced_at ?? undefined, 'never')}</td>
+            <td className="row-actions">
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => toggle(s)}
+                disabled={action.isPending}
+                aria-label={`${s.state === 'paused' ? 'Resume' : 'Pause'} ${s.name}`}
+              >
+                {s.state === 'paused' ? 'Resume' : 'Pause'}
+              </button>
+              <button type="button" className="danger" onClick={() => setDeleting(s)} aria-label={`Delete ${s.name}`}>
+                Delete
+              </button>
+            </td>
+          </tr>
+        )}
         testId="streams-status"
         empty="No log streams yet."
         shown={(n, more) => (more ? `${n} log streams shown; more exist.` : `${n} log streams.`)}
-        onMore={loadMore}
         moreClassName="secondary"
       />
       <ConfirmDialog

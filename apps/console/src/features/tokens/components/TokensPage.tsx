@@ -2,9 +2,9 @@ import { FormEvent, useMemo, useState } from 'react';
 import { usePagedList } from '../../../api/paging';
 import { Link, navigate, useRoute } from '../../../app/router';
 import { useSession } from '../../../app/SessionContext';
-import { ListStatus } from '../../../components/ListStatus';
-import { Page } from '../../../components/Page';
-import { TableHead } from '../../../components/TableHead';
+import { FilterActions, FilterInput, FilterSelect } from '../../../components/Filters';
+import { PagedTable } from '../../../components/ListStatus';
+import { NewLink, Page } from '../../../components/Page';
 import { formatTime, TIME_ZONE } from '../../../format';
 import {
   filtersFromSearch,
@@ -46,51 +46,34 @@ function TokenSearch({ canCreate }: { canCreate: boolean }) {
   const { search } = useRoute();
   // The address is the search (a deep link, Back and Forward): the filters are read from it, never kept apart.
   const filters = useMemo(() => filtersFromSearch(search), [search]);
-  const { items: tokens, paging, loadMore } = usePagedList(useTokenSearch(filters));
 
   function apply(next: TokenFilters) {
     navigate(`tokens${filtersToSearch(next)}`);
   }
 
   return (
-    <Page
-      title="Tokens"
-      className="tokens"
-      actions={
-        canCreate && (
-          <Link className="button" to="tokens/new">
-            New token
-          </Link>
-        )
-      }
-    >
+    <Page title="Tokens" className="tokens" actions={canCreate && <NewLink to="tokens/new">New token</NewLink>}>
       <TokenFilterForm key={filtersToSearch(filters)} initial={filters} onApply={apply} />
       <section className="table-wrap" aria-label="Tokens, newest first">
-        <table>
-          <caption className="visually-hidden">Tokens, newest first</caption>
-          <TableHead columns={['Id', 'Type', 'Containers', 'Metadata', `Created (${TIME_ZONE})`, 'Expires']} />
-          <tbody>
-            {tokens.map((token) => (
-              <tr key={token.id} data-token-id={token.id}>
-                <td className="mono">
-                  <Link to={`tokens/${encodeURIComponent(token.id)}`}>{token.id}</Link>
-                </td>
-                <td>{typeLabel(token.type)}</td>
-                <td className="mono">{token.containers.join(' ')}</td>
-                <td className="mono">{metadataText(token.metadata)}</td>
-                <td>{formatTime(token.created_at)}</td>
-                <td>{formatTime(token.expires_at, 'never')}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        <ListStatus
-          paging={paging}
-          count={tokens.length}
+        <PagedTable
+          list={usePagedList(useTokenSearch(filters))}
+          caption="Tokens, newest first"
+          columns={['Id', 'Type', 'Containers', 'Metadata', `Created (${TIME_ZONE})`, 'Expires']}
+          row={(token) => (
+            <tr key={token.id} data-token-id={token.id}>
+              <td className="mono">
+                <Link to={`tokens/${encodeURIComponent(token.id)}`}>{token.id}</Link>
+              </td>
+              <td>{typeLabel(token.type)}</td>
+              <td className="mono">{token.containers.join(' ')}</td>
+              <td className="mono">{metadataText(token.metadata)}</td>
+              <td>{formatTime(token.created_at)}</td>
+              <td>{formatTime(token.expires_at, 'never')}</td>
+            </tr>
+          )}
           testId="tokens-status"
           empty="No token this key may read matches this search."
           shown={(n, more) => (more ? `${n} tokens shown; more exist.` : `${n} tokens shown: the end of the list.`)}
-          onMore={loadMore}
           moreClassName="secondary"
         />
       </section>
@@ -110,39 +93,12 @@ function TokenFilterForm({ initial, onApply }: { initial: TokenFilters; onApply:
 
   return (
     <form className="filters" role="search" aria-label="Search tokens" onSubmit={submit}>
-      <div className="field">
-        <label htmlFor="t-container">Container starts with</label>
-        <input id="t-container" value={draft.container} onChange={set('container')} placeholder="/pci/" spellCheck={false} />
-      </div>
-      <div className="field">
-        <label htmlFor="t-type">Type</label>
-        <select id="t-type" value={draft.type} onChange={set('type')}>
-          <option value="">Any</option>
-          {TOKEN_TYPES.map((t) => (
-            <option key={t.value} value={t.value}>
-              {t.label}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor="t-fingerprint">Fingerprint</label>
-        <input id="t-fingerprint" value={draft.fingerprint} onChange={set('fingerprint')} spellCheck={false} />
-      </div>
-      <div className="field">
-        <label htmlFor="t-meta-key">Metadata key</label>
-        <input id="t-meta-key" value={draft.metadata_key} onChange={set('metadata_key')} spellCheck={false} />
-      </div>
-      <div className="field">
-        <label htmlFor="t-meta-value">Metadata value</label>
-        <input id="t-meta-value" value={draft.metadata_value} onChange={set('metadata_value')} spellCheck={false} />
-      </div>
-      <div className="actions">
-        <button type="submit">Search</button>
-        <button type="button" className="secondary" onClick={() => onApply(NO_FILTERS)}>
-          Clear
-        </button>
-      </div>
+      <FilterInput id="t-container" label="Container starts with" value={draft.container} onChange={set('container')} placeholder="/pci/" spellCheck={false} />
+      <FilterSelect id="t-type" label="Type" value={draft.type} onChange={set('type')} options={TOKEN_TYPES} />
+      <FilterInput id="t-fingerprint" label="Fingerprint" value={draft.fingerprint} onChange={set('fingerprint')} spellCheck={false} />
+      <FilterInput id="t-meta-key" label="Metadata key" value={draft.metadata_key} onChange={set('metadata_key')} spellCheck={false} />
+      <FilterInput id="t-meta-value" label="Metadata value" value={draft.metadata_value} onChange={set('metadata_value')} spellCheck={false} />
+      <FilterActions submit="Search" onClear={() => onApply(NO_FILTERS)} />
     </form>
   );
 }
