@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AccessRule, Application, ApplicationRepository, decodeCursor, generateApiKey, hashApiKey, TenantRepository, ValidationError } from '@gatehouse/domain';
 import { InMemoryApplicationRepository, InMemoryTenantRepository } from '@gatehouse/domain/testing';
-import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
+import { DATABASES, newTenant as tenantIn, openForSuite } from './persistence-backends';
 
 interface Repositories {
   applications: ApplicationRepository;
@@ -50,17 +50,8 @@ function anApplication(tenantId: string, over: Partial<Application> = {}): Appli
 
 describe.each(BACKENDS)('ApplicationRepository on $name', (backend) => {
   let db: Repositories;
-  // Starting PGlite and migrating it takes seconds.
-  beforeAll(async () => {
-    db = await backend.open();
-  }, PGLITE_OPEN_TIMEOUT_MS);
-  afterAll(() => db?.close(), 30_000);
-
-  async function newTenant(): Promise<string> {
-    const id = randomUUID();
-    await db.tenants.insert({ id, name: `t-${id.slice(0, 8)}`, createdAt: new Date(T0) });
-    return id;
-  }
+  openForSuite(backend, (opened) => (db = opened));
+  const newTenant = (): Promise<string> => tenantIn(db.tenants, new Date(T0));
 
   /** `n` applications one second apart, oldest first; returns them newest first, as lists order them. */
   async function seed(tenantId: string, n: number, over: (i: number) => Partial<Application> = () => ({})): Promise<Application[]> {

@@ -3,7 +3,7 @@ import { ConflictError, InvalidDataError, NewAuditEvent, Token, TokenRepository 
 import { FixedClock, RecordingAuditEventPublisher } from '@gatehouse/domain/testing';
 import { RepositoryRegistry, TOKEN_BATCH_INSERT, TypeormTokenRepository, TypeormUnitOfWork } from '@gatehouse/persistence';
 import { DataSource } from 'typeorm';
-import { DATABASES, OpenedBackend, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
+import { DATABASES, newTenant as tenantIn, OpenedBackend, openForSuite } from './persistence-backends';
 
 const NOW = new Date('2026-11-26T10:00:00.000Z');
 
@@ -53,10 +53,7 @@ function counting(dataSource: DataSource): { dataSource: DataSource; statements:
 
 describe.each(DATABASES)('UnitOfWork.insert (grouped creates) on $name', (backend) => {
   let db: OpenedBackend;
-  beforeAll(async () => {
-    db = await backend.open();
-  }, PGLITE_OPEN_TIMEOUT_MS);
-  afterAll(() => db?.close(), 30_000);
+  openForSuite(backend, (opened) => (db = opened));
 
   function setUp() {
     const publisher = new RecordingAuditEventPublisher();
@@ -68,11 +65,7 @@ describe.each(DATABASES)('UnitOfWork.insert (grouped creates) on $name', (backen
     return { uow, publisher, statements: counted.statements };
   }
 
-  async function newTenant(): Promise<string> {
-    const id = randomUUID();
-    await db.tenants.insert({ id, name: `grouped-${id}`, createdAt: NOW });
-    return id;
-  }
+  const newTenant = (): Promise<string> => tenantIn(db.tenants, NOW);
 
   const outbox = (tenantId: string): Promise<{ entity_id: string; operation: string }[]> =>
     db.dataSource.query(`SELECT entity_id, operation FROM audit_outbox WHERE tenant_id = $1 ORDER BY entity_id`, [tenantId]);

@@ -2,24 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { AuditEvent, LogIdConflictError } from '@gatehouse/domain';
 import { Database, openDatabase, TypeormLogChainWriter } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
+import { aSystemEvent } from './persistence-backends';
 
 // The write paths of TypeormLogChainWriter.append against real PostgreSQL, with the interleavings a worker's lanes
 // (two flushes in flight) can produce held in place. Chain validity is checked with the database's own hash
 // function, as `gatehouse logs verify` recomputes it.
 
 function aLog(tenantId: string, i: number, over: Partial<AuditEvent> = {}): AuditEvent {
-  return {
-    id: randomUUID(),
-    tenantId,
-    actorId: null,
-    actorType: 'system',
-    entityType: 'token',
-    entityId: `tok_${i}`,
-    operation: 'read',
-    message: `Token tok_${i} read`,
-    createdAt: new Date(Date.UTC(2026, 10, 1) + i * 1000),
-    ...over,
-  };
+  return aSystemEvent(tenantId, { entityId: `tok_${i}`, message: `Token tok_${i} read`, createdAt: new Date(Date.UTC(2026, 10, 1) + i * 1000), ...over });
 }
 
 describe('TypeormLogChainWriter.append on PostgreSQL', () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AuditEvent, Clock, MaintainLogPartitions } from '@gatehouse/domain';
 import { MIGRATIONS, TypeormLogChainWriter, TypeormLogPartitions, TypeormLogRepository } from '@gatehouse/persistence';
 import { ownDatabase, OwnDatabase } from '@gatehouse/test-support/own-database';
+import { aSystemEvent } from './persistence-backends';
 
 // The logs' time partitions (docs/audit-trail.md, "Time partitions") on a database of this suite's own: it drops
 // partitions and converts the table back and forth, which no other suite may see.
@@ -9,18 +10,7 @@ import { ownDatabase, OwnDatabase } from '@gatehouse/test-support/own-database';
 const LogPartitions1764400000000 = MIGRATIONS.find((m) => m.name === 'LogPartitions1764400000000')!;
 
 function aLog(tenantId: string, createdAt: string, over: Partial<AuditEvent> = {}): AuditEvent {
-  return {
-    id: randomUUID(),
-    tenantId,
-    actorId: null,
-    actorType: 'system',
-    entityType: 'token',
-    entityId: 'tok_1',
-    operation: 'read',
-    message: `read at ${createdAt}`,
-    createdAt: new Date(createdAt),
-    ...over,
-  };
+  return aSystemEvent(tenantId, { message: `read at ${createdAt}`, createdAt: new Date(createdAt), ...over });
 }
 
 class FixedClock extends Clock {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { Application, ApplicationRepository, generateApiKey, hashApiKey, newApplicationRecord, TenantRepository } from '@gatehouse/domain';
+import { Application, ApplicationRepository, AuditEvent, generateApiKey, hashApiKey, newApplicationRecord, TenantRepository } from '@gatehouse/domain';
 import { Database, openDatabase, runMigrations, TypeormApplicationRepository, TypeormTenantRepository } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
 
@@ -59,6 +59,26 @@ export const DATABASES: Backend[] = [POSTGRES, PGLITE];
  */
 export const PGLITE_OPEN_TIMEOUT_MS = 180_000;
 
+/**
+ * Opens `backend` before the suite's tests (PGlite's hook may take PGLITE_OPEN_TIMEOUT_MS) and closes it after them;
+ * `use` gets what was opened, for the suite's `db`.
+ */
+export function openForSuite<T extends { close(): Promise<void> }>(backend: { open(): Promise<T> }, use: (opened: T) => void): void {
+  let opened: T | undefined;
+  beforeAll(async () => {
+    opened = await backend.open();
+    use(opened);
+  }, PGLITE_OPEN_TIMEOUT_MS);
+  afterAll(() => opened?.close(), 30_000);
+}
+
+/** A tenant of its own for one test, created at `createdAt`: its id. */
+export async function newTenant(tenants: TenantRepository, createdAt: Date): Promise<string> {
+  const id = randomUUID();
+  await tenants.insert({ id, name: `t-${id}`, createdAt });
+  return id;
+}
+
 /** A private application of `tenantId` created at `createdAt`, for the suites that only need some row. */
 export function aPrivateApplication(tenantId: string, createdAt: Date, over: Partial<Application> = {}): Application {
   return newApplicationRecord({
@@ -71,4 +91,20 @@ export function aPrivateApplication(tenantId: string, createdAt: Date, over: Par
     createdAt,
     ...over,
   });
+}
+
+/** An audit event of `tenantId` by the system: a read of token tok_1 unless `over` says otherwise. */
+export function aSystemEvent(tenantId: string, over: Partial<AuditEvent> = {}): AuditEvent {
+  return {
+    id: randomUUID(),
+    tenantId,
+    actorId: null,
+    actorType: 'system',
+    entityType: 'token',
+    entityId: 'tok_1',
+    operation: 'read',
+    message: 'read',
+    createdAt: new Date(),
+    ...over,
+  } as AuditEvent;
 }

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { CachedProxyRepository, DatabaseVaultCrypto, InMemoryVersionStore, TypeormProxyRepository, VaultKeyStore } from '@gatehouse/persistence';
 import { testKeyWrapper } from '@gatehouse/test-support/test-vault';
 import { aProxyRecord, PROXY_RECORD_T0 } from '@gatehouse/test-support/proxy-record';
-import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
+import { DATABASES, newTenant as tenantIn, OpenedBackend, openForSuite, POSTGRES } from './persistence-backends';
 
 interface Repositories {
   proxies: ProxyRepository;
@@ -42,16 +42,8 @@ const aProxy = aProxyRecord;
 
 describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
   let db: Repositories;
-  beforeAll(async () => {
-    db = await backend.open();
-  }, PGLITE_OPEN_TIMEOUT_MS);
-  afterAll(() => db?.close());
-
-  async function newTenant(): Promise<string> {
-    const id = randomUUID();
-    await db.tenants.insert({ id, name: `proxies-${id}`, createdAt: new Date(T0) });
-    return id;
-  }
+  openForSuite(backend, (opened) => (db = opened));
+  const newTenant = (): Promise<string> => tenantIn(db.tenants, new Date(T0));
 
   it('round-trips every field, transforms and configuration included', async () => {
     const tenantId = await newTenant();
@@ -196,18 +188,14 @@ describe.each(BACKENDS)('ProxyRepository on $name', (backend) => {
 });
 
 describe('CachedProxyRepository over PostgreSQL', () => {
-  let opened: Awaited<ReturnType<(typeof DATABASES)[number]['open']>>;
-  beforeAll(async () => {
-    opened = await DATABASES[0]!.open();
-  });
-  afterAll(() => opened?.close());
+  let opened: OpenedBackend;
+  openForSuite(POSTGRES, (backend) => (opened = backend));
 
   it('serves a key from memory only while the proxy version is unchanged', async () => {
     const inner = sealedProxies(opened.dataSource);
     const versions = new InMemoryVersionStore();
     const cached = new CachedProxyRepository(inner, versions);
-    const tenantId = randomUUID();
-    await opened.tenants.insert({ id: tenantId, name: `cache-${tenantId}`, createdAt: new Date(T0) });
+    const tenantId = await tenantIn(opened.tenants, new Date(T0));
     const proxy = aProxy(tenantId, { configuration: { A: 'b' } });
     await inner.insert(proxy);
 
@@ -226,8 +214,7 @@ describe('CachedProxyRepository over PostgreSQL', () => {
   it('hands out entries nobody can change for the next caller', async () => {
     const inner = sealedProxies(opened.dataSource);
     const cached = new CachedProxyRepository(inner, new InMemoryVersionStore());
-    const tenantId = randomUUID();
-    await opened.tenants.insert({ id: tenantId, name: `cache-${tenantId}`, createdAt: new Date(T0) });
+    const tenantId = await tenantIn(opened.tenants, new Date(T0));
     const proxy = aProxy(tenantId, { configuration: { A: 'b' } });
     await inner.insert(proxy);
     const first = (await cached.findByKey(proxy.key))!;
@@ -244,8 +231,7 @@ describe('CachedProxyRepository over PostgreSQL', () => {
       }
     })();
     const cached = new CachedProxyRepository(inner, unreachable);
-    const tenantId = randomUUID();
-    await opened.tenants.insert({ id: tenantId, name: `cache-${tenantId}`, createdAt: new Date(T0) });
+    const tenantId = await tenantIn(opened.tenants, new Date(T0));
     const proxy = aProxy(tenantId);
     await inner.insert(proxy);
     expect(await cached.findByKey(proxy.key)).toEqual(proxy);

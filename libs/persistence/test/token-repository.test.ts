@@ -10,7 +10,7 @@ import {
   VersionBumpingCommitObserver,
 } from '@gatehouse/persistence';
 import { DataSource } from 'typeorm';
-import { DATABASES, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
+import { aSystemEvent, DATABASES, newTenant as tenantIn, OpenedBackend, openForSuite, POSTGRES } from './persistence-backends';
 
 interface Repositories {
   tokens: TokenRepository;
@@ -72,16 +72,8 @@ describe('containerPrefixes', () => {
 
 describe.each(BACKENDS)('TokenRepository on $name', (backend) => {
   let db: Repositories;
-  beforeAll(async () => {
-    db = await backend.open();
-  }, PGLITE_OPEN_TIMEOUT_MS);
-  afterAll(() => db?.close());
-
-  async function newTenant(): Promise<string> {
-    const id = randomUUID();
-    await db.tenants.insert({ id, name: `tokens-${id}`, createdAt: new Date(T0) });
-    return id;
-  }
+  openForSuite(backend, (opened) => (db = opened));
+  const newTenant = (): Promise<string> => tenantIn(db.tenants, new Date(T0));
 
   it('round-trips every field; ids are per tenant (a second insert of one is a ConflictError)', async () => {
     const tenantId = await newTenant();
@@ -204,17 +196,10 @@ describe.each(BACKENDS)('TokenRepository on $name', (backend) => {
 });
 
 describe('CachedTokenRepository over PostgreSQL', () => {
-  let opened: Awaited<ReturnType<(typeof DATABASES)[number]['open']>>;
-  beforeAll(async () => {
-    opened = await DATABASES[0]!.open();
-  });
-  afterAll(() => opened?.close());
+  let opened: OpenedBackend;
+  openForSuite(POSTGRES, (backend) => (opened = backend));
 
-  async function tenant(): Promise<string> {
-    const id = randomUUID();
-    await opened.tenants.insert({ id, name: `cache-${id}`, createdAt: new Date(T0) });
-    return id;
-  }
+  const tenant = (): Promise<string> => tenantIn(opened.tenants, new Date(T0));
 
   it('serves a token from memory only while no token was updated or deleted, and never an unknown id', async () => {
     const inner = new TypeormTokenRepository(opened.dataSource.manager);
@@ -261,15 +246,5 @@ describe('CachedTokenRepository over PostgreSQL', () => {
 });
 
 function tokenEvent(tenantId: string, entityId: string, operation: AuditEvent['operation'], entityType = 'token'): AuditEvent {
-  return {
-    id: randomUUID(),
-    tenantId,
-    actorId: null,
-    actorType: 'system',
-    entityType,
-    entityId,
-    operation,
-    message: operation,
-    createdAt: new Date(T0),
-  } as AuditEvent;
+  return aSystemEvent(tenantId, { entityType, entityId, operation, message: operation, createdAt: new Date(T0) });
 }

@@ -11,7 +11,7 @@ import {
 } from '@gatehouse/domain';
 import { FixedClock, RecordingAuditEventPublisher } from '@gatehouse/domain/testing';
 import { RepositoryRegistry, TypeormApplicationRepository, TypeormTenantRepository, TypeormUnitOfWork } from '@gatehouse/persistence';
-import { aPrivateApplication, DATABASES, OpenedBackend, PGLITE_OPEN_TIMEOUT_MS } from './persistence-backends';
+import { aPrivateApplication, DATABASES, newTenant as tenantIn, OpenedBackend, openForSuite } from './persistence-backends';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 
@@ -31,20 +31,13 @@ describe.each(DATABASES)('TypeormUnitOfWork on $name', (backend) => {
     .register(ApplicationRepository, (em) => new TypeormApplicationRepository(em))
     .register(TenantRepository, (em) => new TypeormTenantRepository(em));
 
-  beforeAll(async () => {
-    db = await backend.open();
-  }, PGLITE_OPEN_TIMEOUT_MS);
-  afterAll(() => db?.close(), 30_000);
+  openForSuite(backend, (opened) => (db = opened));
 
   function unitOfWork(publisher: AuditEventPublisher = new RecordingAuditEventPublisher(), onPublishError?: (e: unknown) => void) {
     return new TypeormUnitOfWork(db.dataSource, registry, publisher, new FixedClock(NOW), onPublishError);
   }
 
-  async function newTenant(): Promise<string> {
-    const id = randomUUID();
-    await db.tenants.insert({ id, name: `acme-${id}`, createdAt: NOW });
-    return id;
-  }
+  const newTenant = (): Promise<string> => tenantIn(db.tenants, NOW);
 
   async function outboxFor(entityId: string) {
     return db.dataSource.query(

@@ -1,22 +1,11 @@
-import { inMemoryPorts } from '../testing/in-memory-ports';
+import { withTenant } from '../testing/tenant-spec-fixture';
 import { NotFoundError } from '../shared/domain-error';
 import { decodeCursor } from '../shared/page';
 import { CreateTenant } from '../tenants/tenant-commands';
-import { CreateApplication } from './application-commands';
 import { GetApplication, ListApplications } from './application-queries';
 import { principalOf } from './principal';
 
-async function setup() {
-  const ports = inMemoryPorts();
-  const created = await new CreateTenant(ports.uow, ports.clock).execute('acme');
-  const admin = principalOf(created.application);
-  return {
-    ...ports,
-    admin,
-    adminKey: created.key,
-    create: new CreateApplication(ports.uow, ports.clock, ports.expiry),
-  };
-}
+const setup = () => withTenant();
 
 describe('GetApplication', () => {
   it("finds the tenant's own application and nobody else's", async () => {

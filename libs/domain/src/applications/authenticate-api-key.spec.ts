@@ -1,23 +1,12 @@
-import { inMemoryPorts } from '../testing/in-memory-ports';
+import { withTenant } from '../testing/tenant-spec-fixture';
 import { AuthenticationError, TooManyRequestsError } from '../shared/domain-error';
 import { AuthenticationThrottle } from '../rate-limits/authentication-throttle';
 import { InMemoryRateCounter } from '../rate-limits/rate-counter';
-import { CreateTenant } from '../tenants/tenant-commands';
-import { CreateApplication } from './application-commands';
 import { AuthenticateApiKey } from './authenticate-api-key';
-import { principalOf } from './principal';
 
 async function setup() {
-  const ports = inMemoryPorts();
-  const created = await new CreateTenant(ports.uow, ports.clock).execute('acme');
-  const admin = principalOf(created.application);
-  return {
-    ...ports,
-    admin,
-    adminKey: created.key,
-    create: new CreateApplication(ports.uow, ports.clock, ports.expiry),
-    authenticate: new AuthenticateApiKey(ports.applications, ports.clock),
-  };
+  const s = await withTenant();
+  return { ...s, authenticate: new AuthenticateApiKey(s.applications, s.clock) };
 }
 
 describe('AuthenticateApiKey', () => {

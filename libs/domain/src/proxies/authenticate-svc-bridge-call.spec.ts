@@ -1,20 +1,9 @@
-import { inMemoryPorts } from '../testing/in-memory-ports';
-import { CreateTenant } from '../tenants/tenant-commands';
-import { CreateApplication } from '../applications/application-commands';
-import { principalOf } from '../applications/principal';
+import { withTenant } from '../testing/tenant-spec-fixture';
 import { AuthenticateSvcBridgeCall } from './authenticate-svc-bridge-call';
 
 async function setup() {
-  const ports = inMemoryPorts();
-  const created = await new CreateTenant(ports.uow, ports.clock).execute('acme');
-  const admin = principalOf(created.application);
-  return {
-    ...ports,
-    admin,
-    adminKey: created.key,
-    create: new CreateApplication(ports.uow, ports.clock, ports.expiry),
-    authenticate: new AuthenticateSvcBridgeCall(ports.applications, ports.clock),
-  };
+  const s = await withTenant();
+  return { ...s, authenticate: new AuthenticateSvcBridgeCall(s.applications, s.clock) };
 }
 
 describe("AuthenticateSvcBridgeCall: a proxy's svc, bound by its last writer's authority at every call", () => {

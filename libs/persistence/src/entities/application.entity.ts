@@ -1,19 +1,10 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { AccessRule, ApplicationType, RateLimit } from '@gatehouse/domain';
-import { AuthoredColumns } from './authored-columns';
+import { Column, Entity, Index } from 'typeorm';
+import type { AccessRule, ApplicationType } from '@gatehouse/domain';
+import { NamedResourceColumns } from './authored-columns';
 
 @Entity({ name: 'applications' })
 @Index('applications_tenant_created_idx', ['tenantId', 'createdAt', 'id'])
-export class ApplicationEntity extends AuthoredColumns {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'tenant_id', type: 'uuid' })
-  tenantId: string;
-
-  @Column({ type: 'varchar', length: 200 })
-  name: string;
-
+export class ApplicationEntity extends NamedResourceColumns {
   @Column({ type: 'varchar', length: 16 })
   type: ApplicationType;
 
@@ -32,9 +23,6 @@ export class ApplicationEntity extends AuthoredColumns {
 
   @Column({ name: 'can_create_expiring_applications', type: 'boolean', nullable: true })
   canCreateExpiringApplications: boolean | null;
-
-  @Column({ name: 'rate_limit', type: 'jsonb', nullable: true })
-  rateLimit: RateLimit | null;
 
   @Column({ name: 'previous_key_hash', type: 'char', length: 64, nullable: true })
   previousKeyHash: string | null;

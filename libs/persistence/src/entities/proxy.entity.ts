@@ -1,19 +1,9 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { RateLimit } from '@gatehouse/domain';
-import { AuthoredColumns } from './authored-columns';
+import { Column, Entity, Index } from 'typeorm';
+import { NamedResourceColumns } from './authored-columns';
 
 @Entity({ name: 'proxies' })
 @Index('proxies_tenant_created_idx', ['tenantId', 'createdAt', 'id'])
-export class ProxyEntity extends AuthoredColumns {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'tenant_id', type: 'uuid' })
-  tenantId: string;
-
-  @Column({ type: 'varchar', length: 200 })
-  name: string;
-
+export class ProxyEntity extends NamedResourceColumns {
   /** The key's lookup hash (VaultCrypto.lookupHash): how an invocation finds its proxy without the key being stored. */
   @Index('proxies_key_hash_key', { unique: true })
   @Column({ name: 'key_hash', type: 'varchar', length: 64 })
@@ -41,7 +31,4 @@ export class ProxyEntity extends AuthoredColumns {
 
   @Column({ name: 'require_auth', type: 'boolean' })
   requireAuth: boolean;
-
-  @Column({ name: 'rate_limit', type: 'jsonb', nullable: true })
-  rateLimit: RateLimit | null;
 }
