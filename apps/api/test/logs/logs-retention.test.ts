@@ -134,6 +134,44 @@ describe('log retention', () => {
     expect(tampered.firstInvalidLog).toMatchObject({ position: 21, reason: expect.stringMatching(/no log at position 21 \(a log was deleted\)/) });
   });
 
+  it('a verification that retention overtakes (its anchor moved after the verifier read it) reports no false break', async () => {
+    const tenant = await t.tenant();
+    const id = tenant.tenant.id;
+    await settings(tenant, { log_retention_days: 30 }).expect(200);
+    await seed(id, 10, 60 * DAY, 1);
+    await seed(id, 5, DAY, 11);
+    await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute(); // at 15
+    const retention = new ApplyLogRetention(t.app.get(UnitOfWork), t.app.get(LogRetentionRepository), signer, new SystemClock());
+    await retention.execute(4, 1); // one batch: the anchor at 4
+    expect((await t.app.get(LogRetentionRepository).newestAnchor(id))?.position).toBe(4);
+
+    // The verifier reads the anchor (4), then the highest position and its first page: retention runs in between,
+    // removing 5-10 and moving the anchor to 10, so the first page starts at 11 where 5 was expected.
+    const logs = t.app.get(LogRepository);
+    let reads = 0;
+    const racing = new Proxy(logs, {
+      get(target, prop) {
+        if (prop === 'highestPosition')
+          return async (tenantId: string) => {
+            if (reads++ === 0) await retention.execute(4, 20);
+            return target.highestPosition(tenantId);
+          };
+        const value = Reflect.get(target, prop) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const result = await new VerifyLogChain(racing, t.app.get(LogCheckpointRepository), t.app.get(LogRetentionRepository)).execute(id, [signer.publicKey]);
+    expect(await sql('SELECT seq::int AS seq FROM log_retention_anchors WHERE tenant_id = $1 ORDER BY seq', [id])).toEqual([
+      { seq: 4 },
+      { seq: 8 },
+      { seq: 10 },
+    ]);
+    // Two passes: the first one's break (no log at 5) was found while the anchor moved, so it ran again from 10.
+    expect(reads).toBe(2);
+    expect(result).toMatchObject({ valid: true, logs: 5, anchor: { position: 10 }, lastVerifiedCheckpoint: { position: 15 } });
+    expect(result.firstInvalidLog).toBeUndefined();
+  });
+
   it('verifies a trail signed by successive keys, and lists the current and retired public keys', async () => {
     const tenant = await t.tenant();
     const id = tenant.tenant.id;
