@@ -105,6 +105,29 @@ describe.each(DATABASES)('UnitOfWork.insert (grouped creates) on $name', (backen
     expect(publisher.published).toHaveLength(4);
   });
 
+  it('keeps tenants apart in one statement: the same id in two tenants is two creates, each logged in its tenant', async () => {
+    const { uow, publisher, statements } = setUp();
+    const [first, second] = [await newTenant(), await newTenant()];
+    const before = statements();
+    const mine = aToken(first, { id: 'shared-id', metadata: { owner: 'first' } });
+    const theirs = aToken(second, { id: 'shared-id', metadata: { owner: 'second' } });
+    const results = await Promise.allSettled([mine, theirs].map((token) => uow.insert(TokenRepository, token, [created(token)])));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+    expect(statements() - before).toBe(1);
+    const repository = new TypeormTokenRepository(db.dataSource.manager);
+    expect((await repository.findById(first, 'shared-id'))?.metadata).toEqual({ owner: 'first' });
+    expect((await repository.findById(second, 'shared-id'))?.metadata).toEqual({ owner: 'second' });
+    expect(await outbox(first)).toEqual([{ entity_id: 'shared-id', operation: 'create' }]);
+    expect(await outbox(second)).toEqual([{ entity_id: 'shared-id', operation: 'create' }]);
+    expect(publisher.published.map((event) => event.tenantId).sort()).toEqual([first, second].sort());
+    // A taken id in one tenant conflicts there only, in the same statement as a free one elsewhere.
+    const again = await Promise.allSettled(
+      [aToken(first, { id: 'shared-id' }), aToken(await newTenant(), { id: 'shared-id' })].map((token) => uow.insert(TokenRepository, token, [created(token)])),
+    );
+    expect(again.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    expect(await outbox(first)).toHaveLength(1);
+  });
+
   it('fails only the create whose value the database refuses, not the others of its statement', async () => {
     const { uow } = setUp();
     const tenantId = await newTenant();
