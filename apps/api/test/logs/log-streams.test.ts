@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { CreatedTenant, LogChainWriter } from '@gatehouse/domain';
+import { CreatedTenant, LOG_STREAM_KINDS, LogChainWriter, LogStreamKind, STREAM_SETTINGS } from '@gatehouse/domain';
 import { findPlaintext } from '@gatehouse/test-support/plaintext-scan';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 
 jest.setTimeout(60_000);
 
 const MERGE_PATCH = 'application/merge-patch+json';
+const SECRETS = ['token', 'api_key', 'signing_secret'];
+/** The settings the API shows (secrets are write-only). */
+const publicOf = (settings: Record<string, unknown>) => Object.fromEntries(Object.entries(settings).filter(([k]) => !SECRETS.includes(k)));
 
 describe('/logs/streams', () => {
   let t: TestApp;
@@ -146,6 +149,63 @@ describe('/logs/streams', () => {
     expect(unknown.body.errors).toEqual({ extra: ['is not allowed'] });
   });
 
+  it('refuses every oversized setting, on create and on update, with a 400 naming it; a body past BODY_LIMIT_BYTES is a 413', async () => {
+    // A valid stream of each kind, then each of its string settings one character past its limit and far past it
+    // (300,000 characters, well inside the 1 MiB body limit): always a 400 ProblemDetails naming that setting alone.
+    const valid: Record<LogStreamKind, Record<string, unknown>> = {
+      https: { url: 'https://example.com/h' },
+      syslog: { host: 'logs.example.com' },
+      splunk_hec: { url: 'https://example.com', token: 'hec-token' },
+      datadog: { api_key: 'dd-key' },
+    };
+    const oversized = (type: string, length: number): string => {
+      if (type === 'url') return `https://example.com/${'a'.repeat(length - 20)}`;
+      if (type === 'pem') return `-----BEGIN CERTIFICATE-----\n${'A'.repeat(length - 54)}\n-----END CERTIFICATE-----`;
+      return 'a'.repeat(length);
+    };
+    const limitOf = (type: string, rule: { max?: number; secret?: boolean }) =>
+      ({ url: 400, host: 253, pem: 65_536 })[type] ?? (rule.secret ? 1000 : (rule.max ?? 200));
+    let checked = 0;
+    for (const kind of LOG_STREAM_KINDS) {
+      const stream = await api()
+        .post('/logs/streams', { name: `limits-${kind}`, kind, settings: valid[kind] })
+        .expect(201);
+      for (const [field, rule] of Object.entries(STREAM_SETTINGS[kind])) {
+        if (rule.generated || rule.type === 'integer' || rule.type === 'boolean') continue;
+        for (const length of [limitOf(rule.type, rule) + 1, 300_000]) {
+          const value = oversized(rule.type, length);
+          expect(value.length).toBe(length);
+          const created = await api().post('/logs/streams', { name: 'x', kind, settings: { ...valid[kind], [field]: value } });
+          const updated = await api().patch(`/logs/streams/${stream.body.id}`, { settings: { [field]: value } });
+          for (const res of [created, updated]) {
+            expect({ kind, field, length, status: res.status, type: res.headers['content-type'] }).toEqual({
+              kind,
+              field,
+              length,
+              status: 400,
+              type: expect.stringMatching(/^application\/problem\+json/),
+            });
+            expect(Object.keys(res.body.errors)).toEqual([`settings.${field}`]);
+          }
+          checked++;
+        }
+      }
+      expect((await api().get(`/logs/streams/${stream.body.id}`).expect(200)).body.settings).toEqual(expect.objectContaining(publicOf(valid[kind])));
+      await api().delete(`/logs/streams/${stream.body.id}`).expect(204);
+    }
+    expect(checked).toBeGreaterThanOrEqual(2 * 17);
+    const name = await api()
+      .post('/logs/streams', { name: 'n'.repeat(300_000), kind: 'https', settings: valid.https })
+      .expect(400);
+    expect(Object.keys(name.body.errors)).toEqual(['name']);
+
+    // Past the API's body limit (BODY_LIMIT_BYTES, 1 MiB by default) the request is refused before it is parsed.
+    const huge = await api().post('/logs/streams', { name: 'x', kind: 'syslog', settings: { host: 'logs.example.com', tls_ca: oversized('pem', 1_100_000) } });
+    expect(huge.status).toBe(413);
+    expect(huge.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(huge.body).toMatchObject({ status: 413, title: expect.any(String) });
+  });
+
   it('refuses syslog over plain TCP unless the operator allows it', async () => {
     const refused = await api()
       .post('/logs/streams', { name: 's', kind: 'syslog', settings: { host: 'logs.example.com', port: 514, tls: false } })
@@ -212,9 +272,30 @@ describe('/logs/streams', () => {
       .expect(400);
     expect(badPatch.body.errors).toEqual({ 'settings.url': ['is required'] });
 
+    // Another tenant's key: every route on this id is a 404 ProblemDetails (never a 403 that would confirm it exists),
+    // and nothing about the stream changes.
     const stranger = await t.tenant();
-    await api(stranger.key).get(`/logs/streams/${id}`).expect(404);
-    await api(stranger.key).delete(`/logs/streams/${id}`).expect(404);
+    const unchanged = async () => {
+      const { name, settings, state, secrets, modified_at } = (await api().get(`/logs/streams/${id}`).expect(200)).body;
+      return { name, settings, state, secrets, modified_at };
+    };
+    const before = await unchanged();
+    expect(before).toMatchObject({ name: 'ops', state: 'active', modified_at: expect.any(String) });
+    const strangers = [
+      api(stranger.key).get(`/logs/streams/${id}`),
+      api(stranger.key).patch(`/logs/streams/${id}`, { name: 'taken', settings: { url: 'https://attacker.example/x' } }),
+      api(stranger.key).post(`/logs/streams/${id}/pause`, {}),
+      api(stranger.key).post(`/logs/streams/${id}/resume`, {}),
+      api(stranger.key).delete(`/logs/streams/${id}`),
+    ];
+    for (const res of await Promise.all(strangers)) {
+      expect(res.status).toBe(404);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(JSON.stringify(res.body)).not.toContain('ops');
+    }
+    expect((await api(stranger.key).get('/logs/streams').expect(200)).body.data).toEqual([]);
+    expect(await unchanged()).toEqual(before);
+    expect((await outboxMessages(stranger.tenant.id)).length).toBe(0);
     const reader = await api()
       .post('/applications', { name: 'reader', type: 'management', permissions: ['log:read'] })
       .expect(201);

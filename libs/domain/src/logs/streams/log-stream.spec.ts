@@ -34,7 +34,7 @@ describe('log stream settings', () => {
     expect(
       errorsOf((e) => resolveStreamSettings('syslog', { host: 'bad host!', port: 0, tls: false, facility: 'x', app_name: 'a\u0000' }, {}, context, e)),
     ).toEqual({
-      'settings.host': ['must be a host name or an IP address'],
+      'settings.host': ['must be a host name or an IP address (at most 253 characters)'],
       'settings.port': ['must be an integer from 1 to 65535'],
       'settings.facility': ['must be an integer from 0 to 23'],
       'settings.app_name': ['must not contain control characters'],

@@ -13,6 +13,7 @@ export const MAX_STREAM_BATCH_SIZE = 1000;
 export const DEFAULT_STREAM_BATCH_SIZE = 500;
 const MAX_TEXT = 200;
 const MAX_CA_LENGTH = 65_536;
+const MAX_HOST_LENGTH = 253;
 
 /** Non-secret settings, as stored and shown (the kind decides which members exist). */
 export type LogStreamSettings = Record<string, string | number | boolean>;
@@ -185,8 +186,9 @@ function checkValue(field: string, rule: FieldRule, value: unknown, context: Str
       return String(value).replace(/\/+$/, '');
     }
     case 'host':
-      if (typeof value !== 'string' || !/^[A-Za-z0-9.-]{1,253}$|^\[?[0-9A-Fa-f:.]+\]?$/.test(value))
-        return errors.add(field, 'must be a host name or an IP address');
+      // At most 253 characters whichever form: the IP literal pattern alone would take any run of hex digits.
+      if (typeof value !== 'string' || value.length > MAX_HOST_LENGTH || !/^[A-Za-z0-9.-]{1,253}$|^\[?[0-9A-Fa-f:.]+\]?$/.test(value))
+        return errors.add(field, `must be a host name or an IP address (at most ${MAX_HOST_LENGTH} characters)`);
       if (!context.policy.allowsLiteralHost(value)) return errors.add(field, 'must not be a private, loopback, link-local or otherwise non-public address');
       return value.replace(/^\[|\]$/g, '');
     case 'pem':
