@@ -1,27 +1,21 @@
 import { Page } from 'playwright-core';
-import { CreatedTenant } from '@gatehouse/domain';
-import { ServiceProcess } from '@gatehouse/test-support/service-process';
-import { ConsoleBrowser, screenshot, seriousViolations, signIn, TIME_ZONE } from './browser';
+import { screenshot, seriousViolations, signIn, TIME_ZONE } from './browser';
 import { useConsole } from './console.fixture';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.
 declare const window: any;
 declare const document: any;
 
-/** The console in Debian's chromium against the built service (`npm run build` puts the console in dist/console). */
-describe('console (in chromium)', () => {
+/** The console's sign-in, navigation and applications pages in Debian's chromium against the built service. */
+describe('console applications (in chromium)', () => {
   const env = useConsole();
-  let service: ServiceProcess;
-  let browser: ConsoleBrowser;
-  let tenant: CreatedTenant;
-  beforeAll(() => ({ service, browser, tenant } = env));
 
-  const newPage = (path: string) => browser.newPage(path);
+  const newPage = (path: string) => env.browser.newPage(path);
 
   async function createApplication(body: object): Promise<{ id: string; key: string; name: string }> {
-    const res = await fetch(`${service.baseUrl}/applications`, {
+    const res = await fetch(`${env.service.baseUrl}/applications`, {
       method: 'POST',
-      headers: { 'svc-api-key': tenant.key, 'content-type': 'application/json' },
+      headers: { 'svc-api-key': env.tenant.key, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
     expect(res.status).toBe(201);
@@ -29,7 +23,8 @@ describe('console (in chromium)', () => {
   }
 
   /** What the service answers `key` on a call any valid key may make: 200 while it works, 401 once it does not. */
-  const keyStatus = async (key: string) => (await fetch(`${service.baseUrl}/permissions?application_type=private`, { headers: { 'svc-api-key': key } })).status;
+  const keyStatus = async (key: string) =>
+    (await fetch(`${env.service.baseUrl}/permissions?application_type=private`, { headers: { 'svc-api-key': key } })).status;
 
   const focusedText = (page: Page) => page.evaluate(() => (document.activeElement?.textContent ?? '').trim());
 
@@ -51,24 +46,24 @@ describe('console (in chromium)', () => {
     expect(await page.getByRole('link', { name: 'New application' }).count()).toBe(0);
 
     // A page the key may not see says why; an unknown address says it is not there.
-    await page.goto(`${service.consoleUrl}/console/proxies`);
+    await page.goto(`${env.service.consoleUrl}/console/proxies`);
     await page.getByText('This key may not see proxies: it lacks proxy:read.').waitFor();
-    await page.goto(`${service.consoleUrl}/console/nowhere`);
+    await page.goto(`${env.service.consoleUrl}/console/nowhere`);
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
 
     // The key deleted under the console (by another administrator): its next call is a 401, and the console asks
     // for a key again, forgetting this one.
-    const deleted = await fetch(`${service.baseUrl}/applications/${auditor.id}`, { method: 'DELETE', headers: { 'svc-api-key': tenant.key } });
+    const deleted = await fetch(`${env.service.baseUrl}/applications/${auditor.id}`, { method: 'DELETE', headers: { 'svc-api-key': env.tenant.key } });
     expect(deleted.status).toBe(204);
     await nav.getByRole('link', { name: 'Applications' }).click();
     await page.getByRole('alert').filter({ hasText: 'no longer accepts this key' }).waitFor();
-    browser.expectError(/status of 401/, { all: true });
+    env.browser.expectError(/status of 401/, { all: true });
     expect(await page.evaluate(() => window.sessionStorage.length)).toBe(0);
 
     // The tenant's key holds every management permission: every page. From the keyboard: the nav link, Enter, the
     // focus on the new page's heading, Tab to its first control, Enter.
-    await signIn(page, tenant.key);
+    await signIn(page, env.tenant.key);
     await nav.getByRole('link', { name: 'Proxies' }).waitFor();
     expect(await nav.getByRole('link').allTextContents()).toEqual(['Logs', 'Log streams', 'Applications', 'Proxies']);
     await nav.getByRole('link', { name: 'Logs' }).click();
@@ -96,8 +91,8 @@ describe('console (in chromium)', () => {
     const expected: string[] = [];
     let start: string | undefined;
     do {
-      const res = await fetch(`${service.baseUrl}/applications?size=100${start ? `&start=${encodeURIComponent(start)}` : ''}`, {
-        headers: { 'svc-api-key': tenant.key },
+      const res = await fetch(`${env.service.baseUrl}/applications?size=100${start ? `&start=${encodeURIComponent(start)}` : ''}`, {
+        headers: { 'svc-api-key': env.tenant.key },
       });
       const body = (await res.json()) as { data: Array<{ name: string }>; pagination: { next?: string } };
       expected.push(...body.data.map((a) => a.name));
@@ -106,7 +101,7 @@ describe('console (in chromium)', () => {
     expect(expected.length).toBeGreaterThan(20);
 
     const page = await newPage('/console/applications');
-    await signIn(page, tenant.key);
+    await signIn(page, env.tenant.key);
     const status = page.getByTestId('applications-status');
     await status.filter({ hasText: '20 applications shown; more exist.' }).waitFor();
     expect(await page.locator('tbody tr td:first-child').allTextContents()).toEqual(expected.slice(0, 20));
@@ -120,10 +115,10 @@ describe('console (in chromium)', () => {
 
   it("creates an application: the type's permissions, the API's messages at their fields, and the key shown once", async () => {
     const catalogue = (await (
-      await fetch(`${service.baseUrl}/permissions?application_type=private`, { headers: { 'svc-api-key': tenant.key } })
+      await fetch(`${env.service.baseUrl}/permissions?application_type=private`, { headers: { 'svc-api-key': env.tenant.key } })
     ).json()) as Array<{ type: string }>;
     const page = await newPage('/console/applications/new');
-    await signIn(page, tenant.key);
+    await signIn(page, env.tenant.key);
     await page.getByRole('heading', { name: 'New application' }).waitFor();
     await page.getByLabel('Name', { exact: true }).fill('Checkout service');
 
@@ -144,7 +139,7 @@ describe('console (in chromium)', () => {
     await rule.getByLabel('Container').fill('pci');
     await page.getByRole('button', { name: 'Create application' }).click();
     await page.getByTestId('form-problem').waitFor();
-    browser.expectError(/status of 400/);
+    env.browser.expectError(/status of 400/);
     const container = rule.getByLabel('Container');
     expect(await container.getAttribute('aria-invalid')).toBe('true');
     const containerError = page.locator(`[id="${await container.getAttribute('aria-describedby')}"]`);
@@ -171,7 +166,7 @@ describe('console (in chromium)', () => {
     expect(key).toMatch(/^key_[0-9A-Za-z]{32,}$/);
     expect(await keyStatus(key)).toBe(200);
     await page.waitForFunction(() => document.activeElement?.id === 'key-title');
-    const stored = await fetch(`${service.baseUrl}/applications/${id}`, { headers: { 'svc-api-key': tenant.key } }).then((r) => r.json());
+    const stored = await fetch(`${env.service.baseUrl}/applications/${id}`, { headers: { 'svc-api-key': env.tenant.key } }).then((r) => r.json());
     expect(stored).toMatchObject({
       name: 'Checkout service',
       type: 'private',
@@ -182,7 +177,7 @@ describe('console (in chromium)', () => {
     expect(page.url()).not.toContain(key);
     const storage = await page.evaluate(() => JSON.stringify([{ ...window.sessionStorage }, { ...window.localStorage }]));
     expect(storage).not.toContain(key);
-    expect(JSON.stringify(await browser.context.cookies())).not.toContain(key);
+    expect(JSON.stringify(await env.browser.context.cookies())).not.toContain(key);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'application-key');
 
@@ -210,7 +205,7 @@ describe('console (in chromium)', () => {
     await page.getByLabel('Name', { exact: true }).press('Enter');
     const problem = page.getByTestId('form-problem');
     await problem.filter({ hasText: 'may not grant what it does not hold itself: proxy:create' }).waitFor();
-    browser.expectError(/status of 403/);
+    env.browser.expectError(/status of 403/);
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('form-problem');
     expect(new URL(page.url()).pathname).toBe('/console/applications/new');
     expect(await seriousViolations(page)).toEqual([]);
@@ -220,7 +215,7 @@ describe('console (in chromium)', () => {
   it('regenerates a key with an overlap, and deletes an application after a confirmation', async () => {
     const app = await createApplication({ name: 'Batch importer', type: 'private', permissions: ['proxy:invoke'] });
     const page = await newPage(`/console/applications/${app.id}`);
-    await signIn(page, tenant.key);
+    await signIn(page, env.tenant.key);
     await page.getByRole('heading', { name: 'Batch importer', level: 1 }).waitFor();
 
     // The overlap is checked by the API; its message is shown at the field, in the dialog.
@@ -230,7 +225,7 @@ describe('console (in chromium)', () => {
     await overlap.fill('100000');
     await overlap.press('Enter');
     await regenerate.getByText('must be an integer from 0 to 86400').waitFor();
-    browser.expectError(/status of 400/);
+    env.browser.expectError(/status of 400/);
     expect(await overlap.getAttribute('aria-invalid')).toBe('true');
     expect(await keyStatus(app.key)).toBe(200);
     expect(await seriousViolations(page)).toEqual([]);
@@ -271,9 +266,9 @@ describe('console (in chromium)', () => {
     expect(await keyStatus(fresh)).toBe(401);
     expect(await keyStatus(app.key)).toBe(401);
     // Its page is gone too.
-    await page.goto(`${service.consoleUrl}/console/applications/${app.id}`);
+    await page.goto(`${env.service.consoleUrl}/console/applications/${app.id}`);
     await page.getByText('No such application in this tenant.').waitFor();
-    browser.expectError(/status of 404/);
+    env.browser.expectError(/status of 404/);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
     await page.close();
@@ -282,7 +277,7 @@ describe('console (in chromium)', () => {
   it('edits an application (its rate limit refused at the field, then saved) and creates an expiring one with a condition', async () => {
     const app = await createApplication({ name: 'Reporting', type: 'management', permissions: ['log:read'] });
     const page = await newPage(`/console/applications/${app.id}`);
-    await signIn(page, tenant.key);
+    await signIn(page, env.tenant.key);
     await page.getByRole('heading', { name: 'Reporting', level: 1 }).waitFor();
     await page.getByRole('link', { name: 'Edit' }).click();
     await page.getByRole('heading', { name: 'Edit “Reporting”' }).waitFor();
@@ -297,7 +292,7 @@ describe('console (in chromium)', () => {
     await windowSeconds.fill('0');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByTestId('form-problem').waitFor();
-    browser.expectError(/status of 400/);
+    env.browser.expectError(/status of 400/);
     expect(await windowSeconds.getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator(`[id="${await windowSeconds.getAttribute('aria-describedby')}"]`).textContent()).toMatch(/\S/);
     expect(await page.getByLabel('Requests').getAttribute('aria-invalid')).toBeNull();
@@ -306,13 +301,13 @@ describe('console (in chromium)', () => {
     await page.getByRole('heading', { name: 'Reporting (read-only)', level: 1 }).waitFor();
     expect(new URL(page.url()).pathname).toBe(`/console/applications/${app.id}`);
     await page.getByText('100 requests per 60 s').waitFor();
-    const stored = await fetch(`${service.baseUrl}/applications/${app.id}`, { headers: { 'svc-api-key': tenant.key } }).then((r) => r.json());
+    const stored = await fetch(`${env.service.baseUrl}/applications/${app.id}`, { headers: { 'svc-api-key': env.tenant.key } }).then((r) => r.json());
     expect(stored).toMatchObject({ name: 'Reporting (read-only)', permissions: ['log:read'], rate_limit: { limit: 100, window_seconds: 60 } });
     // An edit never shows a key.
     expect(await page.getByRole('textbox', { name: 'API key' }).count()).toBe(0);
 
     // Expiring: the expiry field, and rules scoped by conditions instead of a container.
-    await page.goto(`${service.consoleUrl}/console/applications/new`);
+    await page.goto(`${env.service.consoleUrl}/console/applications/new`);
     await page.getByLabel('Name', { exact: true }).fill('One-off export');
     await page.getByLabel('Type').selectOption('expiring');
     await page.getByLabel(`Expires at (${TIME_ZONE}, optional)`).waitFor();
@@ -324,7 +319,7 @@ describe('console (in chromium)', () => {
     const value = rule.getByLabel('Value');
     await page.getByRole('button', { name: 'Create application' }).click();
     await page.getByTestId('form-problem').waitFor();
-    browser.expectError(/status of 400/);
+    env.browser.expectError(/status of 400/);
     expect(await value.getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator(`[id="${await value.getAttribute('aria-describedby')}"]`).textContent()).toBe(
       'value must be longer than or equal to 1 characters',
@@ -356,7 +351,7 @@ describe('console (in chromium)', () => {
     await nav.getByRole('link', { name: 'Proxies' }).waitFor({ state: 'detached' });
     expect(await nav.getByRole('link').allTextContents()).toEqual(['Logs', 'Applications']);
     // And the service agrees: the key reads its own application without proxy:read.
-    const own = (await fetch(`${service.baseUrl}/applications/key`, { headers: { 'svc-api-key': self.key } }).then((r) => r.json())) as {
+    const own = (await fetch(`${env.service.baseUrl}/applications/key`, { headers: { 'svc-api-key': self.key } }).then((r) => r.json())) as {
       permissions: string[];
     };
     expect(own.permissions).not.toContain('proxy:read');
@@ -372,11 +367,11 @@ describe('console (in chromium)', () => {
     expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Logs']);
     await page.waitForFunction(() => document.querySelectorAll('tbody tr').length > 0);
     // What it took to find out: GET /applications/key and GET /proxies refused.
-    browser.expectError(/status of 403/, { all: true });
+    env.browser.expectError(/status of 403/, { all: true });
     expect(await seriousViolations(page)).toEqual([]);
     await page.close();
   });
 
   // What the logs' file checks in its last test, here after all of them: no console errors in the browser.
-  afterAll(() => expect(browser.errors).toEqual([]));
+  afterAll(() => expect(env.browser.errors).toEqual([]));
 });

@@ -1,10 +1,7 @@
-import { createServer, IncomingMessage, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { IncomingMessage } from 'node:http';
 import { Page } from 'playwright-core';
-import { CreatedTenant } from '@gatehouse/domain';
-import { ServiceProcess } from '@gatehouse/test-support/service-process';
-import { startTestApp } from '@gatehouse/test-support/test-app';
-import { ConsoleBrowser, startConsoleService, screenshot, seriousViolations, signIn as pasteKey, WAIT } from './browser';
+import { screenshot, seriousViolations, signIn as pasteKey, WAIT } from './browser';
+import { LOOPBACK_ALLOWED, useConsole, useLoopbackServer } from './console.fixture';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.
 declare const window: any;
@@ -31,47 +28,18 @@ interface Seen {
 
 /** The console's proxies pages in Debian's chromium against the built service and a local upstream. */
 describe('console proxies (in chromium)', () => {
-  let service: ServiceProcess;
-  let upstream: Server;
-  let upstreamUrl: string;
-  let browser: ConsoleBrowser;
-  let tenant: CreatedTenant;
+  const env = useConsole({ env: LOOPBACK_ALLOWED, reportCsp: true });
   const seen: Seen[] = [];
-
-  beforeAll(async () => {
-    // The destination: a plain-http server on loopback (allowed below, as the proxies tests allow it), echoing JSON.
-    upstream = createServer((req, res) => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers });
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes' });
-        res.end(JSON.stringify({ upstream: true, method: req.method, url: req.url, body }));
-      });
+  // The destination, echoing JSON.
+  const upstream = useLoopbackServer((req, res) => {
+    seen.push({ method: req.method!, url: req.url!, headers: req.headers });
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes' });
+      res.end(JSON.stringify({ upstream: true, method: req.method, url: req.url, body }));
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/api`;
-    const admin = await startTestApp();
-    try {
-      tenant = await admin.tenant();
-    } finally {
-      await admin.close();
-    }
-    service = await startConsoleService({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8' });
-    browser = await ConsoleBrowser.launch(service.consoleUrl!);
-    // Reports every CSP violation as a console error (an init script runs whatever the page's CSP says).
-    await browser.context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e: any) => {
-        console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} (${e.sample})`);
-      });
-    });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await new Promise((resolve) => upstream?.close(resolve));
-  });
+  }, '/api');
 
   async function until(condition: () => boolean): Promise<void> {
     const deadline = Date.now() + WAIT;
@@ -81,24 +49,16 @@ describe('console proxies (in chromium)', () => {
     }
   }
 
-  const newPage = (path: string) => browser.newPage(path);
-  const browserErrors = () => browser.errors;
-  const expectBrowserError = (pattern: RegExp) => browser.expectError(pattern);
+  const newPage = (path: string) => env.browser.newPage(path);
+  const browserErrors = () => env.browser.errors;
+  const expectBrowserError = (pattern: RegExp) => env.browser.expectError(pattern);
 
   async function signIn(page: Page): Promise<void> {
-    await pasteKey(page, tenant.key);
+    await pasteKey(page, env.tenant.key);
     await page.getByText('Signed in as').waitFor();
   }
 
-  async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-    const res = await fetch(`${service.baseUrl}${path}`, {
-      method,
-      headers: { 'SVC-API-KEY': tenant.key, ...(body ? { 'Content-Type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined };
-  }
+  const api = (method: string, path: string, body?: unknown) => env.api(env.tenant.key, method, path, body);
 
   /** The request transform's editor, its focusable content (CodeMirror's contenteditable, named by the heading). */
   const requestEditor = (page: Page) => page.getByRole('textbox', { name: 'Request transform' });
@@ -118,7 +78,7 @@ describe('console proxies (in chromium)', () => {
   it('answers index.html with a fresh style nonce in its CSP and its page, and nothing else inline', async () => {
     const nonces: string[] = [];
     for (const path of ['/console/proxies', '/console/proxies/new']) {
-      const res = await fetch(`${service.consoleUrl}${path}`);
+      const res = await fetch(`${env.service.consoleUrl}${path}`);
       expect(res.status).toBe(200);
       const csp = res.headers.get('content-security-policy') ?? '';
       const nonce = /style-src 'self' 'nonce-([A-Za-z0-9+/=]{22,})'/.exec(csp)?.[1];
@@ -130,7 +90,7 @@ describe('console proxies (in chromium)', () => {
     }
     expect(nonces[0]).not.toBe(nonces[1]);
     // The assets carry the policy without a nonce.
-    const asset = await fetch(`${service.consoleUrl}/console/assets/nothing-here.css`);
+    const asset = await fetch(`${env.service.consoleUrl}/console/assets/nothing-here.css`);
     expect(asset.headers.get('content-security-policy')).toContain("style-src 'self';");
   });
 
@@ -159,7 +119,7 @@ describe('console proxies (in chromium)', () => {
     await page.getByRole('heading', { name: 'New proxy' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/console/proxies/new');
     await page.getByLabel('Name', { exact: true }).fill('Orders upstream');
-    await page.getByLabel('Destination URL').fill(upstreamUrl);
+    await page.getByLabel('Destination URL').fill(upstream.url);
     await page.getByRole('button', { name: 'Start from a template' }).first().click();
     await typeRequestTransform(page, BROKEN);
     // Tab leaves the editor (it does not trap the keyboard): the next control gets the focus.
@@ -207,7 +167,7 @@ describe('console proxies (in chromium)', () => {
     expect(await message.textContent()).toBe('');
     expect(await page.locator('.cm-lintRange-error').count()).toBe(0);
     const created = (await api('GET', `/proxies/${id}`)).json;
-    expect(created).toMatchObject({ name: 'Orders upstream', destination_url: upstreamUrl, require_auth: true, configuration: { GREETING: 'hello' } });
+    expect(created).toMatchObject({ name: 'Orders upstream', destination_url: upstream.url, require_auth: true, configuration: { GREETING: 'hello' } });
     expect(created.request_transform.code).toBe(FIXED);
     expect(created.response_transform).toBeUndefined();
     expect(await page.getByLabel('Proxy key (SVC-PROXY-KEY)').inputValue()).toBe(created.key);

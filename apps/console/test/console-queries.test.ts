@@ -1,10 +1,6 @@
 import { Route } from 'playwright-core';
-import { CreatedTenant } from '@gatehouse/domain';
-import { ServiceProcess } from '@gatehouse/test-support/service-process';
-import { startTestApp } from '@gatehouse/test-support/test-app';
-import { ConsoleBrowser, startConsoleService, signIn, WAIT } from './browser';
-
-jest.setTimeout(180_000);
+import { signIn, WAIT } from './browser';
+import { useConsole } from './console.fixture';
 
 /** How long the answer to the older filter is held back: long after the newer filter's answer has come. */
 const HELD_MS = 2_500;
@@ -14,28 +10,10 @@ const HELD_MS = 2_500;
  * service: an answer to a filter no longer shown never reaches the page, however late it arrives.
  */
 describe('console queries (in chromium)', () => {
-  let service: ServiceProcess;
-  let browser: ConsoleBrowser;
-  let tenant: CreatedTenant;
-
-  beforeAll(async () => {
-    const admin = await startTestApp();
-    try {
-      tenant = await admin.tenant();
-    } finally {
-      await admin.close();
-    }
-    service = await startConsoleService();
-    browser = await ConsoleBrowser.launch(service.consoleUrl!);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-  });
+  const env = useConsole({});
 
   it('drops a late answer to an older filter of the logs', async () => {
-    const page = await browser.newPage('/console/logs');
+    const page = await env.browser.newPage('/console/logs');
     // GET /logs?...entity_type=card is answered 2.5 s late, with a log found in no other answer.
     const held = { asked: 0, delivered: 0 };
     await page.route(/\/logs\?.*entity_type=card/, async (route: Route) => {
@@ -57,7 +35,7 @@ describe('console queries (in chromium)', () => {
       await route.fulfill({ response, json: { ...body, data: [stale, ...(body.data ?? [])] } });
       held.delivered++;
     });
-    await signIn(page, tenant.key);
+    await signIn(page, env.tenant.key);
     const status = page.getByTestId('logs-status');
     await status.filter({ hasText: /logs shown|No logs match/ }).waitFor();
 
@@ -88,6 +66,6 @@ describe('console queries (in chromium)', () => {
   });
 
   it('wrote no browser console errors', () => {
-    expect(browser.errors).toEqual([]);
+    expect(env.browser.errors).toEqual([]);
   });
 });

@@ -1,11 +1,8 @@
-import { createServer, IncomingMessage, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { IncomingMessage } from 'node:http';
 import { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { CreatedTenant } from '@gatehouse/domain';
-import { ServiceProcess } from '@gatehouse/test-support/service-process';
-import { startTestApp } from '@gatehouse/test-support/test-app';
-import { ConsoleBrowser, seriousViolations, signIn, startConsoleService, WAIT } from './browser';
+import { seriousViolations, signIn, WAIT } from './browser';
+import { LOOPBACK_ALLOWED, useConsole, useLoopbackServer } from './console.fixture';
 
 // Functions passed to page.evaluate run in the browser; this program has no DOM types.
 declare const window: any;
@@ -24,49 +21,18 @@ interface Delivery {
  * signatures with the secret the page showed once.
  */
 describe('console log streams (in chromium)', () => {
-  let service: ServiceProcess;
-  let receiver: Server;
-  let receiverUrl: string;
-  let browser: ConsoleBrowser;
-  let tenant: CreatedTenant;
+  const env = useConsole({ env: { ...LOOPBACK_ALLOWED, LOG_STREAM_INTERVAL_MS: '200' } });
   const deliveries: Delivery[] = [];
-
-  beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        deliveries.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(204).end();
-      });
+  const receiver = useLoopbackServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      deliveries.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
     });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const admin = await startTestApp();
-    try {
-      tenant = await admin.tenant();
-    } finally {
-      await admin.close();
-    }
-    service = await startConsoleService({ PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8', LOG_STREAM_INTERVAL_MS: '200' });
-    browser = await ConsoleBrowser.launch(service.consoleUrl!);
-  });
+  }, '/hook');
 
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await new Promise((resolve) => receiver?.close(resolve));
-  });
-
-  async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-    const res = await fetch(`${service.baseUrl}${path}`, {
-      method,
-      headers: { 'SVC-API-KEY': tenant.key, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined };
-  }
+  const api = (method: string, path: string, body?: unknown) => env.api(env.tenant.key, method, path, body);
 
   async function until<T>(probe: () => T | Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
     const deadline = Date.now() + WAIT;
@@ -81,8 +47,8 @@ describe('console log streams (in chromium)', () => {
   const row = (page: Page, name: string) => page.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) });
 
   it('creates an https stream (a 400 at its field first), shows its secret once, its deliveries and state; pauses, resumes and deletes it', async () => {
-    const page = await browser.newPage('/console/streams');
-    await signIn(page, tenant.key);
+    const page = await env.browser.newPage('/console/streams');
+    await signIn(page, env.tenant.key);
     await page.getByRole('heading', { name: 'Log streams', level: 1 }).waitFor();
     await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Log streams' }).getAttribute('aria-current')).resolves.toBe(
       'page',
@@ -107,15 +73,15 @@ describe('console log streams (in chromium)', () => {
     expect(await urlError.textContent()).toMatch(/URL/);
     expect(await url.getAttribute('aria-describedby')).toContain('stream-https-url-error');
     expect(await page.getByTestId('form-problem').textContent()).toContain('See the field marked below');
-    browser.expectError(/status of 400/);
+    env.browser.expectError(/status of 400/);
     expect((await api('GET', '/logs/streams')).json.data).toEqual([]);
     expect(await seriousViolations(page)).toEqual([]);
 
     // Fixed and sent with Enter: back on the list, the signing secret shown once in its copy box.
-    await url.fill(receiverUrl);
+    await url.fill(receiver.url);
     await url.press('Enter');
     await page.getByRole('heading', { name: 'The signing secret of siem' }).waitFor();
-    expect(page.url()).toBe(`${service.consoleUrl}/console/streams`);
+    expect(page.url()).toBe(`${env.service.consoleUrl}/console/streams`);
     const secret = await page.getByLabel('Signing secret (Standard Webhooks)').inputValue();
     expect(secret).toMatch(/^whsec_/);
     const stored = await page.evaluate(
@@ -130,7 +96,7 @@ describe('console log streams (in chromium)', () => {
 
     const siem = row(page, 'siem');
     await siem.getByText('https', { exact: true }).waitFor();
-    await siem.getByText(receiverUrl).waitFor();
+    await siem.getByText(receiver.url).waitFor();
     expect(await siem.getByTestId('stream-state').textContent()).toBe('active');
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -188,16 +154,16 @@ describe('console log streams (in chromium)', () => {
     await page.getByText('Log stream “siem” deleted: nothing more is sent to it.').waitFor();
     await page.getByTestId('streams-status').filter({ hasText: 'No log streams yet.' }).waitFor();
     expect((await api('GET', `/logs/streams/${id}`)).status).toBe(404);
-    expect(browser.errors).toEqual([]);
+    expect(env.browser.errors).toEqual([]);
   });
 
   it('shows no Log streams entry to a key without log:stream', async () => {
     const created = await api('POST', '/applications', { name: 'reader', type: 'management', permissions: ['log:read'] });
     expect(created.status).toBe(201);
-    const page = await browser.newPage('/console/streams');
+    const page = await env.browser.newPage('/console/streams');
     await signIn(page, created.json.key);
     await page.getByText('This key may not see log streams: it lacks log:stream.').waitFor();
     expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Log streams' }).count()).toBe(0);
-    expect(browser.errors.filter((e) => !/status of 403/.test(e))).toEqual([]);
+    expect(env.browser.errors.filter((e) => !/status of 403/.test(e))).toEqual([]);
   });
 });

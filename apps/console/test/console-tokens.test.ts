@@ -1,8 +1,6 @@
 import { Page } from 'playwright-core';
-import { CreatedTenant } from '@gatehouse/domain';
-import { ServiceProcess } from '@gatehouse/test-support/service-process';
-import { startTestApp } from '@gatehouse/test-support/test-app';
-import { ConsoleBrowser, startConsoleService, screenshot, seriousViolations, signIn as pasteKey, WAIT } from './browser';
+import { screenshot, seriousViolations, signIn as pasteKey, WAIT } from './browser';
+import { useConsole } from './console.fixture';
 
 // Functions passed to page.evaluate/waitForFunction run in the browser; this program has no DOM types.
 declare const window: any;
@@ -19,9 +17,8 @@ const ALL_TOKEN_PERMISSIONS = ['token:create', 'token:read', 'token:delete'];
 
 /** The console's tokens pages in Debian's chromium against the built service, with keys whose rules differ. */
 describe('console tokens (in chromium)', () => {
-  let service: ServiceProcess;
-  let browser: ConsoleBrowser;
-  let tenant: CreatedTenant;
+  const env = useConsole({ reportCsp: true });
+  const { api } = env;
   /** Plain permissions on a private application: the lowest rule, `mask`. */
   let masker: string;
   /** A `reveal` rule on `/`. */
@@ -32,36 +29,13 @@ describe('console tokens (in chromium)', () => {
   /** Every console message of every page, to show that no value typed or read is logged. */
   const consoleLines: string[] = [];
 
-  async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-    const res = await fetch(`${service.baseUrl}${path}`, {
-      method,
-      headers: { 'SVC-API-KEY': key, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined };
-  }
-
   async function application(body: object): Promise<string> {
-    const res = await api(tenant.key, 'POST', '/applications', body);
+    const res = await api(env.tenant.key, 'POST', '/applications', body);
     if (res.status !== 201) throw new Error(`application: ${res.status} ${JSON.stringify(res.json)}`);
     return res.json.key;
   }
 
   beforeAll(async () => {
-    const admin = await startTestApp();
-    try {
-      tenant = await admin.tenant();
-    } finally {
-      await admin.close();
-    }
-    service = await startConsoleService();
-    browser = await ConsoleBrowser.launch(service.consoleUrl!);
-    await browser.context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e: any) => {
-        console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} (${e.sample})`);
-      });
-    });
     const rule = (transform: string) => [{ priority: 1, container: '/', transform, permissions: ALL_TOKEN_PERMISSIONS }];
     masker = await application({ name: 'masker', type: 'private', permissions: ALL_TOKEN_PERMISSIONS });
     revealer = await application({ name: 'revealer', type: 'private', permissions: [], rules: rule('reveal') });
@@ -83,13 +57,8 @@ describe('console tokens (in chromium)', () => {
     expect((await api(revealer, 'POST', '/tokenize', paged)).status).toBe(200);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-  });
-
   async function openAs(key: string, path: string): Promise<Page> {
-    const page = await browser.newPage(path);
+    const page = await env.browser.newPage(path);
     page.on('console', (message) => consoleLines.push(message.text()));
     await pasteKey(page, key);
     // A private application's key may not read its own application: the console asks the lists what it may see.
@@ -132,7 +101,7 @@ describe('console tokens (in chromium)', () => {
     await page.goBack();
     await status(page).getByText('1 tokens shown: the end of the list.').waitFor();
     expect(await rows(page).first().textContent()).toContain('customer=c_2');
-    await page.goto(`${service.consoleUrl}/console/tokens?container=%2Fpaging%2F`);
+    await page.goto(`${env.service.consoleUrl}/console/tokens?container=%2Fpaging%2F`);
     await status(page).getByText('20 tokens shown; more exist.').waitFor();
     await expect(page.getByLabel('Container starts with').inputValue()).resolves.toBe('/paging/');
     await page.getByRole('button', { name: 'Load more' }).click();
@@ -190,7 +159,7 @@ describe('console tokens (in chromium)', () => {
     await page.getByRole('alert').getByText('Fields: data.number.', { exact: false }).waitFor();
     expect(await page.evaluate(() => document.body.innerText)).not.toContain(BAD_NUMBER);
     expect(await kept(page)).not.toContain(BAD_NUMBER);
-    browser.expectError(/status of 400/);
+    env.browser.expectError(/status of 400/);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'token-new-refused');
 
@@ -244,7 +213,7 @@ describe('console tokens (in chromium)', () => {
   it('logged no card number and broke no CSP rule', () => {
     for (const value of [CARD.number, NEW_NUMBER, BAD_NUMBER]) expect(consoleLines.join('\n')).not.toContain(value);
     // Each sign-in's probes of the lists these keys may not read (logs, proxies) answer 403: the only errors expected.
-    browser.expectError(/status of 403/, { all: true });
-    expect(browser.errors).toEqual([]);
+    env.browser.expectError(/status of 403/, { all: true });
+    expect(env.browser.errors).toEqual([]);
   });
 });
