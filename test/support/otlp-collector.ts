@@ -20,6 +20,8 @@ export interface Collector {
   spans: ExportedSpan[];
   /** Export requests received, spans or not. */
   requests: () => number;
+  /** Every export request's body as received (events, status messages and all), for tests that scan it. */
+  bodies: string[];
   server: Server;
   close: () => Promise<void>;
 }
@@ -33,6 +35,7 @@ function attributeMap(attributes: any[] | undefined): Record<string, unknown> {
 /** A local OTLP/HTTP (JSON) collector: what the SDK exports to `${endpoint}/v1/traces`. */
 export async function startCollector(): Promise<Collector> {
   const spans: ExportedSpan[] = [];
+  const bodies: string[] = [];
   let requests = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -40,7 +43,8 @@ export async function startCollector(): Promise<Collector> {
     req.on('end', () => {
       if (req.method === 'POST' && req.url === '/v1/traces' && String(req.headers['content-type']).startsWith('application/json')) {
         requests++;
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        bodies.push(Buffer.concat(chunks).toString('utf8'));
+        const body = JSON.parse(bodies[bodies.length - 1]!);
         for (const resourceSpans of body.resourceSpans ?? []) {
           const resource = attributeMap(resourceSpans.resource?.attributes);
           const service = resource['service.name'] as string;
@@ -70,6 +74,7 @@ export async function startCollector(): Promise<Collector> {
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
+    bodies,
     requests: () => requests,
     server,
     close: async () => {
