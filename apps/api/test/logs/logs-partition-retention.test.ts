@@ -3,6 +3,7 @@ import { parseSigningKey } from '@gatehouse/config';
 import {
   ApplyLogRetention,
   CheckpointSigner,
+  DropExpiredLogPartitions,
   LogChainWriter,
   LogCheckpointRepository,
   LogPartitions,
@@ -10,6 +11,7 @@ import {
   LogRetentionRepository,
   SignLogCheckpoints,
   SystemClock,
+  UnitOfWork,
   VerifyLogChain,
 } from '@gatehouse/domain';
 import { CLI_MAIN, runToCompletion } from '@gatehouse/test-support/service-process';
@@ -136,6 +138,51 @@ describe('log retention by partitions (LOG_RETENTION_DAYS)', () => {
     // Nothing more to do: P2 still waits for b.
     expect(await t.app.get(ApplyLogRetention).execute()).toBe(0);
     expect(await partitions()).toContain(p2);
+  });
+
+  it('gives way to a running retention batch, and a drop that cannot take its lock in time rolls its anchors and audit logs back', async () => {
+    const f = await t.tenant();
+    await seed(f.tenant.id, 3, 800); // the oldest partition now, f's alone
+    await seed(f.tenant.id, 1, 1);
+    const p = await partitionOf(800);
+    expect((await t.app.get(LogPartitions).list())[0]!.name).toBe(p);
+    const holding = async (lock: string, during: () => Promise<void>) => {
+      const runner = t.database.dataSource.createQueryRunner();
+      await runner.connect();
+      await runner.startTransaction();
+      try {
+        await runner.query(lock);
+        await during();
+      } finally {
+        await runner.rollbackTransaction();
+        await runner.release();
+      }
+    };
+    const unchanged = async () => {
+      expect(await partitions()).toContain(p);
+      expect(await anchorsOf(f.tenant.id)).toEqual([]);
+      expect(await logsOf(f.tenant.id)).toEqual([1, 2, 3, 4]);
+      expect((await auditEvents(t, { tenantId: f.tenant.id })).filter((e) => e.operation === 'delete')).toEqual([]);
+    };
+
+    // The drop alone (the batches would remove f's logs row by row meanwhile: they do not wait for a drop).
+    const drop = () => new DropExpiredLogPartitions(t.app.get(UnitOfWork), signer, new SystemClock(), 300).execute();
+    // A retention batch holds the retention lock shared: the drop gives way, dropping nothing.
+    await holding(`SELECT pg_advisory_xact_lock_shared(hashtextextended('gatehouse.log-retention', 0))`, async () => {
+      expect(await drop()).toBe(0);
+      await unchanged();
+    });
+    // A long reader of the logs: the drop's ACCESS EXCLUSIVE lock is not had within 5 s; its transaction, anchors and
+    // audit logs included, is rolled back.
+    await holding('SELECT count(*) FROM logs', async () => {
+      await expect(drop()).rejects.toMatchObject({ code: '55P03' });
+      await unchanged();
+    });
+    // Free again: dropped, behind its anchor.
+    expect(await drop()).toBe(3);
+    expect(await partitions()).not.toContain(p);
+    expect(await anchorsOf(f.tenant.id)).toEqual([3]);
+    expect(await verify(f.tenant.id)).toMatchObject({ valid: true, logs: 1, anchor: { position: 3 } });
   });
 
   it('keeps a partition whose logs are not the start of their chain: a drop never leaves a gap no anchor covers', async () => {
