@@ -7,8 +7,7 @@ import { createApiApp } from './app';
 import { answerClientErrors } from './http/client-errors';
 import { ensureFirstTenant, firstKeyBanner, loadConfigOrExit, openMigratedDatabase } from './bootstrap';
 import { BackgroundJobs } from '@gatehouse/jobs';
-import { createMetricsRegistry, metricsPortOf, startMetricsServer, traceJobs, verifyVaultKeys } from '@gatehouse/runtime';
-import { stopTracing } from '@gatehouse/runtime/tracing';
+import { createMetricsRegistry, metricsPortOf, startMetricsServer, stopOnSignals, traceJobs, verifyVaultKeys } from '@gatehouse/runtime';
 import { serveControlSocket } from './cli/control-socket';
 import { execute } from './cli/execute';
 import { Draining } from './health/draining';
@@ -83,8 +82,7 @@ async function main(): Promise<void> {
   let stopping = false;
   // While draining, answers tell keep-alive clients to reconnect elsewhere.
   for (const listening of servers) listening.on('request', (_req, res) => stopping && !res.headersSent && res.setHeader('connection', 'close'));
-  const stop = async (signal: string) => {
-    if (stopping) return;
+  stopOnSignals(root, app, database, async (signal) => {
     stopping = true;
     // Readiness fails first; requests are still served for SHUTDOWN_DELAY_MS, time for load balancers to notice.
     app.get(Draining).begin();
@@ -101,15 +99,7 @@ async function main(): Promise<void> {
     await closed;
     clearInterval(sweep);
     clearTimeout(force);
-    await app.close();
-    await database.close();
-    await stopTracing();
-    root.info('stopped');
-    root.flush();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  });
 }
 
 main().catch((error) => {

@@ -13,10 +13,10 @@ import {
   registerBackgroundMetrics,
   registerDependencyMetrics,
   startMetricsServer,
+  stopOnSignals,
   traceJobs,
   verifyVaultKeys,
 } from '@gatehouse/runtime';
-import { stopTracing } from '@gatehouse/runtime/tracing';
 import { OWNER_ONLY_UMASK } from '@gatehouse/config';
 import { registerHeartbeatMetric, startHeartbeat } from './heartbeat';
 import { workerConfigProblem } from './worker-config';
@@ -52,28 +52,11 @@ async function main(): Promise<void> {
   const stopHeartbeat = startHeartbeat(async () => (await redis.ping()) && (await dataSource.query('SELECT 1').then(() => true)));
   root.info({ queue_prefix: config.queuePrefix, ready_in_ms: Math.round(performance.now()) }, 'gatehouse worker running');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  // Closing the context (after drain) stops taking jobs, lets the running ones commit their logs, then disconnects.
+  stopOnSignals(root, app, database, async (signal) => {
     root.info({ signal }, 'draining jobs');
     stopHeartbeat();
-    try {
-      // Closing the context stops taking jobs, lets the running ones commit their logs, then disconnects.
-      await app.close();
-      await database.close();
-      await stopTracing();
-      root.info('stopped');
-      root.flush();
-      process.exit(0);
-    } catch (error) {
-      root.error({ err: error }, 'unclean stop');
-      root.flush();
-      process.exit(1);
-    }
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  });
 }
 
 main().catch((error) => {

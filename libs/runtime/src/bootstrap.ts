@@ -2,6 +2,7 @@ import { Logger as PinoLogger } from 'pino';
 import { AppConfig, ConfigError, loadConfig } from '@gatehouse/config';
 import type { INestApplicationContext } from '@nestjs/common';
 import { KeyWrapper } from '@gatehouse/domain';
+import { stopTracing } from './tracing';
 import { Database, DatabaseVaultCrypto, LocalKeyWrapper, migrationStatus, openDatabase, pendingMigrationsLine, runMigrations } from '@gatehouse/persistence';
 
 /** Reads the environment; bad values end the process with one line for each, naming its variable. */
@@ -65,4 +66,31 @@ export async function verifyVaultKeys(app: INestApplicationContext, config: AppC
         : 'a key-encryption key was generated into DATA_DIR: back it up with the database (nothing sealed can be read without it)',
     );
   }
+}
+
+/**
+ * Stops the process on the first SIGTERM or SIGINT: `drain(signal)` first (what the service finishes before it goes),
+ * then the application context, the database and tracing; exits 0, or 1 (logged) when any of it fails.
+ */
+export function stopOnSignals(logger: PinoLogger, app: INestApplicationContext, database: Database, drain: (signal: string) => Promise<void>): void {
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    try {
+      await drain(signal);
+      await app.close();
+      await database.close();
+      await stopTracing();
+      logger.info('stopped');
+      logger.flush();
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'unclean stop');
+      logger.flush();
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 }

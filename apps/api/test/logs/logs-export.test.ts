@@ -158,16 +158,7 @@ describe('GET /logs/export', () => {
     writeFileSync(join(dir, 'export.ndjson'), exported);
     writeFileSync(join(dir, 'checkpoints.json'), JSON.stringify(checkpoints.body));
     writeFileSync(join(dir, 'public-key.json'), JSON.stringify(publicKey.body));
-    const args = [
-      'logs',
-      'verify',
-      '--file',
-      join(dir, 'export.ndjson'),
-      '--checkpoints',
-      join(dir, 'checkpoints.json'),
-      '--public-key',
-      join(dir, 'public-key.json'),
-    ];
+    const args = verifyArgs(dir, join(dir, 'public-key.json'));
     const ok = await runToCompletion(CLI_MAIN, args, {});
     expect(ok.stdout).toContain('VERIFIED');
     expect(ok.code).toBe(0);
@@ -223,6 +214,11 @@ describe('GET /logs/export', () => {
   });
 });
 
+/** `gatehouse logs verify` of the export.ndjson and checkpoints.json written in `dir`, with `publicKey` (a file or hex). */
+function verifyArgs(dir: string, publicKey: string): string[] {
+  return ['logs', 'verify', '--file', join(dir, 'export.ndjson'), '--checkpoints', join(dir, 'checkpoints.json'), '--public-key', publicKey];
+}
+
 describe('the worked example of docs/audit-trail.md', () => {
   it('verifies with gatehouse logs verify, offline', async () => {
     const doc = readFileSync(join(__dirname, '../../../../docs/audit-trail.md'), 'utf8');
@@ -244,21 +240,7 @@ describe('the worked example of docs/audit-trail.md', () => {
         },
       ]),
     );
-    const res = await runToCompletion(
-      CLI_MAIN,
-      [
-        'logs',
-        'verify',
-        '--file',
-        join(dir, 'export.ndjson'),
-        '--checkpoints',
-        join(dir, 'checkpoints.json'),
-        '--public-key',
-        'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
-        '--json',
-      ],
-      {},
-    );
+    const res = await runToCompletion(CLI_MAIN, [...verifyArgs(dir, 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a'), '--json'], {});
     expect(JSON.parse(res.stdout)).toMatchObject({ valid: true, logs: 2, unsignedLogs: 0, lastVerifiedCheckpoint: { position: 2 } });
     expect(res.code).toBe(0);
   });

@@ -6,20 +6,14 @@ import { API_MAIN, CLI_BIN, runToCompletion, startServiceProcess } from '@gateho
 
 /** Every entry under `dir` (not `dir` itself) whose mode lets group or others in, as `path mode`. */
 function openToOthers(dir: string): { count: number; open: string[] } {
+  // Node's own recursive listing (it does not follow links), not a walk like the one the service tightens with.
+  const paths = (readdirSync(dir, { recursive: true }) as string[]).map((name) => join(dir, name));
   const open: string[] = [];
-  let count = 0;
-  const stack = [dir];
-  while (stack.length > 0) {
-    const at = stack.pop()!;
-    for (const name of readdirSync(at)) {
-      const path = join(at, name);
-      const stat = lstatSync(path);
-      count++;
-      if (stat.isDirectory()) stack.push(path);
-      if (!stat.isSymbolicLink() && stat.mode & 0o077) open.push(`${path} ${(stat.mode & 0o777).toString(8)}`);
-    }
+  for (const path of paths) {
+    const stat = lstatSync(path);
+    if (!stat.isSymbolicLink() && stat.mode & 0o077) open.push(`${path} ${(stat.mode & 0o777).toString(8)}`);
   }
-  return { count, open };
+  return { count: paths.length, open };
 }
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;

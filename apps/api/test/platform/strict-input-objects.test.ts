@@ -1,16 +1,9 @@
-import type { TestApp } from '@gatehouse/test-support/test-app';
-import { Upstream } from '@gatehouse/test-support/upstream';
 import { PATCH_TYPE, useStrictInput } from './strict-input.fixture';
 
 /** Strict input (issue 9 part 3): see strict-input.test.ts. */
 
 describe('strict input', () => {
   const env = useStrictInput();
-  let t: TestApp;
-  let upstream: Upstream;
-  let app: { id: string };
-  let proxy: { id: string; key: string };
-  beforeAll(() => ({ t, upstream, app, proxy } = env));
   const { send, expectRefused, BODY_ENDPOINTS } = env;
 
   describe('where an object is expected, anything else is a 400 naming the field (never read as absent)', () => {
@@ -28,8 +21,8 @@ describe('strict input', () => {
     );
 
     it.each(proxyCases)('%s: %s as %s is a 400', async (_, _field, _what, method, field, json) => {
-      const path = method === 'POST' ? '/proxies' : `/proxies/${proxy.id}`;
-      const body = method === 'PATCH' ? `{"${field}":${json}}` : `{"name":"n","destination_url":"${upstream.origin}/","${field}":${json}}`;
+      const path = method === 'POST' ? '/proxies' : `/proxies/${env.proxy.id}`;
+      const body = method === 'PATCH' ? `{"${field}":${json}}` : `{"name":"n","destination_url":"${env.upstream.origin}/","${field}":${json}}`;
       const reply = await expectRefused(400, () => send(method, path, { body }), [field]);
       expect(reply.body.errors![field]).toContain('must be an object');
     });
@@ -56,7 +49,7 @@ describe('strict input', () => {
       const put = field.endsWith('(PUT)');
       // An array item that is itself an array is named by its list (class-validator reports it there).
       const named = body.includes('[[') ? path.replace(/\[0\]$/, '') : path;
-      await expectRefused(400, () => send(put ? 'PUT' : 'POST', put ? `/applications/${app.id}` : '/applications', { body }), [named]);
+      await expectRefused(400, () => send(put ? 'PUT' : 'POST', put ? `/applications/${env.app.id}` : '/applications', { body }), [named]);
     });
 
     it.each([
@@ -78,12 +71,12 @@ describe('strict input', () => {
       ['a number', '1'],
       ['true', 'true'],
     ])('a PATCH whose body is %s is a 400', async (_, body) => {
-      const reply = await expectRefused(400, () => send('PATCH', `/proxies/${proxy.id}`, { body }));
+      const reply = await expectRefused(400, () => send('PATCH', `/proxies/${env.proxy.id}`, { body }));
       expect(reply.body.detail).toBe('The request body must be a JSON object');
     });
 
     it('a PATCH without a body is a 400', async () => {
-      await expectRefused(400, () => send('PATCH', `/proxies/${proxy.id}`, { headers: { 'content-type': PATCH_TYPE } }));
+      await expectRefused(400, () => send('PATCH', `/proxies/${env.proxy.id}`, { headers: { 'content-type': PATCH_TYPE } }));
     });
 
     it.each(BODY_ENDPOINTS)('%s: a top-level array, string, number or null is a 400', async (_, method, path) => {
@@ -95,14 +88,14 @@ describe('strict input', () => {
   });
 
   describe('a member name given twice in one object is a 400 naming it (JSON.parse would keep the last silently)', () => {
-    const url = () => `${upstream.origin}/`;
+    const url = () => `${env.upstream.origin}/`;
     it.each([
       ['at the top level', 'POST', () => '/applications', () => '{"name":"a","type":"private","permissions":["token:read"],"name":"b"}', 'name'],
       ['spelt with an escape', 'POST', () => '/applications', () => '{"name":"a","type":"private","permissions":["token:read"],"n\\u0061me":"b"}', 'name'],
       [
         'inside a rule',
         'PUT',
-        () => `/applications/${app.id}`,
+        () => `/applications/${env.app.id}`,
         () =>
           '{"name":"a","rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"]},{"priority":2,"priority":3,"container":"/b/","transform":"mask","permissions":["token:read"]}]}',
         'rules[1].priority',
@@ -125,11 +118,11 @@ describe('strict input', () => {
       [
         '__proto__ twice in a configuration',
         'PUT',
-        () => `/proxies/${proxy.id}`,
+        () => `/proxies/${env.proxy.id}`,
         () => `{"name":"p","destination_url":"${url()}","configuration":{"__proto__":"1","__proto__":"2"}}`,
         'configuration.__proto__',
       ],
-      ['in a merge patch', 'PATCH', () => `/proxies/${proxy.id}`, () => '{"request_transform":{"code":"a","code":null}}', 'request_transform.code'],
+      ['in a merge patch', 'PATCH', () => `/proxies/${env.proxy.id}`, () => '{"request_transform":{"code":"a","code":null}}', 'request_transform.code'],
     ])('%s', async (_, method, path, body, field) => {
       const reply = await expectRefused(400, () => send(method, path(), { body: body() }), [field]);
       expect(reply.body.errors![field]).toEqual(['appears more than once in its object']);
@@ -164,7 +157,7 @@ describe('strict input', () => {
 
     it('a create returns them, and GET, the list, PUT and PATCH keep every one', async () => {
       const created = await send('POST', '/proxies', {
-        body: `{"name":"protos","destination_url":"${upstream.origin}/","configuration":${configurationJson()}}`,
+        body: `{"name":"protos","destination_url":"${env.upstream.origin}/","configuration":${configurationJson()}}`,
       });
       expect(created.status).toBe(201);
       expectConfiguration(created.body.configuration, configuration);
@@ -174,7 +167,7 @@ describe('strict input', () => {
       expectConfiguration(listed[0]!.configuration, configuration);
 
       const replaced = await send('PUT', `/proxies/${id}`, {
-        body: `{"name":"protos","destination_url":"${upstream.origin}/","configuration":${configurationJson({ toString: 'replaced' })}}`,
+        body: `{"name":"protos","destination_url":"${env.upstream.origin}/","configuration":${configurationJson({ toString: 'replaced' })}}`,
       });
       expect(replaced.status).toBe(200);
       expectConfiguration(replaced.body.configuration, { ...configuration, toString: 'replaced' });
@@ -195,13 +188,13 @@ describe('strict input', () => {
         const c = req.configuration;
         return { body: { entries: Object.entries(c), proto: c.__proto__, ctor: c.constructor, str: c.toString, absent: typeof c.isPrototypeOf }, headers: {} };
       };`;
-      const body = JSON.stringify({ name: 'echo', destination_url: `${upstream.origin}/`, require_auth: false, response_transform: { code } }).replace(
+      const body = JSON.stringify({ name: 'echo', destination_url: `${env.upstream.origin}/`, require_auth: false, response_transform: { code } }).replace(
         /}$/,
         `,"configuration":${JSON.stringify({ __proto__: null, toString: 'data', constructor: 'data too' }).replace('{', '{"__proto__":"proto value",')}}`,
       );
       const created = await send('POST', '/proxies', { body });
       expect(created.status).toBe(201);
-      const invoked = await t
+      const invoked = await env.t
         .http()
         .get('/proxy')
         .set('svc-proxy-key', created.body.key as string)
@@ -225,15 +218,15 @@ describe('strict input', () => {
       await expectRefused(
         400,
         () =>
-          send('PUT', `/applications/${app.id}`, {
+          send('PUT', `/applications/${env.app.id}`, {
             body: '{"name":"n","permissions":["token:read"],"rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"prototype":{}}]}',
           }),
         ['rules[0].prototype'],
       );
-      await expectRefused(400, () => send('POST', '/proxies', { body: `{"name":"n","destination_url":"${upstream.origin}/","__proto__":{"x":1}}` }), [
+      await expectRefused(400, () => send('POST', '/proxies', { body: `{"name":"n","destination_url":"${env.upstream.origin}/","__proto__":{"x":1}}` }), [
         '__proto__',
       ]);
-      await expectRefused(400, () => send('PATCH', `/proxies/${proxy.id}`, { body: '{"application":{"constructor":{"prototype":{"x":1}}}}' }), [
+      await expectRefused(400, () => send('PATCH', `/proxies/${env.proxy.id}`, { body: '{"application":{"constructor":{"prototype":{"x":1}}}}' }), [
         'application.constructor',
       ]);
       expect(({} as Record<string, unknown>).x).toBeUndefined();

@@ -1,33 +1,26 @@
-import type { TestApp } from '@gatehouse/test-support/test-app';
-import { startUpstream, Upstream } from '@gatehouse/test-support/upstream';
-import { ANY_UUID, as, Caller, createApplication } from '../support/application-fixtures';
+import { startUpstream } from '@gatehouse/test-support/upstream';
+import { ANY_UUID, as, createApplication } from '../support/application-fixtures';
 import { useStrictInput } from './strict-input.fixture';
 
 /** Strict input (issue 9 part 3): see strict-input.test.ts. */
 
 describe('strict input', () => {
   const env = useStrictInput();
-  let t: TestApp;
-  let admin: Caller;
-  let upstream: Upstream;
-  let app: { id: string };
-  let proxy: { id: string; key: string };
-  beforeAll(() => ({ t, admin, upstream, app, proxy } = env));
   const { send, expectRefused, validApplication, validProxy } = env;
 
   describe('GET, HEAD and DELETE take no body: one sent anyway is a 400, never ignored', () => {
     const BODILESS: [string, string, () => string][] = [
       ['GET', '/applications', () => '/applications'],
       ['GET', '/applications/key', () => '/applications/key'],
-      ['GET', '/applications/{id}', () => `/applications/${app.id}`],
+      ['GET', '/applications/{id}', () => `/applications/${env.app.id}`],
       ['GET', '/proxies', () => '/proxies'],
-      ['GET', '/proxies/{id}', () => `/proxies/${proxy.id}`],
+      ['GET', '/proxies/{id}', () => `/proxies/${env.proxy.id}`],
       ['GET', '/logs', () => '/logs'],
       ['GET', '/logs/entity-types', () => '/logs/entity-types'],
       ['GET', '/permissions', () => '/permissions?application_type=private'],
       ['GET', '/health/live', () => '/health/live'],
-      ['DELETE', '/applications/{id}', () => `/applications/${app.id}`],
-      ['DELETE', '/proxies/{id}', () => `/proxies/${proxy.id}`],
+      ['DELETE', '/applications/{id}', () => `/applications/${env.app.id}`],
+      ['DELETE', '/proxies/{id}', () => `/proxies/${env.proxy.id}`],
     ];
 
     it.each(BODILESS)('%s %s with a JSON body is a 400, and nothing is deleted', async (method, _route, path) => {
@@ -47,20 +40,20 @@ describe('strict input', () => {
     it('an empty body (Content-Length: 0, or chunked with no chunk) is no body: answered as usual', async () => {
       expect((await send('GET', '/applications', { headers: { 'content-length': '0' } })).status).toBe(200);
       expect((await send('GET', '/applications', { headers: { 'transfer-encoding': 'chunked' } })).status).toBe(200);
-      const doomed = await createApplication(t, admin.key, { name: 'doomed', type: 'private', permissions: ['token:read'] });
+      const doomed = await createApplication(env.t, env.admin.key, { name: 'doomed', type: 'private', permissions: ['token:read'] });
       expect((await send('DELETE', `/applications/${doomed.id}`, { headers: { 'transfer-encoding': 'chunked' } })).status).toBe(204);
     });
 
     it('a body over the size limit is the same 400, declared or chunked, and the connection stays usable', async () => {
       const big = `{"a":"${'x'.repeat(1024 * 1024)}"}`;
       await expectRefused(400, () => send('GET', '/applications', { body: big }));
-      await expectRefused(400, () => send('DELETE', `/applications/${app.id}`, { body: big, headers: { 'transfer-encoding': 'chunked' } }));
+      await expectRefused(400, () => send('DELETE', `/applications/${env.app.id}`, { body: big, headers: { 'transfer-encoding': 'chunked' } }));
       expect((await send('GET', '/applications')).status).toBe(200);
     });
 
     it('/proxy passes a GET body on to the destination: the data plane is not this API', async () => {
-      const open = await as(t, admin.key).post('/proxies', { name: 'open', destination_url: `${upstream.origin}/`, require_auth: false });
-      const res = await t.http().get('/proxy').set('svc-proxy-key', open.body.key).set('content-type', 'application/json').send('{"a":1}');
+      const open = await as(env.t, env.admin.key).post('/proxies', { name: 'open', destination_url: `${env.upstream.origin}/`, require_auth: false });
+      const res = await env.t.http().get('/proxy').set('svc-proxy-key', open.body.key).set('content-type', 'application/json').send('{"a":1}');
       expect([res.status, res.text]).toEqual([200, '{"upstream":true}']);
     });
   });
@@ -70,18 +63,18 @@ describe('strict input', () => {
     const ROUTES: [string, () => string][] = [
       ['GET', () => '/applications'],
       ['GET', () => '/applications/key'],
-      ['GET', () => `/applications/${app.id}`],
+      ['GET', () => `/applications/${env.app.id}`],
       ['GET', () => '/proxies'],
-      ['GET', () => `/proxies/${proxy.id}`],
+      ['GET', () => `/proxies/${env.proxy.id}`],
       ['GET', () => '/logs'],
       ['GET', () => '/logs/entity-types'],
       ['GET', () => '/permissions'],
-      ['DELETE', () => `/applications/${app.id}`],
-      ['DELETE', () => `/proxies/${proxy.id}`],
-      ['POST', () => `/applications/${app.id}/regenerate`],
+      ['DELETE', () => `/applications/${env.app.id}`],
+      ['DELETE', () => `/proxies/${env.proxy.id}`],
+      ['POST', () => `/applications/${env.app.id}/regenerate`],
       ['POST', () => '/applications'],
-      ['PUT', () => `/proxies/${proxy.id}`],
-      ['PATCH', () => `/proxies/${proxy.id}`],
+      ['PUT', () => `/proxies/${env.proxy.id}`],
+      ['PATCH', () => `/proxies/${env.proxy.id}`],
     ];
     const NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', 'foo', 'PAGE', 'page[]', 'id[0]', '__proto__[polluted]'];
     const cases = ROUTES.flatMap(([method, path]) => NAMES.map((name) => [method, path, name] as const));
@@ -131,7 +124,7 @@ describe('strict input', () => {
     it('a repeated scalar parameter is a 400; repeated array filters are fine', async () => {
       await expectRefused(400, () => send('GET', '/proxies?page=1&page=2'), ['page']);
       await expectRefused(400, () => send('GET', '/proxies?name=a&name=b'), ['name']);
-      expect((await send('GET', `/proxies?id=${proxy.id}&id=${ANY_UUID}`)).status).toBe(200);
+      expect((await send('GET', `/proxies?id=${env.proxy.id}&id=${ANY_UUID}`)).status).toBe(200);
     });
 
     it('the /proxy data plane forwards its query string, whatever the names', async () => {
@@ -141,10 +134,10 @@ describe('strict input', () => {
         res.end('ok');
       });
       try {
-        const created = await as(t, admin.key)
+        const created = await as(env.t, env.admin.key)
           .post('/proxies', { name: 'q', destination_url: `${echo.origin}/`, require_auth: false })
           .expect(201);
-        await t.http().get(`/proxy/x?__proto__=1&constructor=2&page=0x10&svc-proxy-key=${created.body.key}`).expect(200);
+        await env.t.http().get(`/proxy/x?__proto__=1&constructor=2&page=0x10&svc-proxy-key=${created.body.key}`).expect(200);
         expect(seen).toEqual(['/x?__proto__=1&constructor=2&page=0x10']);
       } finally {
         await echo.stop();

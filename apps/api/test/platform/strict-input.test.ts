@@ -1,6 +1,4 @@
-import type { TestApp } from '@gatehouse/test-support/test-app';
-import { Upstream } from '@gatehouse/test-support/upstream';
-import { as, Caller } from '../support/application-fixtures';
+import { as } from '../support/application-fixtures';
 import { PATCH_TYPE, useStrictInput } from './strict-input.fixture';
 
 /**
@@ -10,12 +8,6 @@ import { PATCH_TYPE, useStrictInput } from './strict-input.fixture';
 
 describe('strict input', () => {
   const env = useStrictInput();
-  let t: TestApp;
-  let admin: Caller;
-  let upstream: Upstream;
-  let app: { id: string };
-  let proxy: { id: string; key: string };
-  beforeAll(() => ({ t, admin, upstream, app, proxy } = env));
   const { send, expectRefused, validApplication, BODY_ENDPOINTS } = env;
 
   describe('JSON bodies are strict UTF-8: invalid bytes are a 400, never stored as U+FFFD', () => {
@@ -169,19 +161,19 @@ describe('strict input', () => {
         (b) => `{"name":"n","type":"private","permissions":["token:read"],"${at(b)}":1}`,
         'body',
       ],
-      ['PUT /applications/{id}', 'PUT', () => `/applications/${app.id}`, (b) => `{"name":"${at(b)}","permissions":["token:read"]}`, 'name'],
+      ['PUT /applications/{id}', 'PUT', () => `/applications/${env.app.id}`, (b) => `{"name":"${at(b)}","permissions":["token:read"]}`, 'name'],
       [
         'PUT /applications/{id}',
         'PUT',
-        () => `/applications/${app.id}`,
+        () => `/applications/${env.app.id}`,
         (b) =>
           `{"name":"n","permissions":["token:read"],"rules":[{"priority":1,"container":"/a/","transform":"mask","permissions":["token:read"],"description":"${at(b)}"}]}`,
         'rules[0].description',
       ],
       ...(['POST', 'PUT', 'PATCH'] as const).flatMap((method): [string, string, () => string, (bad: string) => string, string][] => {
-        const path = () => (method === 'POST' ? '/proxies' : `/proxies/${proxy.id}`);
+        const path = () => (method === 'POST' ? '/proxies' : `/proxies/${env.proxy.id}`);
         const endpoint = `${method} ${method === 'POST' ? '/proxies' : '/proxies/{id}'}`;
-        const url = () => `${upstream.origin}/`;
+        const url = () => `${env.upstream.origin}/`;
         const code = (b: string) => `module.exports = async (req) => ({ body: '${at(b)}', headers: {} });`;
         return [
           [endpoint, method, path, (b) => `{"name":"${at(b)}","destination_url":"${url()}"}`, 'name'],
@@ -230,17 +222,17 @@ describe('strict input', () => {
       const text = 'κλειδί 🔑 鍵';
       const body = {
         name: text,
-        destination_url: `${upstream.origin}/${encodeURIComponent('🔑')}/`,
+        destination_url: `${env.upstream.origin}/${encodeURIComponent('🔑')}/`,
         request_transform: { code: `module.exports = async (req) => ({ body: '${text}', headers: {} });` },
         configuration: { [text]: text },
       };
-      const created = await as(t, admin.key).post('/proxies', body).expect(201);
-      const read = await as(t, admin.key).get(`/proxies/${created.body.id}`).expect(200);
+      const created = await as(env.t, env.admin.key).post('/proxies', body).expect(201);
+      const read = await as(env.t, env.admin.key).get(`/proxies/${created.body.id}`).expect(200);
       for (const field of ['name', 'destination_url', 'request_transform', 'configuration']) {
         expect(read.body[field]).toEqual(body[field as keyof typeof body]);
         expect(created.body[field]).toEqual(body[field as keyof typeof body]);
       }
-      const list = await as(t, admin.key)
+      const list = await as(env.t, env.admin.key)
         .get(`/proxies?name=${encodeURIComponent('🔑')}`)
         .expect(200);
       expect(list.body.data.map((p: { id: string }) => p.id)).toEqual([created.body.id]);

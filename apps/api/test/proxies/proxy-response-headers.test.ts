@@ -17,23 +17,17 @@ const HOSTILE: OutgoingHttpHeaders = {
   'report-to': '{"group":"a","max_age":31536000,"endpoints":[{"url":"https://attacker.example/r"}]}',
   'reporting-endpoints': 'a="https://attacker.example/r"',
   'speculation-rules': '"/rules.json"',
+  'supports-loading-mode': 'credentialed-prerender',
+  'set-login': 'logged-in',
   'x-content-type-options': 'sniff-please',
   'content-security-policy': "script-src 'unsafe-inline'",
   'set-cookie': ['session=fixed; Domain=example.com; Path=/', 'kept=1; Path=/proxy; HttpOnly'],
   link: '<https://attacker.example/x.js>; rel=preload; as=script, <https://api.example/items?page=2>; rel="next", <https://attacker.example/sw.js>; rel="serviceworker"',
   'x-upstream': 'kept',
 };
-const DROPPED = [
-  'service-worker-allowed',
-  'clear-site-data',
-  'refresh',
-  'strict-transport-security',
-  'alt-svc',
-  'nel',
-  'report-to',
-  'reporting-endpoints',
-  'speculation-rules',
-];
+/** What the policy keeps of HOSTILE, some of it rewritten: the rest of its headers must never reach a client. */
+const KEPT = ['content-type', 'x-content-type-options', 'content-security-policy', 'set-cookie', 'link', 'x-upstream'];
+const DROPPED = Object.keys(HOSTILE).filter((name) => !KEPT.includes(name));
 const SANDBOX = "sandbox; default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** The policy's marks on a response: nosniff, the sandbox (after any policy of the destination's), none of DROPPED. */
