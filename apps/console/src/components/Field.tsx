@@ -50,6 +50,19 @@ export function NumberField({
   );
 }
 
+/** A select's `<option>`s: one a value, showing its label. */
+export function Options({ options }: { options: ReadonlyArray<{ value: string; label: string }> }) {
+  return (
+    <>
+      {options.map((o) => (
+        <option key={o.value} value={o.value}>
+          {o.label}
+        </option>
+      ))}
+    </>
+  );
+}
+
 /** The messages of one field (or a group of fields: a fieldset's permissions) as the API gave them. */
 export function FieldError({ id, messages }: { id?: string; messages: string[] }) {
   if (messages.length === 0) return null;

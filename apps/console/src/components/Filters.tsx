@@ -1,4 +1,5 @@
 import { InputHTMLAttributes, ReactNode } from 'react';
+import { Options } from './Field';
 
 /** One field of a filter form: a label and its input (`input` goes onto the `<input>`). */
 export function FilterInput({ id, label, ...input }: { id: string; label: ReactNode } & InputHTMLAttributes<HTMLInputElement>) {
@@ -29,11 +30,7 @@ export function FilterSelect({
       <label htmlFor={id}>{label}</label>
       <select id={id} value={value} onChange={onChange}>
         <option value="">Any</option>
-        {options.map((o) => (
-          <option key={o.value} value={o.value}>
-            {o.label}
-          </option>
-        ))}
+        <Options options={options} />
       </select>
     </div>
   );

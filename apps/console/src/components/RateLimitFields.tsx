@@ -29,14 +29,15 @@ export function rateLimitBody(draft: RateLimitDraft): { limit: number; window_se
  * (`rate_limit.limit`, `rate_limit.window_seconds`) and for the whole (`rate_limit`) under it.
  */
 export function RateLimitFields(props: {
-  idPrefix: string;
+  /** The prefix of the fields' ids: `rate-limit` unless told. */
+  idPrefix?: string;
   draft: RateLimitDraft;
   onChange: (draft: RateLimitDraft) => void;
   hint: string;
   /** The API's messages at a field path (`rate_limit`, `rate_limit.limit`, `rate_limit.window_seconds`). */
   messagesAt: (path: string) => string[];
 }) {
-  const { idPrefix, draft, onChange, hint, messagesAt } = props;
+  const { idPrefix = 'rate-limit', draft, onChange, hint, messagesAt } = props;
   const errors = { all: messagesAt('rate_limit'), limit: messagesAt('rate_limit.limit'), windowSeconds: messagesAt('rate_limit.window_seconds') };
   const errorId = `${idPrefix}-error`;
   return (

@@ -1,7 +1,7 @@
 import { FormEvent, useEffect, useState } from 'react';
 import type { Application, ApplicationType } from '../../../api/client';
 import { Link } from '../../../app/router';
-import { Field, FieldError } from '../../../components/Field';
+import { Field, FieldError, Options } from '../../../components/Field';
 import { FormProblem, useRefusal } from '../../../components/FormProblem';
 import { Page } from '../../../components/Page';
 import { RateLimitFields } from '../../../components/RateLimitFields';
@@ -57,11 +57,7 @@ export function ApplicationForm({ existing, onSaved }: { existing?: Application;
           <Field id="app-type" label="Type" hint={typeInfo.hint} error={at(errors, 'type')}>
             {(control) => (
               <select {...control} value={draft.type} onChange={(e) => set('type', e.target.value as ApplicationType)}>
-                {TYPES.map((t) => (
-                  <option key={t.value} value={t.value}>
-                    {t.label}
-                  </option>
-                ))}
+                <Options options={TYPES} />
               </select>
             )}
           </Field>
@@ -105,7 +101,6 @@ export function ApplicationForm({ existing, onSaved }: { existing?: Application;
         )}
 
         <RateLimitFields
-          idPrefix="rate-limit"
           draft={draft.rateLimit}
           onChange={(rateLimit) => set('rateLimit', rateLimit)}
           hint="Empty: the tenant's default, if the operator set one, else unlimited."

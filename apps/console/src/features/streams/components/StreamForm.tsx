@@ -1,6 +1,6 @@
 import { FormEvent, useState } from 'react';
 import { Link } from '../../../app/router';
-import { Field } from '../../../components/Field';
+import { Field, Options } from '../../../components/Field';
 import { FormProblem, useRefusal } from '../../../components/FormProblem';
 import { Page } from '../../../components/Page';
 import { useCreateStream } from '../api/streams';
@@ -39,11 +39,7 @@ export function StreamForm({ onCreated }: { onCreated: (created: CreatedLogStrea
         <Field id="stream-kind" label="Kind" error={errors.kind}>
           {(control) => (
             <select {...control} value={draft.kind} onChange={(e) => set('kind', e.target.value as StreamKind)}>
-              {STREAM_KINDS.map((k) => (
-                <option key={k} value={k}>
-                  {KIND_LABELS[k]}
-                </option>
-              ))}
+              <Options options={STREAM_KINDS.map((k) => ({ value: k, label: KIND_LABELS[k] }))} />
             </select>
           )}
         </Field>

@@ -2,7 +2,7 @@ import { FormEvent, useState } from 'react';
 import { fieldsOf } from '../../../api/answer';
 import { Link, navigate } from '../../../app/router';
 import { ErrorAlert } from '../../../components/ErrorAlert';
-import { Field, FieldError } from '../../../components/Field';
+import { Field, FieldError, Options } from '../../../components/Field';
 import { Page } from '../../../components/Page';
 import { localInputToIso, TIME_ZONE } from '../../../format';
 import { CreateToken, TOKEN_TYPES, TokenType, useCreateToken } from '../api/tokens';
@@ -119,11 +119,7 @@ export function TokenForm() {
                 setErrors({});
               }}
             >
-              {TOKEN_TYPES.map((t) => (
-                <option key={t.value} value={t.value}>
-                  {t.label}
-                </option>
-              ))}
+              <Options options={TOKEN_TYPES} />
             </select>
           )}
         </Field>
