@@ -1,5 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { gatehouseVersion } from '@gatehouse/config';
+import { MAX_LOG_STREAMS_PER_TENANT } from '@gatehouse/domain';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, PathItemObject, ResponseObject, SchemaObject, SecurityRequirementObject } from '@nestjs/swagger';
 
@@ -171,6 +172,13 @@ const ERRORS = {
   503: problemResponse('A dependency (the database) is unavailable; retry after `Retry-After`', RETRY_AFTER),
 } satisfies Record<number, ResponseObject>;
 
+/** The operations that can answer 409 Conflict, and when. */
+const CONFLICTS: Record<string, string> = {
+  createToken: 'The tenant already has a token with the `id` given (caller-chosen or from an alias expression)',
+  tokenize: 'The tenant already has a token with one of the `id`s given; nothing is created',
+  createLogStream: `The tenant already has the most log streams it may have (${MAX_LOG_STREAMS_PER_TENANT})`,
+};
+
 /** The error responses an operation can give, by what it takes; a summary and `security: []` where missing. */
 function completeOperation(path: string, operation: OperationObject): void {
   const secured = (operation.security ?? []).length > 0;
@@ -180,6 +188,8 @@ function completeOperation(path: string, operation: OperationObject): void {
   if (path.includes('{')) statuses.push(404);
   if (operation.requestBody) statuses.push(413, 415);
   for (const status of statuses.sort()) operation.responses[status] ??= ERRORS[status];
+  const conflict = operation.operationId === undefined ? undefined : CONFLICTS[operation.operationId];
+  if (conflict) operation.responses[409] ??= problemResponse(conflict);
 }
 
 /** `/proxy` and `/proxy/{path}`: any of five methods, the proxy named by its key, the destination's answer passed on. */

@@ -3429,6 +3429,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The tenant already has the most log streams it may have (20) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description The body exceeds the size limit (1 MiB by default) */
             413: {
                 headers: {
@@ -3988,6 +3997,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The tenant already has a token with the `id` given (caller-chosen or from an alias expression) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description The body exceeds the size limit (1 MiB by default) */
             413: {
                 headers: {
@@ -4456,6 +4474,15 @@ export interface operations {
             };
             /** @description The key is valid but may not do this: it lacks the permission the operation needs, or (applications, and proxies bound to one) the operation would grant or act on more than the key holds: permissions, rules, `can_create_expiring_applications`, or a looser rate limit */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The tenant already has a token with one of the `id`s given; nothing is created */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

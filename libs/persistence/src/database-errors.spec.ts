@@ -70,7 +70,7 @@ describe('translateDatabaseError', () => {
   it.each([
     ['QueryRunnerAlreadyReleasedError', new QueryRunnerAlreadyReleasedError()],
     ['QueryRunnerProviderAlreadyReleasedError', new QueryRunnerProviderAlreadyReleasedError()],
-    ['CannotExecuteNotConnectedError', new CannotExecuteNotConnectedError('default')],
+    ['CannotExecuteNotConnectedError', new CannotExecuteNotConnectedError()],
     ['CannotGetEntityManagerNotConnectedError', new CannotGetEntityManagerNotConnectedError('default')],
   ])("turns TypeORM's %s (a lost connection) into an UnavailableError", (name, error) => {
     expect(error.name).toBe(name);
