@@ -33,7 +33,7 @@ export class AppModule {
         RateLimitsModule.forRoot(options.config),
         AuthModule,
         ApplicationsModule,
-        TenantsModule,
+        TenantsModule.forRoot(options.config),
         ProxiesModule.forRoot(options.config),
         LogsModule,
         LogStreamsApiModule.forRoot(options.config),

@@ -89,7 +89,7 @@ export const KEY_VARIABLES = [
     name: 'LOG_RETENTION_DAYS',
     key: 'logRetentionDays',
     group: 'keys',
-    readBy: 'worker',
+    readBy: 'both',
     kind: integer(1, 36_500),
     example: '365',
     meaning:

@@ -16,16 +16,17 @@ const OPTIONS = {
 export const TENANT_RETENTION_COMMAND: CliCommand = {
   name: 'tenant retention',
   synopsis: '--tenant ID (--days N | --forever) [--json]',
-  summary: "how many days the tenant's audit logs are kept (--forever: never removed)",
+  summary: "how many days the tenant's audit logs are kept (--forever: no period of its own; LOG_RETENTION_DAYS applies if set)",
   options: OPTIONS,
   async run({ values }, context) {
     const parsed = checkTenantRetentionArgs(values);
     if ('error' in parsed)
       throw new CliUsageError(`tenant retention: ${parsed.error} (usage: gatehouse tenant retention ${TENANT_RETENTION_COMMAND.synopsis})`);
     const { tenantId, days, json } = parsed;
-    await (await context()).app.get(SetLogRetention).execute(tenantId, days);
+    const setRetention = (await context()).app.get(SetLogRetention);
+    await setRetention.execute(tenantId, days);
     if (json) return `${JSON.stringify({ tenant_id: tenantId, log_retention_days: days }, null, 2)}\n`;
-    return days === null ? `tenant ${tenantId}: audit logs kept forever\n` : `tenant ${tenantId}: audit logs kept ${days} day(s)\n`;
+    return `tenant ${tenantId}: audit logs kept ${setRetention.describe(days)}${days === null && setRetention.defaultDays !== undefined ? ' (LOG_RETENTION_DAYS)' : ''}\n`;
   },
 };
 

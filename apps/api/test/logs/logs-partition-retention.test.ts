@@ -135,6 +135,22 @@ describe('log retention by partitions (LOG_RETENTION_DAYS)', () => {
     expect(JSON.parse(cli.stdout)).toMatchObject({ valid: true, anchor: { position: 2 } });
     expect((await as(t, a.key).get('/logs/retention-anchor').expect(200)).body.anchor).toMatchObject({ position: 7, key_id: signer.keyId });
 
+    // The period a tenant without its own gets is named in the audit log of a change, and by the CLI.
+    await as(t, c.key).put('/tenant/settings', { log_retention_days: null }).expect(200);
+    const updates = async (tenantId: string) => (await auditEvents(t, { entityId: tenantId })).filter((e) => e.operation === 'update').map((e) => e.message);
+    expect(await updates(b.tenant.id)).toEqual([expect.stringMatching(/log retention set to 3650 day\(s\) \(was the default of 300 day\(s\)\)$/)]);
+    expect(await updates(c.tenant.id)).toEqual([
+      expect.stringMatching(/log retention set to 30 day\(s\) \(was the default of 300 day\(s\)\)$/),
+      expect.stringMatching(/log retention set to the default of 300 day\(s\) \(was 30 day\(s\)\)$/),
+    ]);
+    const cleared = await runToCompletion(CLI_MAIN, ['tenant', 'retention', '--tenant', b.tenant.id, '--forever'], {
+      DATABASE_URL: own.url,
+      LOG_RETENTION_DAYS: '300',
+      LOG_LEVEL: 'silent',
+    });
+    expect(cleared.stdout).toBe(`tenant ${b.tenant.id}: audit logs kept the default of 300 day(s) (LOG_RETENTION_DAYS)\n`);
+    await as(t, b.key).put('/tenant/settings', { log_retention_days: 3650 }).expect(200);
+
     // Nothing more to do: P2 still waits for b.
     expect(await t.app.get(ApplyLogRetention).execute()).toBe(0);
     expect(await partitions()).toContain(p2);

@@ -70,10 +70,15 @@ export function validateLogRetentionDays(days: unknown, field = 'log_retention_d
 
 /**
  * A tenant's log retention period (`gatehouse tenant retention`, `PUT /tenant/settings`): logs older than it are
- * removed by the worker, behind a signed retention anchor. null keeps them forever. Audited as a tenant update.
+ * removed by the worker, behind a signed retention anchor. null: none of its own (LOG_RETENTION_DAYS applies, else
+ * they are kept forever). Audited as a tenant update.
  */
 export class SetLogRetention {
-  constructor(private readonly uow: UnitOfWork) {}
+  constructor(
+    private readonly uow: UnitOfWork,
+    /** LOG_RETENTION_DAYS: what applies to a tenant without a period of its own (undefined: kept forever). */
+    readonly defaultDays?: number,
+  ) {}
 
   async execute(tenantId: string, days: number | null, actor: Actor = SYSTEM_ACTOR): Promise<number | null> {
     const checked = validateLogRetentionDays(days);
@@ -87,15 +92,17 @@ export class SetLogRetention {
         entityType: 'tenant',
         entityId: tenantId,
         operation: 'update',
-        message: `Tenant '${tenant.name}' log retention set to ${describeRetention(checked)} (was ${describeRetention(tenant.logRetentionDays ?? null)})`,
+        message: `Tenant '${tenant.name}' log retention set to ${this.describe(checked)} (was ${this.describe(tenant.logRetentionDays ?? null)})`,
       });
     });
     return checked;
   }
-}
 
-function describeRetention(days: number | null): string {
-  return days === null ? 'forever' : `${days} day(s)`;
+  /** A tenant's period in words: its own, else the installation's default, else forever. */
+  describe(days: number | null): string {
+    if (days !== null) return `${days} day(s)`;
+    return this.defaultDays === undefined ? 'forever' : `the default of ${this.defaultDays} day(s)`;
+  }
 }
 
 /**
