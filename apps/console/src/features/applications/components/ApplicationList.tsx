@@ -7,6 +7,8 @@ import { useApplicationList } from '../api/applications';
 
 /** The tenant's applications, newest first, *Load more* following the cursor; `notice` says what just happened. */
 export function ApplicationList({ canCreate, notice }: { canCreate: boolean; notice: string }) {
+  const apps = usePagedList(useApplicationList());
+
   return (
     <Page title="Applications" actions={canCreate && <NewLink to="applications/new">New application</NewLink>}>
       {notice && (
@@ -15,7 +17,7 @@ export function ApplicationList({ canCreate, notice }: { canCreate: boolean; not
         </p>
       )}
       <PagedTable
-        list={usePagedList(useApplicationList())}
+        list={apps}
         caption="Applications, newest first"
         columns={['Name', 'Type', 'Permissions', 'Rules', `Created (${TIME_ZONE})`, 'Last used']}
         row={(app) => (
