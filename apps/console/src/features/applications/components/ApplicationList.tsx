@@ -7,8 +7,6 @@ import { useApplicationList } from '../api/applications';
 
 /** The tenant's applications, newest first, *Load more* following the cursor; `notice` says what just happened. */
 export function ApplicationList({ canCreate, notice }: { canCreate: boolean; notice: string }) {
-  const apps = usePagedList(useApplicationList());
-
   return (
     <Page title="Applications" actions={canCreate && <NewLink to="applications/new">New application</NewLink>}>
       {notice && (
@@ -17,7 +15,7 @@ export function ApplicationList({ canCreate, notice }: { canCreate: boolean; not
         </p>
       )}
       <PagedTable
-        list={apps}
+        list={usePagedList(useApplicationList())}
         caption="Applications, newest first"
         columns={['Name', 'Type', 'Permissions', 'Rules', `Created (${TIME_ZONE})`, 'Last used']}
         row={(app) => (

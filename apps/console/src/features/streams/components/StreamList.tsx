@@ -27,7 +27,6 @@ export function StreamList({
   notice: string;
   onNotice: (notice: string) => void;
 }) {
-  const streams = usePagedList(useStreamList());
   const action = useStreamAction();
   const remove = useDeleteStream();
   const [deleting, setDeleting] = useState<LogStream | null>(null);
@@ -73,7 +72,7 @@ export function StreamList({
       )}
       <ErrorAlert message={failure} />
       <PagedTable
-        list={streams}
+        list={usePagedList(useStreamList())}
         caption="Log streams"
         columns={['Name', 'Kind', 'Destination', 'State', 'Lag', `Last sync (${TIME_ZONE})`, 'Actions']}
         row={(s) => (

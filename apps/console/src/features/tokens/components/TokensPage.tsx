@@ -46,7 +46,6 @@ function TokenSearch({ canCreate }: { canCreate: boolean }) {
   const { search } = useRoute();
   // The address is the search (a deep link, Back and Forward): the filters are read from it, never kept apart.
   const filters = useMemo(() => filtersFromSearch(search), [search]);
-  const tokens = usePagedList(useTokenSearch(filters));
 
   function apply(next: TokenFilters) {
     navigate(`tokens${filtersToSearch(next)}`);
@@ -57,7 +56,7 @@ function TokenSearch({ canCreate }: { canCreate: boolean }) {
       <TokenFilterForm key={filtersToSearch(filters)} initial={filters} onApply={apply} />
       <section className="table-wrap" aria-label="Tokens, newest first">
         <PagedTable
-          list={tokens}
+          list={usePagedList(useTokenSearch(filters))}
           caption="Tokens, newest first"
           columns={['Id', 'Type', 'Containers', 'Metadata', `Created (${TIME_ZONE})`, 'Expires']}
           row={(token) => (
