@@ -674,11 +674,11 @@ export interface components {
             previous_key_expires_in_seconds?: number;
         };
         TenantSettingsResponse: {
-            /** @description How many days the tenant's audit logs are kept; null keeps them forever. The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from */
+            /** @description How many days the tenant's audit logs are kept; null: no period of its own (the installation's LOG_RETENTION_DAYS applies, else they are kept forever). The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from */
             log_retention_days: number | null;
         };
         TenantSettingsDto: {
-            /** @description How many days the tenant's audit logs are kept; null keeps them forever. The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from */
+            /** @description How many days the tenant's audit logs are kept; null: no period of its own (the installation's LOG_RETENTION_DAYS applies, else they are kept forever). The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from */
             log_retention_days: number | null;
         };
         ProxyTransformDto: {

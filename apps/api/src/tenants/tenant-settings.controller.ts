@@ -11,13 +11,13 @@ const RETENTION = {
   minimum: 1,
   maximum: MAX_LOG_RETENTION_DAYS,
   description:
-    "How many days the tenant's audit logs are kept; null keeps them forever. The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from",
+    "How many days the tenant's audit logs are kept; null: no period of its own (the installation's LOG_RETENTION_DAYS applies, else they are kept forever). The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from",
 } as const;
 
 export class TenantSettingsDto {
   @ApiProperty(RETENTION)
   @ValidateIf((o: TenantSettingsDto) => o.log_retention_days !== null)
-  @IsInt({ message: 'log_retention_days must be a whole number of days, or null (kept forever)' })
+  @IsInt({ message: 'log_retention_days must be a whole number of days, or null (no period of its own)' })
   @Min(1)
   @Max(MAX_LOG_RETENTION_DAYS)
   log_retention_days: number | null;

@@ -58,11 +58,11 @@ export abstract class LogRetentionRepository {
   abstract newestAnchor(tenantId: string): Promise<RetentionAnchor | undefined>;
 }
 
-/** A retention period, checked: a whole number of days from 1 to MAX_LOG_RETENTION_DAYS, or null (kept forever). */
+/** A retention period, checked: a whole number of days from 1 to MAX_LOG_RETENTION_DAYS, or null (none of its own). */
 export function validateLogRetentionDays(days: unknown, field = 'log_retention_days'): number | null {
   const errors = new FieldErrorCollector();
   if (days !== null && (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > MAX_LOG_RETENTION_DAYS)) {
-    errors.add(field, `must be a whole number of days from 1 to ${MAX_LOG_RETENTION_DAYS}, or null (kept forever)`);
+    errors.add(field, `must be a whole number of days from 1 to ${MAX_LOG_RETENTION_DAYS}, or null (no period of its own)`);
   }
   errors.throwIfAny();
   return days as number | null;
