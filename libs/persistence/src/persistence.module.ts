@@ -30,7 +30,6 @@ import { TypeormLogChainWriter } from './repositories/typeorm-log-chain-writer';
 import { TypeormLogRetentionRepository } from './repositories/typeorm-log-retention.repository';
 import { TypeormLogRepository } from './repositories/typeorm-log.repository';
 import { TypeormLogStreamRepository } from './repositories/typeorm-log-stream.repository';
-import { translatingDatabaseErrors } from './database-errors';
 import { TOKEN_BATCH_INSERT, TypeormTokenRepository } from './repositories/typeorm-token.repository';
 import { TypeormLogPartitions } from './log-partitions/typeorm-log-partitions';
 import { CachedTokenRepository } from './cache/cached-token.repository';
@@ -75,8 +74,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         : new InMemoryVersionStore(),
     );
     // One key store per process: its unwrapped keys are shared by every request and transaction.
-    // Its key reads go to the database (a key's cache entry expires): an outage there is a 503 like any other, not a 500.
-    const vault = translatingDatabaseErrors(new DatabaseVaultCrypto(new VaultKeyStore(database.dataSource, options.keyWrapper)));
+    const vault = new DatabaseVaultCrypto(new VaultKeyStore(database.dataSource, options.keyWrapper));
     const registry = new RepositoryRegistry()
       .register(ApplicationRepository, (em) => new TypeormApplicationRepository(em))
       .register(TenantRepository, (em) => new TypeormTenantRepository(em))

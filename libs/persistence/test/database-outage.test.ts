@@ -6,6 +6,9 @@ import { translateDatabaseError } from '../src/database-errors';
 import { TypeormApplicationRepository } from '../src/repositories/typeorm-application.repository';
 import { TypeormTenantRepository } from '../src/repositories/typeorm-tenant.repository';
 import { RepositoryRegistry, TypeormUnitOfWork } from '../src/typeorm-unit-of-work';
+import { DatabaseVaultCrypto } from '../src/vault/database-vault-crypto';
+import { VaultKeyStore } from '../src/vault/vault-key-store';
+import { testKeyWrapper } from '@gatehouse/test-support/test-vault';
 import { PrivatePostgres, startPrivatePostgres } from '@gatehouse/test-support/private-postgres';
 import { aPrivateApplication } from './persistence-backends';
 
@@ -80,6 +83,14 @@ describe('PostgreSQL outages become UnavailableError', () => {
     pg.stopImmediate();
     expectUnavailable(translateDatabaseError(await failure(running)));
     expectUnavailable(await failure(applications.findById(tenantId, randomUUID())));
+    await restarted();
+  });
+
+  it("a vault's key read, however the vault was built (the migrations build their own)", async () => {
+    const vault = new DatabaseVaultCrypto(new VaultKeyStore(db.dataSource, testKeyWrapper()));
+    pg.stopFast();
+    // A tenant's first key is read (then made) in the database: it is down.
+    expectUnavailable(await failure(vault.seal(randomUUID(), Buffer.from('secret'), 'aad')));
     await restarted();
   });
 

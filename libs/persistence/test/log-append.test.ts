@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AuditEvent, LogIdConflictError } from '@gatehouse/domain';
 import { Database, openDatabase, TypeormLogChainWriter } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
-import { aSystemEvent } from './persistence-backends';
+import { aSystemEvent } from '@gatehouse/domain/testing';
 
 // The write paths of TypeormLogChainWriter.append against real PostgreSQL, with the interleavings a worker's lanes
 // (two flushes in flight) can produce held in place. Chain validity is checked with the database's own hash

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AuditEvent, Clock, MaintainLogPartitions } from '@gatehouse/domain';
 import { MIGRATIONS, TypeormLogChainWriter, TypeormLogPartitions, TypeormLogRepository } from '@gatehouse/persistence';
 import { ownDatabase, OwnDatabase } from '@gatehouse/test-support/own-database';
-import { aSystemEvent } from './persistence-backends';
+import { aSystemEvent } from '@gatehouse/domain/testing';
 
 // The logs' time partitions (docs/audit-trail.md, "Time partitions") on a database of this suite's own: it drops
 // partitions and converts the table back and forth, which no other suite may see.

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { Application, ApplicationRepository, AuditEvent, generateApiKey, hashApiKey, newApplicationRecord, TenantRepository } from '@gatehouse/domain';
+import { Application, ApplicationRepository, generateApiKey, hashApiKey, newApplicationRecord, TenantRepository } from '@gatehouse/domain';
 import { Database, openDatabase, runMigrations, TypeormApplicationRepository, TypeormTenantRepository } from '@gatehouse/persistence';
 import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
 
@@ -91,20 +91,4 @@ export function aPrivateApplication(tenantId: string, createdAt: Date, over: Par
     createdAt,
     ...over,
   });
-}
-
-/** An audit event of `tenantId` by the system: a read of token tok_1 unless `over` says otherwise. */
-export function aSystemEvent(tenantId: string, over: Partial<AuditEvent> = {}): AuditEvent {
-  return {
-    id: randomUUID(),
-    tenantId,
-    actorId: null,
-    actorType: 'system',
-    entityType: 'token',
-    entityId: 'tok_1',
-    operation: 'read',
-    message: 'read',
-    createdAt: new Date(),
-    ...over,
-  } as AuditEvent;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { InMemoryTenantRepository, InMemoryTokenRepository } from '@gatehouse/domain/testing';
+import { aSystemEvent, InMemoryTenantRepository, InMemoryTokenRepository } from '@gatehouse/domain/testing';
 import { AuditEvent, ConflictError, TenantRepository, Token, TokenRepository, TokenVisibility } from '@gatehouse/domain';
 import {
   CachedTokenRepository,
@@ -10,7 +10,7 @@ import {
   VersionBumpingCommitObserver,
 } from '@gatehouse/persistence';
 import { DataSource } from 'typeorm';
-import { aSystemEvent, DATABASES, newTenant as tenantIn, OpenedBackend, openForSuite, POSTGRES } from './persistence-backends';
+import { DATABASES, newTenant as tenantIn, OpenedBackend, openForSuite, POSTGRES } from './persistence-backends';
 
 interface Repositories {
   tokens: TokenRepository;

@@ -4,3 +4,4 @@ export * from './in-memory-proxy.repository';
 export * from './in-memory-vault-crypto';
 export * from './permissive-proxy-fakes';
 export * from './in-memory-token.repository';
+export * from './audit-events';

@@ -1,5 +1,6 @@
 import { EntityManager } from 'typeorm';
 import {
+  ConflictError,
   decodeTokenCursor,
   ExpiredToken,
   Page,
@@ -72,13 +73,10 @@ function visibilityClause(sql: Conditions, visibility: TokenVisibility): string 
 const COLUMNS = `t.tenant_id, t.id, t.type, t.sealed, t.mask, t.containers, t.metadata, t.fingerprint, t.fingerprint_expression,
   t.expires_at, t.created_by, t.created_at, t.modified_by, t.modified_at`;
 
-const INSERT_TOKEN = `INSERT INTO tokens (tenant_id, id, type, sealed, mask, containers, container_prefixes, metadata, fingerprint,
-  fingerprint_expression, expires_at, created_by, created_at, modified_by, modified_at)
-  VALUES ($1, $2, $3, $4, $5::json, $6::text[], $7::text[], $8::jsonb, $9, $10, $11, $12, $13, $14, $15)`;
-
 /**
- * Tokens inserted many at once (UnitOfWork.insert): one parameter per column, each an array; the containers, arrays
- * themselves, travel as JSON (a PostgreSQL array parameter cannot hold arrays of different lengths).
+ * Tokens inserted many at once (UnitOfWork.insert), or one (TypeormTokenRepository.insert): one parameter per column,
+ * each an array; the containers, arrays themselves, travel as JSON (a PostgreSQL array parameter cannot hold arrays of
+ * different lengths).
  */
 export const TOKEN_BATCH_INSERT: BatchInsert<Token> = {
   sql: `INSERT INTO tokens (tenant_id, id, type, sealed, mask, containers, container_prefixes, metadata, fingerprint,
@@ -173,26 +171,12 @@ export class TypeormTokenRepository extends TokenRepository {
 
   async insert(token: Token): Promise<void> {
     try {
-      // Plain SQL: every create runs it, and TypeORM's insert builder costs more than the statement.
-      await this.em.query(INSERT_TOKEN, [
-        token.tenantId,
-        token.id,
-        token.type,
-        token.sealed,
-        token.mask === null ? null : JSON.stringify(token.mask),
-        token.containers,
-        containerPrefixes(token.containers),
-        JSON.stringify(token.metadata),
-        token.fingerprint,
-        token.fingerprintExpression,
-        token.expiresAt,
-        token.createdBy,
-        token.createdAt,
-        token.modifiedBy,
-        token.modifiedAt,
-      ]);
+      // Plain SQL, the batch statement with one row: every create runs it, and TypeORM's builder costs more than it.
+      const inserted: unknown[] = await this.em.query(TOKEN_BATCH_INSERT.sql, TOKEN_BATCH_INSERT.parameters([token]));
+      // The statement skips a row whose key exists: a duplicate id, which tokens' one unique key (tenant, id) makes.
+      if (inserted.length === 0) throw new ConflictError('The resource conflicts with an existing one');
     } catch (error) {
-      // Translated here too (not only by the unit of work's registry): a duplicate id is a ConflictError to any caller.
+      // Translated here too (not only by the unit of work's registry): any caller gets a domain error.
       throw translateDatabaseError(error);
     }
   }

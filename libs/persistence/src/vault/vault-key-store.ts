@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { KeyWrapper, VaultKeyError } from '@gatehouse/domain';
+import { translatingDatabaseErrors } from '../database-errors';
 import { ambientTransaction } from '../typeorm-unit-of-work';
 import { TtlLru } from './ttl-lru';
 
@@ -60,6 +61,9 @@ export class VaultKeyStore {
   ) {
     this.byId = new TtlLru(options.maxKeys ?? 10_000, options.keyTtlMs ?? 10 * 60_000);
     this.current = new TtlLru(options.maxKeys ?? 10_000, options.currentTtlMs ?? CURRENT_KEY_TTL_MS);
+    // Its key reads go to the database (a key's cache entry expires): an outage there is a 503 like any other, not a
+    // 500, for every vault built on it (the services', the migrations', the CLI's).
+    return translatingDatabaseErrors(this);
   }
 
   private em(): EntityManager {
