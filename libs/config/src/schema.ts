@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { AUDIT_LOG_VARIABLES } from './schema-audit-logs';
 import { KEY_VARIABLES } from './schema-keys';
 import { boolean, Check, cidrs, integer, listenHost, matching, oneOf, origin, Parsed, portOrOff, ratio, text, url, variable } from './variable-kinds';
 
@@ -8,7 +9,7 @@ export type { Check, Reader, Variable } from './variable-kinds';
 // Every environment variable Gatehouse reads, once: loadConfig parses them from here, and `npm run config:docs`
 // writes `.env.example` and the README's configuration table from here (a unit test fails when those drift).
 
-export { LOG_PARTITION_INTERVALS } from './schema-keys';
+export { LOG_PARTITION_INTERVALS } from './schema-audit-logs';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** The samplers OTEL_TRACES_SAMPLER may name (the specification's, less the Jaeger and X-Ray remote ones). */
@@ -152,6 +153,9 @@ export const VARIABLES = [
 
   // Keys and secrets (schema-keys.ts).
   ...KEY_VARIABLES,
+
+  // Audit logs (schema-audit-logs.ts).
+  ...AUDIT_LOG_VARIABLES,
 
   // Proxies and authentication.
   variable({

@@ -43,6 +43,7 @@ export const GROUPS = {
   listeners: 'Listeners and origins',
   storage: 'Database and queue',
   keys: 'Keys, secrets and log signing',
+  auditLogs: 'Audit logs: checkpoints, retention, partitions and streams',
   proxies: 'Proxies and authentication',
   reactor: 'Transforms (the reactor)',
   observability: 'Logs, metrics and tracing',

@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { AppConfig } from '@gatehouse/config';
 import type { Database } from '@gatehouse/persistence';
+import { UUID_PATTERN } from '@gatehouse/domain';
 
 /**
  * One `gatehouse` command. Each lives in a file of its own (or with its siblings, like the `tenant` ones) and is
@@ -54,3 +55,28 @@ export interface CommandContext {
 
 /** Wrong arguments: one line and exit code 2. */
 export class CliUsageError extends Error {}
+
+/** Wrong arguments to `command`: the problem, then its usage line. */
+export function usageError(command: CliCommand, problem: string): CliUsageError {
+  return new CliUsageError(`${command.name}: ${problem} (usage: gatehouse ${command.name} ${command.synopsis})`);
+}
+
+/** The `--json` option most commands take. */
+export const JSON_OPTION = { json: { type: 'boolean' } } as const;
+
+/** A command's result as `--json` prints it. */
+export function printJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** A tenant's id from `--tenant ID`, lower-cased; anything but a UUID is a usage error of `command`. */
+export function tenantIdOption(command: CliCommand, values: CommandArgs['values']): string {
+  const tenantId = values.tenant;
+  if (typeof tenantId !== 'string' || !UUID_PATTERN.test(tenantId)) throw usageError(command, '--tenant must be a tenant id (a UUID)');
+  return tenantId.toLowerCase();
+}
+
+/** A whole number from 1 to 999,999,999 written plainly (no sign, exponent or leading zero), or undefined. */
+export function positiveInteger(value: unknown): number | undefined {
+  return typeof value === 'string' && /^[1-9]\d{0,8}$/.test(value) ? Number(value) : undefined;
+}

@@ -1,5 +1,5 @@
 import type { Database, MigrationStatus } from '@gatehouse/persistence';
-import { CliCommand } from './command';
+import { CliCommand, printJson } from './command';
 
 export const MIGRATE_COMMAND: CliCommand = {
   name: 'migrate',
@@ -26,7 +26,7 @@ export const MIGRATE_STATUS_COMMAND: CliCommand = {
   options: { json: { type: 'boolean' } },
   async run({ values }, _context, database) {
     const status = await readStatus(database);
-    if (values.json) return `${JSON.stringify(status, null, 2)}\n`;
+    if (values.json) return printJson(status);
     return [
       ...status.applied.map((name) => `[x] ${name}`),
       ...status.pending.map((name) => `[ ] ${name}`),

@@ -1,15 +1,27 @@
-import { parseTenantRateLimitArgs } from './tenant-rate-limit.command';
+import { RateLimit } from '@gatehouse/domain';
+import type { CommandContext } from './command';
+import { execute } from './execute';
 
 const TENANT = '7D0F4A8E-1C2B-4D3E-9F60-123456789ABC';
 
-describe('parseTenantRateLimitArgs', () => {
-  it('reads a limit, or --clear', () => {
-    expect(parseTenantRateLimitArgs(['--tenant', TENANT, '--limit', '100', '--window-seconds', '60'])).toEqual({
-      tenantId: TENANT.toLowerCase(),
-      limit: { limit: 100, windowSeconds: 60 },
-      json: false,
-    });
-    expect(parseTenantRateLimitArgs(['--tenant', TENANT, '--clear', '--json'])).toEqual({ tenantId: TENANT.toLowerCase(), limit: null, json: true });
+/** `gatehouse tenant rate-limit ARGS` through the CLI's runner, with the use case it would call recorded. */
+async function run(args: string[]) {
+  const calls: [string, RateLimit | null][] = [];
+  const app = { get: () => ({ execute: async (tenantId: string, limit: RateLimit | null) => void calls.push([tenantId, limit]) }) };
+  const result = await execute(['tenant', 'rate-limit', ...args], {
+    open: async () => ({ app }) as unknown as CommandContext,
+    close: async () => undefined,
+  });
+  return { ...result, calls };
+}
+
+describe('gatehouse tenant rate-limit: its command line', () => {
+  it('reads a limit, or --clear', async () => {
+    const set = await run(['--tenant', TENANT, '--limit', '100', '--window-seconds', '60']);
+    expect(set).toMatchObject({ code: 0, calls: [[TENANT.toLowerCase(), { limit: 100, windowSeconds: 60 }]] });
+    const cleared = await run(['--tenant', TENANT, '--clear', '--json']);
+    expect(cleared).toMatchObject({ code: 0, calls: [[TENANT.toLowerCase(), null]] });
+    expect(JSON.parse(cleared.stdout)).toEqual({ tenant_id: TENANT.toLowerCase(), default_rate_limit: null });
   });
 
   it.each([
@@ -21,9 +33,10 @@ describe('parseTenantRateLimitArgs', () => {
     [['--tenant', TENANT], /positive integers .*--clear/],
     [['--tenant', TENANT, '--clear', '--limit', '5'], /--clear takes no/],
     [['--tenant', TENANT, '--bogus'], /Unknown option '--bogus'/],
-    [['--tenant', TENANT, 'stray'], /Unexpected argument 'stray'/],
-  ])('refuses %j', (args, message) => {
-    const parsed = parseTenantRateLimitArgs(args);
-    expect(parsed).toEqual({ error: expect.stringMatching(message) });
+    [['--tenant', TENANT, 'stray'], /takes no argument 'stray'/],
+  ])('refuses %j (exit 2, nothing set)', async (args, message) => {
+    const refused = await run(args);
+    expect(refused).toMatchObject({ code: 2, stdout: '', calls: [] });
+    expect(refused.stderr).toMatch(message);
   });
 });

@@ -1,14 +1,8 @@
 import { Application, ApplicationRepository, CreateTenant, GetTenant, ListTenants, RotateManagementKey, Tenant } from '@gatehouse/domain';
-import { CliCommand, CliUsageError } from './command';
-
-const json = { json: { type: 'boolean' } } as const;
+import { CliCommand, CliUsageError, JSON_OPTION, printJson } from './command';
 
 function tenantJson(tenant: Tenant): { id: string; name: string; created_at: string } {
   return { id: tenant.id, name: tenant.name, created_at: tenant.createdAt.toISOString() };
-}
-
-function print(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 /** An application as the API returns it (the DTO module loads Swagger: only when a command prints one). */
@@ -21,13 +15,13 @@ const create: CliCommand = {
   name: 'tenant create',
   synopsis: '--name NAME [--json]',
   summary: 'create a tenant and its first management key (names are unique)',
-  options: { name: { type: 'string' }, ...json },
+  options: { name: { type: 'string' }, ...JSON_OPTION },
   async run({ values }, context) {
     if (typeof values.name !== 'string') throw new CliUsageError('tenant create needs --name NAME');
     const { app } = await context();
     const created = await app.get(CreateTenant).execute(values.name);
     if (values.json) {
-      return print({ tenant: tenantJson(created.tenant), application: await applicationJson(created.application, created.key) });
+      return printJson({ tenant: tenantJson(created.tenant), application: await applicationJson(created.application, created.key) });
     }
     return `tenant ${created.tenant.id} (${created.tenant.name}) created\nmanagement key: ${created.key}\n`;
   },
@@ -37,10 +31,10 @@ const list: CliCommand = {
   name: 'tenant list',
   synopsis: '[--json]',
   summary: 'list every tenant, oldest first',
-  options: json,
+  options: JSON_OPTION,
   async run({ values }, context) {
     const tenants = await (await context()).app.get(ListTenants).execute();
-    if (values.json) return print(tenants.map(tenantJson));
+    if (values.json) return printJson(tenants.map(tenantJson));
     if (tenants.length === 0) return 'no tenants\n';
     return table([['ID', 'CREATED', 'NAME'], ...tenants.map((t) => [t.id, t.createdAt.toISOString(), t.name])]);
   },
@@ -50,13 +44,13 @@ const show: CliCommand = {
   name: 'tenant show',
   synopsis: 'TENANT [--json]',
   summary: 'a tenant (by id or name) and its management applications',
-  options: json,
+  options: JSON_OPTION,
   positionals: ['TENANT'],
   async run({ values, positionals }, context) {
     const { app } = await context();
     const tenant = await app.get(GetTenant).execute(positionals[0]!);
     const management = await managementApplications(app.get(ApplicationRepository), tenant.id);
-    if (values.json) return print({ ...tenantJson(tenant), management_applications: await Promise.all(management.map((a) => applicationJson(a))) });
+    if (values.json) return printJson({ ...tenantJson(tenant), management_applications: await Promise.all(management.map((a) => applicationJson(a))) });
     const lines = [`id:      ${tenant.id}`, `name:    ${tenant.name}`, `created: ${tenant.createdAt.toISOString()}`, 'management applications:'];
     if (management.length === 0) lines.push('  none (gatehouse tenant rotate-key creates one)');
     for (const a of management) lines.push(`  ${a.id}  ${a.name}${a.createdBy ? '' : '  (created with the tenant)'}`);
@@ -68,12 +62,16 @@ const rotateKey: CliCommand = {
   name: 'tenant rotate-key',
   synopsis: 'TENANT [--json]',
   summary: "a new key for the tenant's own management application (recovery when its keys are lost)",
-  options: json,
+  options: JSON_OPTION,
   positionals: ['TENANT'],
   async run({ values, positionals }, context) {
     const rotated = await (await context()).app.get(RotateManagementKey).execute(positionals[0]!);
     if (values.json)
-      return print({ tenant: tenantJson(rotated.tenant), application: await applicationJson(rotated.application, rotated.key), recreated: rotated.recreated });
+      return printJson({
+        tenant: tenantJson(rotated.tenant),
+        application: await applicationJson(rotated.application, rotated.key),
+        recreated: rotated.recreated,
+      });
     const what = rotated.recreated ? 'created (the previous one was deleted)' : 'has a new key; the previous key no longer works';
     return `management application ${rotated.application.id} of tenant ${rotated.tenant.name} ${what}\nmanagement key: ${rotated.key}\n`;
   },

@@ -1,13 +1,7 @@
 import { rotateGeneratedVaultKey } from '@gatehouse/config';
-import { KeyWrapper, UUID_PATTERN } from '@gatehouse/domain';
+import { KeyWrapper } from '@gatehouse/domain';
 import type { VaultRotation } from '@gatehouse/persistence';
-import { CliCommand, CliUsageError, CommandContext } from './command';
-
-const json = { json: { type: 'boolean' } } as const;
-
-function print(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
-}
+import { CliCommand, CliUsageError, CommandContext, JSON_OPTION, printJson, tenantIdOption } from './command';
 
 /** Progress goes to stderr as it happens (stdout keeps the result alone). */
 const progress = (line: string) => process.stderr.write(`gatehouse: ${line}\n`);
@@ -22,11 +16,11 @@ const status: CliCommand = {
   name: 'vault status',
   synopsis: '[--json]',
   summary: 'the current key-encryption key, how many vault keys each key-encryption key wraps, data keys and re-encryptions left',
-  options: json,
+  options: JSON_OPTION,
   async run({ values }, context) {
     const result = await (await rotation(await context())).status();
     if (values.json)
-      return print({ kek_id: result.kekId, keys_by_kek: result.keysByKek, data_keys: result.dataKeys, tenants_re_encrypting: result.tenantsReEncrypting });
+      return printJson({ kek_id: result.kekId, keys_by_kek: result.keysByKek, data_keys: result.dataKeys, tenants_re_encrypting: result.tenantsReEncrypting });
     const lines = [`key-encryption key: ${result.kekId}`, 'vault keys wrapped by:'];
     for (const [kek, n] of Object.entries(result.keysByKek))
       lines.push(`  ${kek}  ${n}${kek === result.kekId ? '  (current)' : '  (an older key: run gatehouse vault rotate-key)'}`);
@@ -43,7 +37,7 @@ const rotateKey: CliCommand = {
   synopsis: '[--json]',
   summary:
     're-wraps every vault key under the current key-encryption key (VAULT_KEY, the old one in VAULT_KEY_PREVIOUS); with a generated key, makes the new one first',
-  options: json,
+  options: JSON_OPTION,
   async run({ values }, context) {
     const opened = await context();
     const wrapper = opened.app.get(KeyWrapper);
@@ -56,7 +50,7 @@ const rotateKey: CliCommand = {
       introduced = true;
     }
     const result = await vault.rewrapKeys(progress);
-    if (values.json) return print({ kek_id: result.kekId, new_key_generated: introduced, rewrapped: result.rewrapped });
+    if (values.json) return printJson({ kek_id: result.kekId, new_key_generated: introduced, rewrapped: result.rewrapped });
     if (!introduced && result.rewrapped === 0) {
       return (
         `every vault key is already wrapped by the current key-encryption key ${result.kekId}\n` +
@@ -73,20 +67,16 @@ const reEncrypt: CliCommand = {
   synopsis: '[--tenant ID] [--resume] [--retire-after-seconds N] [--json]',
   summary:
     'moves every sealed value to a new data key of its tenant and retires the old keys once every service uses the new one (--resume: only finish an interrupted run)',
-  options: { tenant: { type: 'string' }, resume: { type: 'boolean' }, 'retire-after-seconds': { type: 'string' }, ...json },
+  options: { tenant: { type: 'string' }, resume: { type: 'boolean' }, 'retire-after-seconds': { type: 'string' }, ...JSON_OPTION },
   async run({ values }, context) {
-    const tenantId = values.tenant;
-    if (tenantId !== undefined && (typeof tenantId !== 'string' || !UUID_PATTERN.test(tenantId)))
-      throw new CliUsageError('vault re-encrypt: --tenant must be a tenant id (a UUID)');
+    const tenantId = values.tenant === undefined ? undefined : tenantIdOption(reEncrypt, values);
     const retireAfter = values['retire-after-seconds'];
     if (retireAfter !== undefined && (typeof retireAfter !== 'string' || !/^\d{1,5}$/.test(retireAfter))) {
       throw new CliUsageError('vault re-encrypt: --retire-after-seconds must be a whole number of seconds');
     }
     const retireAfterMs = retireAfter === undefined ? undefined : Number(retireAfter) * 1000;
-    const result = await (
-      await rotation(await context(), retireAfterMs)
-    ).reEncrypt(progress, { tenantId: tenantId?.toLowerCase(), resume: values.resume === true });
-    if (values.json) return print(result);
+    const result = await (await rotation(await context(), retireAfterMs)).reEncrypt(progress, { tenantId, resume: values.resume === true });
+    if (values.json) return printJson(result);
     return `re-encrypted ${result.tenants} tenants: ${result.resealed} values re-sealed, ${result.retired} data keys retired\n`;
   },
 };
