@@ -198,6 +198,24 @@ describe('/logs/streams', () => {
       .post('/logs/streams', { name: 'n'.repeat(300_000), kind: 'https', settings: valid.https })
       .expect(400);
     expect(Object.keys(name.body.errors)).toEqual(['name']);
+    for (const field of ['kind', 'start']) {
+      const res = await api()
+        .post('/logs/streams', { name: 'x', kind: 'https', settings: valid.https, [field]: 'k'.repeat(300_000) })
+        .expect(400);
+      expect(Object.keys(res.body.errors)).toEqual([field]);
+      expect(res.text.length).toBeLessThan(2000);
+    }
+    // Unknown setting names are echoed cut short, twenty at most: never the body back.
+    const longName = await api()
+      .post('/logs/streams', { name: 'x', kind: 'https', settings: { ...valid.https, ['k'.repeat(300_000)]: 1 } })
+      .expect(400);
+    expect(Object.keys(longName.body.errors)).toEqual([`settings.${'k'.repeat(64)}…`]);
+    const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`unknown_${i}`, i]));
+    const manyNames = await api()
+      .post('/logs/streams', { name: 'x', kind: 'https', settings: { ...valid.https, ...many } })
+      .expect(400);
+    expect(Object.keys(manyNames.body.errors)).toHaveLength(21);
+    expect(manyNames.body.errors.settings).toEqual(['has 5000 names that are not settings of a https stream']);
 
     // Past the API's body limit (BODY_LIMIT_BYTES, 1 MiB by default) the request is refused before it is parsed.
     const huge = await api().post('/logs/streams', { name: 'x', kind: 'syslog', settings: { host: 'logs.example.com', tls_ca: oversized('pem', 1_100_000) } });

@@ -14,6 +14,8 @@ export const DEFAULT_STREAM_BATCH_SIZE = 500;
 const MAX_TEXT = 200;
 const MAX_CA_LENGTH = 65_536;
 const MAX_HOST_LENGTH = 253;
+const MAX_ECHOED_NAME = 64;
+const MAX_ECHOED_UNKNOWN = 20;
 
 /** Non-secret settings, as stored and shown (the kind decides which members exist). */
 export type LogStreamSettings = Record<string, string | number | boolean>;
@@ -142,9 +144,16 @@ export function resolveStreamSettings(
   const rules = STREAM_SETTINGS[kind];
   const settings: LogStreamSettings = {};
   const secrets: LogStreamSecrets = {};
+  // Unknown names are echoed in the errors: each cut to MAX_ECHOED_NAME characters, and at most MAX_ECHOED_UNKNOWN of
+  // them (a body of a million characters is refused in a ProblemDetails of a few hundred bytes, never a copy of it).
+  const unknown = Object.keys(input).filter((name) => !Object.hasOwn(rules, name));
+  for (const name of unknown.slice(0, MAX_ECHOED_UNKNOWN)) {
+    const shown = name.length > MAX_ECHOED_NAME ? `${name.slice(0, MAX_ECHOED_NAME)}…` : name;
+    errors.add(`settings.${shown}`, `is not a setting of a ${kind} stream`);
+  }
+  if (unknown.length > MAX_ECHOED_UNKNOWN) errors.add('settings', `has ${unknown.length} names that are not settings of a ${kind} stream`);
   for (const name of Object.keys(input)) {
-    if (!Object.hasOwn(rules, name)) errors.add(`settings.${name}`, `is not a setting of a ${kind} stream`);
-    else if (rules[name]!.generated) errors.add(`settings.${name}`, 'is set by the service and cannot be given');
+    if (Object.hasOwn(rules, name) && rules[name]!.generated) errors.add(`settings.${name}`, 'is set by the service and cannot be given');
   }
   for (const [name, rule] of Object.entries(rules)) {
     const field = `settings.${name}`;
