@@ -130,15 +130,17 @@ describe('TypeormLogChainWriter.append on PostgreSQL', () => {
       const taken = aLog(a, 0, { message: 'a' });
       await writer.append([taken]);
       const event = aLog(b, 0, { id: taken.id, message: 'b' });
-      // A day old, and relayed up to an hour ago: no other test's outbox rows are in this relay's way.
-      const before = new Date(Date.now() - 3_600_000);
-      await outbox(event, 86_400_000); // the oldest: first in the relay's order
+      // Older than every outbox row already there (other suites leave rows recorded at their fixed clocks' times, which
+      // grow old as the calendar moves on), and relayed up to just after them: nothing else is in this relay's way.
+      const [{ oldest }] = (await database.dataSource.query(`SELECT coalesce(min(created_at), now()) AS oldest FROM audit_outbox`)) as [{ oldest: Date }];
+      const age = Math.max(0, Date.now() - new Date(oldest).getTime()) + 2 * 86_400_000;
+      await outbox(event, age); // the oldest: first in the relay's order
       const behind = aLog(b, 1);
-      await outbox(behind, 86_399_000);
+      await outbox(behind, age - 1000);
+      const before = new Date(Date.now() - age + 2000);
       try {
-        // One at a time: the conflicting event must not take the relay's every claim. (Another test's relay may take
-        // `behind` first: then this one has nothing left but the conflict, and reports it.)
-        await writer.relayOutbox(before, 1).catch((e: unknown) => expect(e).toBeInstanceOf(LogIdConflictError));
+        // One at a time: the conflicting event must not take the relay's every claim.
+        await expect(writer.relayOutbox(before, 1)).resolves.toBe(1);
         await expect(writer.relayOutbox(before, 1)).rejects.toThrow(`log id(s) already stored under another tenant, left in audit_outbox: ${taken.id}`);
         await expect(writer.relayOutbox(before, 1)).rejects.toBeInstanceOf(LogIdConflictError); // reported on every run
         const left = await database.dataSource.query('SELECT id, tenant_id FROM audit_outbox WHERE tenant_id = $1', [b]);
