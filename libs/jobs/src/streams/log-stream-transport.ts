@@ -1,4 +1,4 @@
-import { Webhook } from 'standardwebhooks';
+import { createHmac } from 'node:crypto';
 import { Log, LogStream, LogStreamTransport } from '@gatehouse/domain';
 import { post, PostOptions, StreamAgents, StreamOutboundGuard } from './outbound';
 import { toStreamRecord } from './stream-records';
@@ -56,8 +56,8 @@ export class KindLogStreamTransport extends LogStreamTransport {
           data: { stream_id: stream.id, tenant_id: stream.tenantId, records: logs.map(toStreamRecord) },
         });
         const id = batchId(stream, logs);
-        const signature = new Webhook(stream.secrets.signing_secret!).sign(id, timestamp, body);
-        const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': signature };
+        const seconds = String(Math.floor(timestamp.getTime() / 1000));
+        const headers = { 'webhook-id': id, 'webhook-timestamp': seconds, 'webhook-signature': signWebhook(stream.secrets.signing_secret!, id, seconds, body) };
         await post(guard, String(s.url), body, options(headers));
         return;
       }
@@ -112,6 +112,16 @@ export class KindLogStreamTransport extends LogStreamTransport {
         return;
     }
   }
+}
+
+/**
+ * The Standard Webhooks signature: `v1,` and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>` under the secret's
+ * bytes (the base64 after `whsec_`). Node's HMAC: the specification library's own JavaScript SHA-256 took 20 to 30 ms
+ * for a batch of 1000 logs, more than the rest of the batch's sending.
+ */
+export function signWebhook(secret: string, id: string, timestamp: string, body: string): string {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64')}`;
 }
 
 function parseCode(body: string): number | undefined {

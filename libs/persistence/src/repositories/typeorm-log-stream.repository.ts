@@ -63,6 +63,10 @@ interface LogRow {
 const READ_AFTER = `SELECT id, tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, request_id,
   source_ip, user_agent, seq::text AS position, encode(hash, 'hex') AS hash
   FROM logs WHERE tenant_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`;
+// The same within the positions $2 + 1 to $2 + $3. A chain's committed positions have no gap, so these are the next
+// logs; and a bounded range is read in index order whatever the planner's statistics say (the open-ended query,
+// on a freshly written tenant whose statistics lag, read every log after the position and sorted them, for each batch).
+const READ_RANGE = READ_AFTER.replace('seq > $2', 'seq > $2 AND seq <= $2::bigint + $3');
 
 // Due: not paused, past its backoff, behind its tenant's chain head, and leased by nobody (or a lease that expired).
 // SKIP LOCKED: two workers claiming at once take different streams; the lease then keeps them apart until it expires.
@@ -173,7 +177,9 @@ export class TypeormLogStreamRepository extends LogStreamRepository {
   }
 
   async readAfter(tenantId: string, position: number, limit: number): Promise<Log[]> {
-    const rows: LogRow[] = await this.em.query(READ_AFTER, [tenantId, position, limit]);
+    let rows: LogRow[] = await this.em.query(READ_RANGE, [tenantId, position, limit]);
+    // Nothing there: caught up, or behind logs that retention removed (the next ones are further on).
+    if (rows.length === 0) rows = await this.em.query(READ_AFTER, [tenantId, position, limit]);
     return rows.map(toLog);
   }
 
