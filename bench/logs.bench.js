@@ -12,57 +12,11 @@
 // Needs PostgreSQL (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres) and Redis
 // (BENCH_REDIS_URL, default redis://127.0.0.1:6379/13). The 10M-row database `gatehouse_bench` is seeded once
 // with server-side SQL and reused by later runs. Progress goes to stderr, the figures to stdout.
-const {
-  Client,
-  cpuMs,
-  databaseUrl,
-  freePort,
-  recreateDatabase,
-  migrate,
-  bar,
-  fmt,
-  phase,
-  stderr,
-  QUICK,
-  REDIS_URL,
-  SIZES,
-  loadAverage,
-  sleep,
-  sql,
-  startApi,
-  startWorker,
-  serveApi,
-  tenantIn,
-  deleteKeys,
-  makeEntries,
-  withPositions,
-  rawInsert,
-} = require('./logs/common');
-const { queries, exports } = require('./logs/queries');
-const { streamThroughput } = require('./logs/streams');
-
-/**
- * CPU time (ms, from /proc: PostgreSQL's backends are readable as another user) that backends used between `before`
- * (pid → ms, from cpuByPid) and now, over the backends of both moments: one that connected since counts from zero;
- * one that has gone (a pool closing an idle connection) is left out.
- */
-function cpuSinceMs(before, pids) {
-  let total = 0;
-  for (const pid of new Set([...before.keys(), ...pids])) {
-    const now = cpuMs(pid);
-    if (now !== undefined) total += now - (before.get(pid) ?? 0);
-  }
-  return total;
-}
-
-function cpuByPid(pids) {
-  return new Map(pids.map((pid) => [pid, cpuMs(pid) ?? 0]));
-}
-
-/** The PostgreSQL backends connected to database `name`, but for the asking one. */
-async function backendsOf(client, name) {
-  return (await client.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name])).rows.map((r) => r.pid);
-}
+const { Client, cpuMs, databaseUrl, recreateDatabase, migrate, freePort, bar, fmt, phase, stderr, QUICK, REDIS_URL, SIZES } = require('./logs/common');
+const { loadAverage, sleep, sql, startApi, startWorker, serveApi, tenantIn, deleteKeys, makeEntries, withPositions } = require('./logs/common');
+const { rawInsert, cpuByPid, cpuSinceMs, backendsOf } = require('./logs/common');
+const { queries, exportRuns } = require('./logs/queries');
+const { STREAM_ENV, startReceiver, createStreams, emptyTrail, streamThroughput, streamLag } = require('./logs/streams');
 
 /**
  * How many logs the worker has written: the sum of the chain heads' positions (chains are gapless, and a head moves
@@ -73,20 +27,34 @@ async function countRows(client) {
   return Number((await client.query('SELECT coalesce(sum(seq), 0) AS n FROM log_chains')).rows[0].n);
 }
 
+/**
+ * Ingestion into the time-partitioned trail while two https streams deliver their tenants' logs (a fifth of all) to a
+ * local receiver, beside the raw multi-row INSERT of the same rows (no queue, no chain, no stream).
+ */
 async function ingestion() {
   const { Queue } = require('bullmq');
   const db = 'gatehouse_bench_ingest';
   const prefix = `bench-ingest-${process.pid}`;
-  phase(`ingestion: ${fmt(SIZES.ingest)} logs, database ${db}`);
   await recreateDatabase(db);
   await migrate(db);
   const url = databaseUrl(db);
-  const entries = makeEntries(SIZES.ingest);
-  const results = {};
+  const partitions = await sql(url, async (c) => (await c.query("SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'logs'::regclass")).rows[0].n);
+  phase(`ingestion: ${fmt(SIZES.ingest)} logs into ${partitions} time partitions, two https streams active, database ${db}`);
+  const streamed = [tenantIn(db, 'stream-a'), tenantIn(db, 'stream-b')];
+  const receiver = await startReceiver();
+  await createStreams(db, streamed, receiver);
+  // The set-up's own events (the tenants' and the streams' creations) would take the chain positions the raw INSERT
+  // writes: dropped before the worker's outbox relay sees them.
+  await sql(url, (c) => c.query('DELETE FROM audit_outbox'));
+  const entries = makeEntries(SIZES.ingest).map((e, i) => (i % 10 === 0 || i % 10 === 5 ? { ...e, tenant_id: streamed[(i % 10) / 5].id } : e));
+  const results = { partitions };
 
-  const truncate = () => sql(url, (c) => c.query('TRUNCATE logs, log_ids, log_chains, log_checkpoints'));
+  const truncate = async () => {
+    await emptyTrail(url);
+    receiver.reset();
+  };
   const rawEntries = withPositions(entries);
-  const worker = startWorker(db, prefix);
+  const worker = startWorker(db, prefix, STREAM_ENV);
   await worker.started;
   const queue = new Queue('audit-logs', { connection: { url: REDIS_URL }, prefix });
   const measure = async (label, jobs, expected) => {
@@ -133,9 +101,12 @@ async function ingestion() {
   results.batch = { rate: mean(batch, 'rate'), workerCpuUsPerLog: mean(batch, 'workerCpuUsPerLog'), pgCpuUsPerLog: mean(batch, 'pgCpuUsPerLog') };
   const singles = entries.slice(0, SIZES.singleJobs).map((data) => ({ name: 'audit-log', data, opts }));
   results.single = await measure('audit-log', singles, singles.length);
+  await truncate(); // once the streams caught up
   await queue.close();
   await worker.stop();
+  await receiver.close();
   await deleteKeys(prefix);
+  results.streams = { received: receiver.received, gaps: receiver.gaps, repeats: receiver.repeats };
   return results;
 }
 
@@ -200,13 +171,14 @@ async function main() {
   const started = Date.now();
   const loadStart = loadAverage();
   stderr(`audit-log benchmark${QUICK ? ' (quick)' : ''}: node ${process.version}, ${require('node:os').availableParallelism()} cores`);
-  // BENCH_ONLY=ingestion|writes|queries|export|streams runs one part (the table then shows only its rows).
+  // BENCH_ONLY=ingestion|writes|queries|export|streams|lag runs one part (streams: throughput and lag) (the table then shows only its rows).
   const only = process.env.BENCH_ONLY;
   const ingest = !only || only === 'ingestion' ? await ingestion() : undefined;
   const writes = !only || only === 'writes' ? await writeOverhead() : undefined;
   const query = !only || only === 'queries' ? await queries() : { first: {}, firstBig: {}, deep: {} };
-  const exported = !only || only === 'export' ? await exports() : {};
+  const exported = !only || only === 'export' ? await exportRuns() : {};
   const streamed = !only || only === 'streams' ? await streamThroughput() : undefined;
+  const lag = !only || only === 'streams' || only === 'lag' ? await streamLag() : undefined;
   phase('results'); // closes an open progress bar
 
   const ms = (v) => `${v.toFixed(1)} ms`;
@@ -219,7 +191,7 @@ async function main() {
       ['', '  PostgreSQL CPU', us(ingest.raw.pgCpuUsPerLog), ''],
       [
         '',
-        'worker, audit-log-batch jobs (500 logs)',
+        `worker, audit-log-batch jobs (500 logs), ${ingest.partitions} partitions, 2 streams`,
         `${fmt(Math.round(ingest.batch.rate))} logs/s`,
         `>= 20k logs/s: ${ingest.batch.rate >= 20_000 ? 'met' : 'MISSED'}`,
       ],
@@ -229,6 +201,12 @@ async function main() {
         '  worker CPU / PostgreSQL CPU',
         `${us(ingest.batch.workerCpuUsPerLog)} / ${us(ingest.batch.pgCpuUsPerLog)}`,
         '(move far less with load than rates)',
+      ],
+      [
+        '',
+        '  streamed meanwhile (a fifth of the logs)',
+        `${fmt(ingest.streams.received)} logs, ${ingest.streams.gaps} gaps, ${ingest.streams.repeats} repeats`,
+        'in order',
       ],
       ['', 'worker, audit-log jobs (1 log each)', `${fmt(Math.round(ingest.single.rate))} logs/s`, '(another service, one job per log)'],
       ['', '  worker CPU / PostgreSQL CPU', `${us(ingest.single.workerCpuUsPerLog)} / ${us(ingest.single.pgCpuUsPerLog)}`, ''],
@@ -264,6 +242,7 @@ async function main() {
       'completes; peak flat in rows',
     ]);
   }
+  const order = (r) => `${r.gaps} gaps, ${r.repeats} repeats`;
   if (streamed) {
     rows.push(
       ['Log stream', `raw multi-row INSERT of the same ${fmt(streamed.n)} rows`, `${fmt(Math.round(streamed.raw))} logs/s`, ''],
@@ -273,6 +252,20 @@ async function main() {
         `${fmt(Math.round(streamed.rate))} logs/s`,
         `>= 20k logs/s: ${streamed.rate >= 20_000 ? 'met' : 'MISSED'}`,
       ],
+      ['', '  share of raw', `${((streamed.rate / streamed.raw) * 100).toFixed(0)}%`, ''],
+      ['', '  batches / TLS connections', `${streamed.requests} / ${streamed.connections}`, order(streamed)],
+    );
+  }
+  if (lag) {
+    const s = (v) => `${v.toFixed(2)} s`;
+    rows.push(
+      [
+        'Stream lag',
+        `steady ${fmt(lag.rate)} logs/s through the queue, ${lag.sendSeconds.toFixed(0)} s (written -> received)`,
+        `p50 ${s(lag.p50)}  p99 ${s(lag.p99)}  max ${s(lag.max)}`,
+        `p99 < 2 s: ${lag.p99 < 2 ? 'met' : 'MISSED'}`,
+      ],
+      ['', '  received / queued', `${fmt(lag.received)} / ${fmt(lag.queued)}`, `${order(lag)}${lag.received < lag.queued ? ', NOT ALL RECEIVED' : ''}`],
     );
   }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length)));

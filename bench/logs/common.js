@@ -88,11 +88,11 @@ function startApi(database, port, publisher, env = {}) {
   );
 }
 
-function startWorker(database, prefix = 'bench') {
+function startWorker(database, prefix = 'bench', env = {}) {
   return startProcess(
     'dist/apps/worker/src/main.js',
     [],
-    { DATABASE_URL: databaseUrl(database), REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'info' },
+    { DATABASE_URL: databaseUrl(database), REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'info', ...env },
     /gatehouse worker running/,
   );
 }
@@ -140,6 +140,31 @@ async function deleteKeys(prefix) {
     cursor = next;
   } while (cursor !== '0');
   redis.disconnect();
+}
+
+// ------------------------------------------------------------------------------------------------- CPU
+
+/**
+ * CPU time (ms, from /proc: PostgreSQL's backends are readable as another user) that backends used between `before`
+ * (pid → ms, from cpuByPid) and now, over the backends of both moments: one that connected since counts from zero;
+ * one that has gone (a pool closing an idle connection) is left out.
+ */
+function cpuSinceMs(before, pids) {
+  let total = 0;
+  for (const pid of new Set([...before.keys(), ...pids])) {
+    const now = cpuMs(pid);
+    if (now !== undefined) total += now - (before.get(pid) ?? 0);
+  }
+  return total;
+}
+
+function cpuByPid(pids) {
+  return new Map(pids.map((pid) => [pid, cpuMs(pid) ?? 0]));
+}
+
+/** The PostgreSQL backends connected to database `name`, but for the asking one. */
+async function backendsOf(client, name) {
+  return (await client.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name])).rows.map((r) => r.pid);
 }
 
 // -------------------------------------------------------------------------------------------- ingestion
@@ -208,45 +233,9 @@ async function rawInsert(url, entries, batch = 2000, connections = 2) {
   return { rate: entries.length / seconds, pgCpuUsPerLog: pgCpuUs / entries.length };
 }
 
+// What the parts use (logs.bench.js, queries.js, streams.js).
 module.exports = {
-  spawn,
-  randomBytes,
-  randomUUID,
-  Client,
-  percentile,
-  ADMIN_URL,
-  ROOT,
-  cpuMs,
-  createTenant,
-  databaseUrl,
-  freePort,
-  recreateDatabase,
-  migrate,
-  unpartitionLogs,
-  withoutLogIndexes,
-  bar,
-  fmt,
-  phase,
-  stderr,
-  path,
-  QUICK,
-  REDIS_URL,
-  SIZES,
-  QUERY_DB,
-  SEED_VERSION,
-  loadAverage,
-  sleep,
-  ENTITY_TYPES,
-  OPERATIONS,
-  RAW_INSERT,
-  sql,
-  startProcess,
-  startApi,
-  startWorker,
-  serveApi,
-  tenantIn,
-  deleteKeys,
-  makeEntries,
-  withPositions,
-  rawInsert,
+  ...{ Client, percentile, ADMIN_URL, cpuMs, databaseUrl, freePort, recreateDatabase, migrate, unpartitionLogs, withoutLogIndexes },
+  ...{ bar, fmt, phase, stderr, QUICK, REDIS_URL, SIZES, QUERY_DB, SEED_VERSION, ENTITY_TYPES, loadAverage, sleep, sql },
+  ...{ startApi, startWorker, serveApi, tenantIn, deleteKeys, makeEntries, withPositions, rawInsert, cpuByPid, cpuSinceMs, backendsOf },
 };
