@@ -3,7 +3,7 @@ import { actorOf } from '../audit/actor';
 import { Clock } from '../shared/clock';
 import { FieldErrorCollector, NotFoundError, PermissionDeniedError, ValidationError } from '../shared/domain-error';
 import { newId } from '../shared/ids';
-import { UnitOfWork } from '../shared/unit-of-work';
+import { TransactionScope, UnitOfWork } from '../shared/unit-of-work';
 import { describeRateLimit, RateLimit, validateRateLimit } from '../rate-limits/rate-counter';
 import { rateLimitChange } from '../rate-limits/rate-limit-change';
 import { generateApiKey, hashApiKey } from './api-key';
@@ -11,7 +11,7 @@ import { AccessRule, Application, dedupe, resolveExpiry, validateGrant, validate
 import { ApplicationExpiryScheduler } from './application-expiry';
 import { ApplicationRepository } from './application.repository';
 import { ApplicationType } from './permissions';
-import { requireAuthorityOver, requireGrantable } from './authority';
+import { ActionOnApplication, requireAuthorityOver, requireGrantable } from './authority';
 import { Principal, requirePermission } from './principal';
 
 export interface CreateApplicationInput {
@@ -120,11 +120,8 @@ export class UpdateApplication {
     // A grant outlives the key that gives it: not one on its way out (requireCurrentKeyFor).
     requirePermission(principal, 'application:update');
     return this.uow.run(async (tx) => {
-      const repo = tx.get(ApplicationRepository);
-      const current = await repo.findByIdForChange(principal.tenantId, id);
-      if (!current) throw new NotFoundError('Application');
       // Neither what it holds now (no stripping a stronger application) nor what it would hold may exceed the caller.
-      requireAuthorityOver(principal, current, 'update');
+      const { repo, current } = await lockedForChange(tx, principal, id, 'update');
       const errors = new FieldErrorCollector();
       const grant = checkedGrant(current.type, input, errors);
       errors.throwIfAny();
@@ -148,6 +145,20 @@ export class UpdateApplication {
       return updated;
     });
   }
+}
+
+/** The caller's tenant's application `id`, locked for a change (404 when there is none) that the caller has authority for. */
+async function lockedForChange(
+  tx: TransactionScope,
+  principal: Principal,
+  id: string,
+  action: ActionOnApplication,
+): Promise<{ repo: ApplicationRepository; current: Application }> {
+  const repo = tx.get(ApplicationRepository);
+  const current = await repo.findByIdForChange(principal.tenantId, id);
+  if (!current) throw new NotFoundError('Application');
+  requireAuthorityOver(principal, current, action);
+  return { repo, current };
 }
 
 /** The longest a regenerated key's predecessor may keep working (`previous_key_expires_in_seconds`). */
@@ -178,10 +189,7 @@ export class RegenerateApplicationKey {
     // rotation back. The permission itself: regenerate is an application:update route, for its own key too.
     requirePermission(principal, 'application:update');
     return this.uow.run(async (tx) => {
-      const repo = tx.get(ApplicationRepository);
-      const current = await repo.findByIdForChange(principal.tenantId, id);
-      if (!current) throw new NotFoundError('Application');
-      requireAuthorityOver(principal, current, 'regenerate the key of');
+      const { repo, current } = await lockedForChange(tx, principal, id, 'regenerate the key of');
       const now = this.clock.now();
       const key = generateApiKey();
       const previousKeyExpiresAt = overlap > 0 ? new Date(Math.min(now.getTime() + overlap * 1000, current.expiresAt?.getTime() ?? Infinity)) : null;
