@@ -1,7 +1,32 @@
 import { EntityManager } from 'typeorm';
 import { LogPartition, LogPartitionInterval, LogPartitions } from '@gatehouse/domain';
+import { LOG_PARTITION_LOCK } from '../migrations/log-partitions.functions';
 
 const DROP_LOCK_TIMEOUT = '5s';
+/** Ids removed from log_ids per statement when a partition is dropped. */
+const RELEASE_BATCH = 50_000;
+
+/** A partition's name as an SQL identifier. */
+export function quoted(partition: string): string {
+  return `"${partition.replace(/"/g, '""')}"`;
+}
+
+/** The partition's ids out of log_ids, in keyset batches over its (tenant_id, seq) index. */
+async function releaseIds(em: EntityManager, partition: string): Promise<void> {
+  const table = quoted(partition);
+  let after: { tenant_id: string | null; seq: string | null } = { tenant_id: null, seq: null };
+  for (;;) {
+    const [last] = (await em.query(
+      `WITH b AS (SELECT id, tenant_id, seq FROM ${table} WHERE $1::uuid IS NULL OR (tenant_id, seq) > ($1::uuid, $2::bigint)
+                  ORDER BY tenant_id, seq LIMIT ${RELEASE_BATCH}),
+            d AS (DELETE FROM log_ids i USING b WHERE i.id = b.id)
+       SELECT tenant_id, seq::text AS seq FROM b ORDER BY tenant_id DESC, seq DESC LIMIT 1`,
+      [after.tenant_id, after.seq],
+    )) as { tenant_id: string; seq: string }[];
+    if (!last) return;
+    after = last;
+  }
+}
 
 /** The SQL functions of migration 1764400000000 (libs/persistence/src/migrations/log-partitions.functions.ts). */
 export class TypeormLogPartitions extends LogPartitions {
@@ -27,8 +52,17 @@ export class TypeormLogPartitions extends LogPartitions {
   async dropBefore(before: Date): Promise<string[]> {
     return this.em.transaction(async (em) => {
       await em.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
-      const rows: { name: string }[] = await em.query('SELECT log_partitions_drop_before($1) AS name', [before]);
-      return rows.map((r) => r.name);
+      // What log_partitions_drop_before does, in statements each bounded whatever the partition's size (the function is
+      // one statement, which the statement timeout cuts off on a partition of millions): under the partitions' lock,
+      // each partition closed to writes (SHARE), its ids out of log_ids in batches, then dropped.
+      await em.query(`SELECT pg_advisory_xact_lock(${LOG_PARTITION_LOCK})`);
+      const doomed: { name: string }[] = await em.query('SELECT name FROM log_partitions() WHERE to_at <= $1 ORDER BY to_at', [before]);
+      for (const { name } of doomed) {
+        await em.query(`LOCK TABLE ${quoted(name)} IN SHARE MODE`);
+        await releaseIds(em, name);
+        await em.query(`DROP TABLE ${quoted(name)}`);
+      }
+      return doomed.map((r) => r.name);
     });
   }
 }

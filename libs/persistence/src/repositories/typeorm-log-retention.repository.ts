@@ -1,5 +1,6 @@
 import { EntityManager } from 'typeorm';
 import { ChainHead, LogRetentionRepository, PartitionLogs, RetentionAnchor } from '@gatehouse/domain';
+import { quoted } from '../log-partitions/typeorm-log-partitions';
 import { LOG_PARTITION_LOCK } from '../migrations/log-partitions.functions';
 
 /** Held shared by every retention batch, exclusively by a partition drop: the two never run at once. */
@@ -35,7 +36,7 @@ export class TypeormLogRetentionRepository extends LogRetentionRepository {
   }
 
   async partitionLogs(partition: string): Promise<PartitionLogs[]> {
-    const table = `"${partition.replace(/"/g, '""')}"`;
+    const table = quoted(partition);
     // SHARE: a write of a log into this partition (an old created_at) waits until the drop; reads do not.
     await this.em.query(`SET LOCAL lock_timeout = '5s'`);
     await this.em.query(`LOCK TABLE ${table} IN SHARE MODE`);
