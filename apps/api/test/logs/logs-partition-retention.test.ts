@@ -1,10 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { parseSigningKey } from '@gatehouse/config';
 import {
   ApplyLogRetention,
-  CheckpointSigner,
   DropExpiredLogPartitions,
-  LogChainWriter,
   LogCheckpointRepository,
   LogPartitions,
   LogRepository,
@@ -20,11 +16,9 @@ import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
 import { as, auditEvents } from '../support/application-fixtures';
 import { verifyWhile } from '../support/racing-verification';
+import { appendTokenReads, DAY, signer } from '../support/retention-fixtures';
 
 jest.setTimeout(120_000);
-
-const DAY = 86_400_000;
-const signer = new CheckpointSigner(() => parseSigningKey(TEST_LOG_SIGNING_KEY));
 
 /**
  * LOG_RETENTION_DAYS by whole partitions, against PostgreSQL: the worker's retention use case as the app wires it from
@@ -63,21 +57,7 @@ describe('log retention by partitions (LOG_RETENTION_DAYS)', () => {
   const anchorsOf = async (tenantId: string) =>
     (await sql('SELECT seq::int AS seq FROM log_retention_anchors WHERE tenant_id = $1 ORDER BY seq', [tenantId])).map((r: { seq: number }) => r.seq);
 
-  async function seed(tenantId: string, count: number, ageDays: number): Promise<void> {
-    await t.app.get(LogChainWriter).append(
-      Array.from({ length: count }, (_, i) => ({
-        id: randomUUID(),
-        tenantId,
-        actorId: null,
-        actorType: 'system' as const,
-        entityType: 'token',
-        entityId: `tok_${i}`,
-        operation: 'read' as const,
-        message: `Token tok_${i} read`,
-        createdAt: new Date(Date.now() - ageDays * DAY + i * 1000),
-      })),
-    );
-  }
+  const seed = (tenantId: string, count: number, ageDays: number) => appendTokenReads(t, tenantId, count, ageDays * DAY);
 
   it('drops the partitions every tenant may lose, behind an anchor each; a longer period keeps its partition; the trails verify', async () => {
     const [a, b, c] = [await t.tenant(), await t.tenant(), await t.tenant()];

@@ -1,16 +1,13 @@
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseSigningKey } from '@gatehouse/config';
 import {
   ApplyLogRetention,
-  AuditEvent,
   ChainVerification,
   CheckpointSigner,
   checkpointMessage,
   CreatedTenant,
-  LogChainWriter,
   LogCheckpointRepository,
   LogRepository,
   LogRetentionRepository,
@@ -25,11 +22,10 @@ import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
 import { as, auditEvents, createApplication, expectProblem } from '../support/application-fixtures';
 import { verifyWhile } from '../support/racing-verification';
+import { appendTokenReads, DAY, signer } from '../support/retention-fixtures';
 
 jest.setTimeout(120_000);
 
-const DAY = 86_400_000;
-const signer = new CheckpointSigner(() => parseSigningKey(TEST_LOG_SIGNING_KEY));
 /** A signing key rotated in after the test key: the trail ends up signed by both. */
 const rotated = new CheckpointSigner(() => generateKeyPairSync('ed25519').privateKey);
 
@@ -52,30 +48,14 @@ describe('log retention', () => {
     new ApplyLogRetention(t.app.get(UnitOfWork), t.app.get(LogRetentionRepository), by, new SystemClock()).execute(batch);
   const settings = (tenant: CreatedTenant, body: unknown) => as(t, tenant.key).put('/tenant/settings', body);
 
-  async function seed(tenantId: string, count: number, ageMs: number, from: number): Promise<AuditEvent[]> {
-    const logs = Array.from({ length: count }, (_, i) => ({
-      id: randomUUID(),
-      tenantId,
-      actorId: null,
-      actorType: 'system' as const,
-      entityType: 'token',
-      entityId: `tok_${from + i}`,
-      operation: 'read' as const,
-      message: `Token tok_${from + i} read`,
-      createdAt: new Date(Date.now() - ageMs + i * 1000),
-    }));
-    await t.app.get(LogChainWriter).append(logs);
-    return logs;
-  }
-
   it('removes the logs older than the period in batches behind a signed anchor; the trail verifies from it, online and offline', async () => {
     const tenant = await t.tenant();
     const id = tenant.tenant.id;
     expect((await settings(tenant, { log_retention_days: 30 }).expect(200)).body).toEqual({ log_retention_days: 30 });
     expect((await as(t, tenant.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: 30 });
-    await seed(id, 20, 60 * DAY, 1);
+    await appendTokenReads(t, id, 20, 60 * DAY, 1);
     await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute(); // at 20
-    await seed(id, 10, DAY, 21);
+    await appendTokenReads(t, id, 10, DAY, 21);
     await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute(); // at 30
 
     expect(await retain()).toBeGreaterThanOrEqual(20); // batches of 7: 7, 7, 6
@@ -139,8 +119,8 @@ describe('log retention', () => {
     const tenant = await t.tenant();
     const id = tenant.tenant.id;
     await settings(tenant, { log_retention_days: 30 }).expect(200);
-    await seed(id, 10, 60 * DAY, 1);
-    await seed(id, 5, DAY, 11);
+    await appendTokenReads(t, id, 10, 60 * DAY, 1);
+    await appendTokenReads(t, id, 5, DAY, 11);
     await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute(); // at 15
     const retention = new ApplyLogRetention(t.app.get(UnitOfWork), t.app.get(LogRetentionRepository), signer, new SystemClock());
     await retention.execute(4, 1); // one batch: the anchor at 4
@@ -164,10 +144,10 @@ describe('log retention', () => {
     const tenant = await t.tenant();
     const id = tenant.tenant.id;
     await settings(tenant, { log_retention_days: 10 }).expect(200);
-    await seed(id, 6, 20 * DAY, 1);
+    await appendTokenReads(t, id, 6, 20 * DAY, 1);
     await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute(); // at 6, the test key
     expect(await retain(signer, 4)).toBeGreaterThanOrEqual(4); // anchors at 4 and 6, the test key
-    await seed(id, 5, DAY, 7);
+    await appendTokenReads(t, id, 5, DAY, 7);
     // The key rotated: the next checkpoint is the new key's (signed for this tenant only: the database is shared).
     const head = await t.app.get(LogRepository).chainHead(id);
     const unsigned = { tenantId: id, position: head.position, hash: head.hash, signedAt: new Date() };

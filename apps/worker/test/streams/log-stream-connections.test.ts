@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { lookup as dnsLookup } from 'node:dns';
 import { generateSigningSecret, Log, LogStream, StreamNotDeliveredError } from '@gatehouse/domain';
+import { tokenReads } from '@gatehouse/domain/testing';
 import { KindLogStreamTransport, StreamOutboundGuard } from '@gatehouse/jobs';
 import { HttpReceiver } from './support/http-receivers';
 import { makeTestCa, TestCa } from './support/test-ca';
@@ -39,19 +40,7 @@ describe('log stream connections and the destination guard', () => {
   });
 
   function batch(tenantId: string, from: number, n: number): Log[] {
-    return Array.from({ length: n }, (_, i) => ({
-      id: randomUUID(),
-      tenantId,
-      actorId: null,
-      actorType: 'system' as const,
-      entityType: 'token',
-      entityId: `tok_${from + i}`,
-      operation: 'read' as const,
-      message: `log ${from + i}`,
-      createdAt: new Date(),
-      position: from + i,
-      hash: '00'.repeat(32),
-    }));
+    return tokenReads(tenantId, n, new Date(), from).map((event, i) => ({ ...event, message: `log ${from + i}`, position: from + i, hash: '00'.repeat(32) }));
   }
 
   it('keeps one checked connection, and checks again on reconnecting', async () => {

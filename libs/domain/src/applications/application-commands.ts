@@ -133,15 +133,7 @@ export class UpdateApplication {
         modifiedBy: principal.applicationId,
         modifiedAt: this.clock.now(),
       };
-      if (!(await repo.update(updated))) throw new NotFoundError('Application');
-      tx.record({
-        tenantId: current.tenantId,
-        actor: actorOf(principal),
-        entityType: 'application',
-        entityId: id,
-        operation: 'update',
-        message: `Application '${updated.name}' updated${rateLimitChange(current.rateLimit, updated.rateLimit)}`,
-      });
+      await saveUpdate(tx, repo, principal, updated, `Application '${updated.name}' updated${rateLimitChange(current.rateLimit, updated.rateLimit)}`);
       return updated;
     });
   }
@@ -159,6 +151,12 @@ async function lockedForChange(
   if (!current) throw new NotFoundError('Application');
   requireAuthorityOver(principal, current, action);
   return { repo, current };
+}
+
+/** Stores the changed application (404 when it went meanwhile) and records its update. */
+async function saveUpdate(tx: TransactionScope, repo: ApplicationRepository, principal: Principal, changed: Application, message: string): Promise<void> {
+  if (!(await repo.update(changed))) throw new NotFoundError('Application');
+  tx.record({ tenantId: changed.tenantId, actor: actorOf(principal), entityType: 'application', entityId: changed.id, operation: 'update', message });
 }
 
 /** The longest a regenerated key's predecessor may keep working (`previous_key_expires_in_seconds`). */
@@ -201,17 +199,15 @@ export class RegenerateApplicationKey {
         modifiedBy: principal.applicationId,
         modifiedAt: now,
       };
-      if (!(await repo.update(application))) throw new NotFoundError('Application');
-      tx.record({
-        tenantId: current.tenantId,
-        actor: actorOf(principal),
-        entityType: 'application',
-        entityId: id,
-        operation: 'update',
-        message: previousKeyExpiresAt
+      await saveUpdate(
+        tx,
+        repo,
+        principal,
+        application,
+        previousKeyExpiresAt
           ? `Application key regenerated; the previous key works until ${previousKeyExpiresAt.toISOString()}`
           : 'Application key regenerated',
-      });
+      );
       return { application, key };
     });
   }

@@ -16,3 +16,13 @@ export function aSystemEvent(tenantId: string, over: Partial<AuditEvent> = {}): 
     ...over,
   } as AuditEvent;
 }
+
+/**
+ * `count` reads by the system of tokens tok_<from>, tok_<from + 1>, ... of `tenantId`, a second apart from `firstAt`
+ * (a chain's worth of distinct, ordered events).
+ */
+export function tokenReads(tenantId: string, count: number, firstAt: Date, from = 0): AuditEvent[] {
+  return Array.from({ length: count }, (_, i) =>
+    aSystemEvent(tenantId, { entityId: `tok_${from + i}`, message: `Token tok_${from + i} read`, createdAt: new Date(firstAt.getTime() + i * 1000) }),
+  );
+}
