@@ -32,6 +32,36 @@ describe('Reactor: modules a transform requires', () => {
     for (const [name, kind] of Object.entries(body)) expect([name, kind]).toEqual([name, `${typeof nodeRequire(name)}:true`]);
   });
 
+  it('joins streamed chunks as Node does: a gzip stream written in parts, a signature over several updates', async () => {
+    const { createVerify, generateKeyPairSync } = nodeRequire('node:crypto') as typeof import('node:crypto');
+    const { gunzipSync } = nodeRequire('node:zlib') as typeof import('node:zlib');
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const body = okBody(
+      await reactor.run(
+        input(`module.exports = async () => {
+          const zlib = require('zlib');
+          const crypto = require('crypto');
+          const gzip = zlib.createGzip();
+          const out = [];
+          gzip.on('data', (c) => out.push(c));
+          const done = new Promise((resolve) => gzip.on('end', resolve));
+          for (const part of ['alpha ', 'beta ', 'gamma']) gzip.write(part);
+          gzip.end(Buffer.from([0, 255]));
+          await done;
+          const sign = crypto.createSign('SHA256');
+          for (const part of ['one', 'two', Buffer.from([3])]) sign.update(part);
+          return { body: { gzip: Buffer.concat(out).toString('base64'), signature: sign.sign(${JSON.stringify(pem)}, 'base64') } };
+        };`),
+      ),
+    ) as { gzip: string; signature: string };
+    expect(gunzipSync(Buffer.from(body.gzip, 'base64'))).toEqual(Buffer.from([...Buffer.from('alpha beta gamma'), 0, 255]));
+    const verifier = createVerify('SHA256')
+      .update('onetwo')
+      .update(Buffer.from([3]));
+    expect(verifier.verify(publicKey, body.signature, 'base64')).toBe(true);
+  });
+
   it('answers a module it does not have, or refuses, with the reason', async () => {
     const body = okBody(
       await reactor.run(

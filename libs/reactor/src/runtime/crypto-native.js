@@ -1,7 +1,7 @@
 // The sandbox runtime: the rest of require('crypto') (ciphers, keys, signatures, key derivation), done natively by the
 // sandbox process (sandbox-crypto.ts) on bytes copied out of the isolate.
 /* global ErrorCtor, JSONParse, PromiseCtor, PromiseThen, RangeErrorCtor, TypeErrorCtor, U8, WeakMapCtor,
-   WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, define, encodeString, lazy, raiseFatal, toBuffer */
+   WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, define, encodeString, joinBytes, lazy, raiseFatal, toBuffer */
 /* exported addNativeCrypto, cryptoBytes, keyObjectState, keySpec, makeKeyObject, out */
 const keyObjectState = new WeakMapCtor();
 const getCryptoLists = lazy(function () {
@@ -185,15 +185,7 @@ function gatherer(verify, algorithm) {
     },
   };
   const all = function () {
-    let total = 0;
-    for (const c of chunks) total += c.length;
-    const joined = new U8(total);
-    let at = 0;
-    for (const c of chunks) {
-      joined.set(c, at);
-      at += c.length;
-    }
-    return joined;
+    return joinBytes(chunks);
   };
   if (verify)
     self.verify = function (key, signature, encoding) {

@@ -1,6 +1,6 @@
 // The sandbox runtime: byte encodings.
 /* global MathMin, StringCtor, StringFromCharCode, TypeErrorCtor, U8 */
-/* exported ENCODINGS, HEX, asBytes, base64Decode, base64Encode, bytesForHost, decodeBytes, encodeString, hexEncode, normalizeEncoding,
+/* exported ENCODINGS, HEX, asBytes, joinBytes, base64Decode, base64Encode, bytesForHost, decodeBytes, encodeString, hexEncode, normalizeEncoding,
    hexValue, latin1Decode, latin1Encode, utf16leDecode, utf8Decode, utf8Encode, utf8IncompleteTail */
 function utf8Encode(str) {
   const s = StringCtor(str);
@@ -292,6 +292,18 @@ function asBytes(value) {
   if (value instanceof ArrayBuffer) return new U8(value);
   if (ArrayBuffer.isView(value)) return new U8(value.buffer, value.byteOffset, value.byteLength);
   return null;
+}
+// Byte arrays end to end in one new Uint8Array.
+function joinBytes(chunks) {
+  let total = 0;
+  for (const c of chunks) total += c.length;
+  const joined = new U8(total);
+  let at = 0;
+  for (const c of chunks) {
+    joined.set(c, at);
+    at += c.length;
+  }
+  return joined;
 }
 // An exact-size copy, so the host never receives a larger underlying ArrayBuffer than was meant.
 function bytesForHost(view) {

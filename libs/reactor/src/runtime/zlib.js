@@ -1,6 +1,6 @@
 // The sandbox runtime: require('zlib'), run natively by the sandbox process with its output bounded.
 /* global ErrorCtor, JSONParse, ObjectKeys, PromiseCtor, PromiseThen, TypeErrorCtor, U8, asBytes, bytesForHost, callHost,
-   encodeString, lazy, raiseFatal, requireModule, toBuffer */
+   encodeString, joinBytes, lazy, raiseFatal, requireModule, toBuffer */
 /* exported getZlib */
 const ZLIB_METHODS = ['deflate', 'inflate', 'deflateRaw', 'inflateRaw', 'gzip', 'gunzip', 'unzip', 'brotliCompress', 'brotliDecompress'];
 const ZLIB_STREAMS = {
@@ -93,14 +93,7 @@ function zlibStream(method, options) {
       done();
     },
     flush: function (done) {
-      let total = 0;
-      for (const c of chunks) total += c.length;
-      const all = new U8(total);
-      let at = 0;
-      for (const c of chunks) {
-        all.set(c, at);
-        at += c.length;
-      }
+      const all = joinBytes(chunks);
       try {
         done(null, zlibRun(method, all, options));
       } catch (e) {
