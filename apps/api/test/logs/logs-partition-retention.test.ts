@@ -1,22 +1,11 @@
-import {
-  ApplyLogRetention,
-  DropExpiredLogPartitions,
-  LogCheckpointRepository,
-  LogPartitions,
-  LogRepository,
-  LogRetentionRepository,
-  SignLogCheckpoints,
-  SystemClock,
-  UnitOfWork,
-  VerifyLogChain,
-} from '@gatehouse/domain';
+import { ApplyLogRetention, DropExpiredLogPartitions, LogPartitions, SystemClock, UnitOfWork } from '@gatehouse/domain';
 import { CLI_MAIN, runToCompletion } from '@gatehouse/test-support/service-process';
 import { OwnDatabase, ownDatabase } from '@gatehouse/test-support/own-database';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
 import { as, auditEvents } from '../support/application-fixtures';
 import { verifyWhile } from '../support/racing-verification';
-import { appendTokenReads, DAY, signer } from '../support/retention-fixtures';
+import { appendTokenReads, DAY, signCheckpoints, signer, verifierOf } from '../support/retention-fixtures';
 
 jest.setTimeout(120_000);
 
@@ -50,8 +39,7 @@ describe('log retention by partitions (LOG_RETENTION_DAYS)', () => {
     const at = Date.now() - ageDays * DAY;
     return (await t.app.get(LogPartitions).list()).find((p) => (p.from?.getTime() ?? 0) <= at && at < p.to.getTime())?.name;
   };
-  const verify = (tenantId: string) =>
-    new VerifyLogChain(t.app.get(LogRepository), t.app.get(LogCheckpointRepository), t.app.get(LogRetentionRepository)).execute(tenantId, [signer.publicKey]);
+  const verify = (tenantId: string) => verifierOf(t).execute(tenantId, [signer.publicKey]);
   const logsOf = async (tenantId: string) =>
     (await sql('SELECT seq::int AS seq FROM logs WHERE tenant_id = $1 ORDER BY seq', [tenantId])).map((r: { seq: number }) => r.seq);
   const anchorsOf = async (tenantId: string) =>
@@ -69,7 +57,7 @@ describe('log retention by partitions (LOG_RETENTION_DAYS)', () => {
     await seed(a.tenant.id, 3, 400); // a 5-7, in the partition of 400 days ago (P2), with b 1-2
     await seed(b.tenant.id, 2, 400);
     for (const tenant of [a, b, c]) await seed(tenant.tenant.id, 2, 1);
-    await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute();
+    await signCheckpoints(t);
     const [p1, p2] = [await partitionOf(500), await partitionOf(400)];
     expect(p1).toBeDefined();
     expect(p2).toBeDefined();

@@ -12,17 +12,15 @@ import {
   LogRepository,
   LogRetentionRepository,
   rawPublicKey,
-  SignLogCheckpoints,
   SystemClock,
   UnitOfWork,
-  VerifyLogChain,
 } from '@gatehouse/domain';
 import { CLI_MAIN, runToCompletion } from '@gatehouse/test-support/service-process';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
 import { as, auditEvents, createApplication, expectProblem } from '../support/application-fixtures';
 import { verifyWhile } from '../support/racing-verification';
-import { appendTokenReads, DAY, signer } from '../support/retention-fixtures';
+import { appendTokenReads, DAY, signCheckpoints, signer, verifierOf } from '../support/retention-fixtures';
 
 jest.setTimeout(120_000);
 
@@ -42,8 +40,7 @@ describe('log retention', () => {
   afterAll(() => t.close());
 
   const sql = (text: string, params: unknown[] = []) => t.database.dataSource.query(text, params);
-  const verify = (tenantId: string, keys = [signer.publicKey]): Promise<ChainVerification> =>
-    new VerifyLogChain(t.app.get(LogRepository), t.app.get(LogCheckpointRepository), t.app.get(LogRetentionRepository)).execute(tenantId, keys, undefined, 4);
+  const verify = (tenantId: string, keys = [signer.publicKey]): Promise<ChainVerification> => verifierOf(t).execute(tenantId, keys, undefined, 4);
   const retain = (by = signer, batch = 7) =>
     new ApplyLogRetention(t.app.get(UnitOfWork), t.app.get(LogRetentionRepository), by, new SystemClock()).execute(batch);
   const settings = (tenant: CreatedTenant, body: unknown) => as(t, tenant.key).put('/tenant/settings', body);
@@ -54,9 +51,9 @@ describe('log retention', () => {
     expect((await settings(tenant, { log_retention_days: 30 }).expect(200)).body).toEqual({ log_retention_days: 30 });
     expect((await as(t, tenant.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: 30 });
     await appendTokenReads(t, id, 20, 60 * DAY, 1);
-    await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute(); // at 20
+    await signCheckpoints(t); // at 20
     await appendTokenReads(t, id, 10, DAY, 21);
-    await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute(); // at 30
+    await signCheckpoints(t); // at 30
 
     expect(await retain()).toBeGreaterThanOrEqual(20); // batches of 7: 7, 7, 6
     const left = await sql('SELECT min(seq)::int AS first, count(*)::int AS n FROM logs WHERE tenant_id = $1', [id]);
@@ -121,7 +118,7 @@ describe('log retention', () => {
     await settings(tenant, { log_retention_days: 30 }).expect(200);
     await appendTokenReads(t, id, 10, 60 * DAY, 1);
     await appendTokenReads(t, id, 5, DAY, 11);
-    await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute(); // at 15
+    await signCheckpoints(t); // at 15
     const retention = new ApplyLogRetention(t.app.get(UnitOfWork), t.app.get(LogRetentionRepository), signer, new SystemClock());
     await retention.execute(4, 1); // one batch: the anchor at 4
     expect((await t.app.get(LogRetentionRepository).newestAnchor(id))?.position).toBe(4);
@@ -145,7 +142,7 @@ describe('log retention', () => {
     const id = tenant.tenant.id;
     await settings(tenant, { log_retention_days: 10 }).expect(200);
     await appendTokenReads(t, id, 6, 20 * DAY, 1);
-    await new SignLogCheckpoints(t.app.get(LogCheckpointRepository), signer, new SystemClock()).execute(); // at 6, the test key
+    await signCheckpoints(t); // at 6, the test key
     expect(await retain(signer, 4)).toBeGreaterThanOrEqual(4); // anchors at 4 and 6, the test key
     await appendTokenReads(t, id, 5, DAY, 7);
     // The key rotated: the next checkpoint is the new key's (signed for this tenant only: the database is shared).

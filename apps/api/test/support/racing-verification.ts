@@ -1,6 +1,7 @@
-import { ChainVerification, LogCheckpointRepository, LogRepository, LogRetentionRepository, VerifyLogChain } from '@gatehouse/domain';
+import { ChainVerification, LogRepository } from '@gatehouse/domain';
 import type { TestApp } from '@gatehouse/test-support/test-app';
 import type { KeyObject } from 'node:crypto';
+import { verifierOf } from './retention-fixtures';
 
 /**
  * `VerifyLogChain` over the app's repositories, with `meanwhile` run once between its reading of the tenant's anchor
@@ -25,6 +26,6 @@ export async function verifyWhile(
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
-  const result = await new VerifyLogChain(racing, t.app.get(LogCheckpointRepository), t.app.get(LogRetentionRepository)).execute(tenantId, keys);
+  const result = await verifierOf(t, racing).execute(tenantId, keys);
   return { result, passes };
 }

@@ -1,5 +1,15 @@
 import { parseSigningKey } from '@gatehouse/config';
-import { AuditEvent, CheckpointSigner, LogChainWriter } from '@gatehouse/domain';
+import {
+  AuditEvent,
+  CheckpointSigner,
+  LogChainWriter,
+  LogCheckpointRepository,
+  LogRepository,
+  LogRetentionRepository,
+  SignLogCheckpoints,
+  SystemClock,
+  VerifyLogChain,
+} from '@gatehouse/domain';
 import { tokenReads } from '@gatehouse/domain/testing';
 import type { TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_LOG_SIGNING_KEY } from '@gatehouse/test-support/test-env';
@@ -14,4 +24,14 @@ export async function appendTokenReads(t: TestApp, tenantId: string, count: numb
   const logs = tokenReads(tenantId, count, new Date(Date.now() - ageMs), from);
   await t.app.get(LogChainWriter).append(logs);
   return logs;
+}
+
+/** The chain verifier over the app's repositories (its log reads from `logs` when a test interposes). */
+export function verifierOf(t: TestApp, logs: LogRepository = t.app.get(LogRepository)): VerifyLogChain {
+  return new VerifyLogChain(logs, t.app.get(LogCheckpointRepository), t.app.get(LogRetentionRepository));
+}
+
+/** The worker's checkpoint signing, now, with `by` (the test key unless told). */
+export function signCheckpoints(t: TestApp, by: CheckpointSigner = signer): Promise<number> {
+  return new SignLogCheckpoints(t.app.get(LogCheckpointRepository), by, new SystemClock()).execute();
 }
