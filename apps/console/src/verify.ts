@@ -1,4 +1,4 @@
-import type { Log } from './api/client';
+import type { Checkpoint, Log } from './api/client';
 
 /**
  * The audit trail's verification in the browser, the same algorithm as `gatehouse logs verify`
@@ -7,15 +7,6 @@ import type { Log } from './api/client';
  * Where retention removed the oldest logs, the trail starts after its signed anchor (GET /logs/retention-anchor); keys
  * rotate, so each signature is checked with the key its `key_id` names among those given (GET /logs/public-keys).
  */
-export interface Checkpoint {
-  tenant_id: string;
-  position: number;
-  hash: string;
-  signed_at: string;
-  key_id: string;
-  signature: string;
-}
-
 export type Verification =
   { ok: true; logs: number; checkpoints: number; lastSigned: number; unsigned: number; anchor?: number } | { ok: false; problem: string };
 

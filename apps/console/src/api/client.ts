@@ -8,6 +8,7 @@ export type CreateApplication = components['schemas']['CreateApplicationDto'];
 export type UpdateApplication = components['schemas']['UpdateApplicationDto'];
 export type Permission = components['schemas']['PermissionResponse'];
 export type Log = components['schemas']['LogResponse'];
+export type Checkpoint = components['schemas']['LogCheckpointResponse'];
 export type EntityType = components['schemas']['EntityTypeResponse'];
 export type LogQuery = NonNullable<paths['/logs']['get']['parameters']['query']>;
 export type ExportQuery = NonNullable<paths['/logs/export']['get']['parameters']['query']>;

@@ -1,9 +1,9 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { answer } from '../../../api/answer';
-import type { ExportQuery, Log } from '../../../api/client';
+import type { Checkpoint, ExportQuery, Log } from '../../../api/client';
 import { useApi } from '../../../api/context';
 import { CursorPage, cursorPaging } from '../../../api/paging';
-import { Checkpoint, Verification, verifyTrail } from '../../../verify';
+import { Verification, verifyTrail } from '../../../verify';
 import { filterParams, Filters, listQuery } from './filters';
 
 const PAGE_SIZE = 50;
