@@ -1,11 +1,10 @@
-import { CreatedTenant } from '@gatehouse/domain';
 import { ServiceProcess, startServiceProcess, WORKER_MAIN } from '@gatehouse/test-support/service-process';
 import { TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '@gatehouse/test-support/test-env';
 import { uniquePrefix } from '@gatehouse/jobs/testing';
 import { checkChain } from './support/chain-check';
 import { HttpReceiver } from './support/http-receivers';
-import { RunningWorker, seedLogs, startStreamApi, startWorker, STREAM_TEST_ENV, streamRow, until } from './support/stream-harness';
+import { RunningWorker, seedLogs, startStreamApi, startWorker, STREAM_TEST_ENV, streamRow, until, webhookStream } from './support/stream-harness';
 import { makeTestCa, TestCa } from './support/test-ca';
 
 jest.setTimeout(120_000);
@@ -24,24 +23,13 @@ describe('log stream delivery under faults', () => {
   });
   afterAll(() => api?.close());
 
-  async function webhookStream(tenant: CreatedTenant, receiver: HttpReceiver, batchSize: number): Promise<string> {
-    const res = await api
-      .http()
-      .post('/logs/streams')
-      .set('SVC-API-KEY', tenant.key)
-      .send({ name: 'faults', kind: 'https', settings: { url: `${receiver.url}/hook`, tls_ca: ca.ca, batch_size: batchSize }, start: 'beginning' });
-    expect(res.status).toBe(201);
-    receiver.credential = res.body.signing_secret;
-    return res.body.id;
-  }
-
   it('the receiver down for a while and back: nothing lost, nothing out of order', async () => {
     const worker = await startWorker();
     const receiver = await new HttpReceiver('https', ca).start();
     try {
       const tenant = await api.tenant();
       await seedLogs(api, tenant, 50, 'before');
-      const id = await webhookStream(tenant, receiver, 25);
+      const id = await webhookStream(api, tenant, receiver, ca, 25);
       await until(
         () => receiver.records.length,
         (n) => n >= 50,
@@ -94,7 +82,7 @@ describe('log stream delivery under faults', () => {
         (JSON.parse(body) as { data: { records: { position: number }[] } }).data.records[0]!.position === 21
           ? new Promise<void>((resolve) => (release = resolve))
           : Promise.resolve();
-      const id = await webhookStream(tenant, receiver, 20);
+      const id = await webhookStream(api, tenant, receiver, ca, 20);
       killed = await startServiceProcess(
         {
           ...STREAM_TEST_ENV,
@@ -157,7 +145,7 @@ describe('log stream delivery under faults', () => {
       receiver.hold = () => new Promise((r) => setTimeout(r, 30));
       const tenant = await api.tenant();
       await seedLogs(api, tenant, 200);
-      const id = await webhookStream(tenant, receiver, 10);
+      const id = await webhookStream(api, tenant, receiver, ca, 10);
       await until(
         () => streamRow(api, id),
         (r) => r.position === 200,

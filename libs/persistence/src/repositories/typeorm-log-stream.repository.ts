@@ -68,13 +68,15 @@ const READ_AFTER = `SELECT id, tenant_id, actor_id, actor_type, entity_type, ent
 // on a freshly written tenant whose statistics lag, read every log after the position and sorted them, for each batch).
 const READ_RANGE = READ_AFTER.replace('seq > $2', 'seq > $2 AND seq <= $2::bigint + $3');
 
-// Due: not paused, past its backoff, behind its tenant's chain head, and leased by nobody (or a lease that expired).
+// Due: not paused, past its backoff, behind its tenant's chain head, and leased by nobody, by a lease that expired, or
+// by this owner (a run of its that could not release it, PostgreSQL gone under it: its runs never overlap, so nothing of
+// its own is in flight at a claim, and waiting for its own lease to expire would hold the stream back for nothing).
 // SKIP LOCKED: two workers claiming at once take different streams; the lease then keeps them apart until it expires.
 const CLAIM_DUE = `UPDATE log_streams s SET lease_owner = $1, lease_expires_at = now() + ($3::int * interval '1 millisecond')
   WHERE s.id IN (
     SELECT d.id FROM log_streams d JOIN log_chains c ON c.tenant_id = d.tenant_id
     WHERE NOT d.paused AND d.next_attempt_at <= now() AND c.seq > d."position"
-      AND (d.lease_owner IS NULL OR d.lease_expires_at < now())
+      AND (d.lease_owner IS NULL OR d.lease_expires_at < now() OR d.lease_owner = $1)
     ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE OF d SKIP LOCKED)
   RETURNING ${STREAM_COLUMNS}`;
 

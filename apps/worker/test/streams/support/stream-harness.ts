@@ -8,6 +8,8 @@ import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { TEST_DATABASE_URL, TEST_LOG_SIGNING_KEY, TEST_REDIS_URL, TEST_VAULT_KEY } from '@gatehouse/test-support/test-env';
 import { WorkerModule } from '../../../src/worker.module';
 import { uniquePrefix } from '@gatehouse/jobs/testing';
+import type { HttpReceiver } from './http-receivers';
+import type { TestCa } from './test-ca';
 
 /** What the stream tests' processes share: loopback receivers allowed (as the proxy tests do), plain syslog allowed. */
 export const STREAM_TEST_ENV = {
@@ -31,15 +33,18 @@ export interface RunningWorker {
 }
 
 /** The worker as `npm run start:worker` runs it (WorkerModule), in this process. */
-export async function startWorker(streams: Partial<LogStreamDeliveryOptions> & { intervalMs?: number } = FAST_STREAMS): Promise<RunningWorker> {
+export async function startWorker(
+  streams: Partial<LogStreamDeliveryOptions> & { intervalMs?: number } = FAST_STREAMS,
+  databaseUrl = TEST_DATABASE_URL,
+): Promise<RunningWorker> {
   const config = loadConfig({
-    DATABASE_URL: TEST_DATABASE_URL,
+    DATABASE_URL: databaseUrl,
     REDIS_URL: TEST_REDIS_URL,
     QUEUE_PREFIX: uniquePrefix('streams'),
     LOG_LEVEL: 'silent',
     ...STREAM_TEST_ENV,
   });
-  const database: Database = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '', poolSize: 4 });
+  const database: Database = await openDatabase({ url: databaseUrl, dataDir: '', poolSize: 4 });
   // The outbox relay only at start: the tests' own API events (tenant and stream creations) stay out of the chains they
   // count, which hold the seeded logs alone.
   const jobs = { outboxRelayIntervalMs: 3_600_000 };
@@ -53,8 +58,20 @@ export async function startWorker(streams: Partial<LogStreamDeliveryOptions> & {
   };
 }
 
-export async function startStreamApi(): Promise<TestApp> {
-  return startTestApp(STREAM_TEST_ENV);
+export async function startStreamApi(databaseUrl?: string): Promise<TestApp> {
+  return startTestApp(databaseUrl ? { ...STREAM_TEST_ENV, DATABASE_URL: databaseUrl } : STREAM_TEST_ENV);
+}
+
+/** An https stream of the tenant from position 1 to `receiver` (trusting `ca`), its signing secret given to the receiver. */
+export async function webhookStream(api: TestApp, tenant: CreatedTenant, receiver: HttpReceiver, ca: TestCa, batchSize: number): Promise<string> {
+  const res = await api
+    .http()
+    .post('/logs/streams')
+    .set('SVC-API-KEY', tenant.key)
+    .send({ name: 'faults', kind: 'https', settings: { url: `${receiver.url}/hook`, tls_ca: ca.ca, batch_size: batchSize }, start: 'beginning' });
+  if (res.status !== 201) throw new Error(`creating the stream answered ${res.status}: ${JSON.stringify(res.body)}`);
+  receiver.credential = res.body.signing_secret;
+  return res.body.id;
 }
 
 /** `count` logs of the tenant written as the worker writes them (chained), in one append. */

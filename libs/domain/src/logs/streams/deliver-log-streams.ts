@@ -64,8 +64,12 @@ export class DeliverLogStreams {
     for (;;) {
       const streams = await this.repo.claimDue(this.owner, this.options.concurrency, this.options.leaseMs);
       if (streams.length === 0) return delivered;
-      const counts = await Promise.all(streams.map((s) => this.deliver(s, until)));
-      delivered += counts.reduce((a, b) => a + b, 0);
+      // Every turn settled before the next claim (or the run's end), even when one failed: a lease of this owner is
+      // then never in use when a claim takes it back.
+      const turns = await Promise.allSettled(streams.map((s) => this.deliver(s, until)));
+      for (const turn of turns) if (turn.status === 'fulfilled') delivered += turn.value;
+      const failed = turns.find((turn) => turn.status === 'rejected');
+      if (failed) throw failed.reason;
       if (this.clock.now().getTime() >= until) return delivered;
     }
   }
