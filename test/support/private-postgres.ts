@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './private-redis';
+import { openDatabase, runMigrations } from '@gatehouse/persistence';
 
 /**
  * A PostgreSQL cluster of the test's own (initdb + pg_ctl from /usr/lib/postgresql/<newest>/bin, trust auth, a free
@@ -77,4 +78,14 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A private cluster with the schema migrated (as the service would migrate it), its connection closed again. */
+export async function startMigratedPrivatePostgres(): Promise<PrivatePostgres> {
+  const pg = await startPrivatePostgres();
+  // Two connections: runMigrations holds one for its advisory lock.
+  const migrating = await openDatabase({ url: pg.url, dataDir: '', poolSize: 2 });
+  await runMigrations(migrating);
+  await migrating.close();
+  return pg;
 }

@@ -1,7 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Response } from 'supertest';
-import { openDatabase, runMigrations } from '@gatehouse/persistence';
-import { PrivatePostgres, startPrivatePostgres } from '@gatehouse/test-support/private-postgres';
+import { PrivatePostgres, startMigratedPrivatePostgres } from '@gatehouse/test-support/private-postgres';
 import { startTestApp, TestApp } from '@gatehouse/test-support/test-app';
 import { startUpstream, Upstream } from '@gatehouse/test-support/upstream';
 import { as, Caller, createApplication, newTenant, VALID } from '../support/application-fixtures';
@@ -30,11 +29,7 @@ describe('PostgreSQL outages over HTTP', () => {
   };
 
   beforeAll(async () => {
-    pg = await startPrivatePostgres();
-    // Two connections: runMigrations holds one for its advisory lock.
-    const migrating = await openDatabase({ url: pg.url, dataDir: '', poolSize: 2 });
-    await runMigrations(migrating);
-    await migrating.close();
+    pg = await startMigratedPrivatePostgres();
     upstream = await startUpstream((req, res) => res.end('ok'));
     t = await startTestApp({ DATABASE_URL: pg.url, PROXY_ALLOW_HTTP: 'true', PROXY_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', REACTOR_POOL_SIZE: '1' }, { logger });
     admin = await newTenant(t);

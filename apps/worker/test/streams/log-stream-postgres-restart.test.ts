@@ -1,5 +1,4 @@
-import { openDatabase, runMigrations } from '@gatehouse/persistence';
-import { PrivatePostgres, startPrivatePostgres } from '@gatehouse/test-support/private-postgres';
+import { PrivatePostgres, startMigratedPrivatePostgres } from '@gatehouse/test-support/private-postgres';
 import { TestApp } from '@gatehouse/test-support/test-app';
 import { checkChain } from './support/chain-check';
 import { HttpReceiver } from './support/http-receivers';
@@ -23,10 +22,7 @@ describe('log stream delivery across a PostgreSQL restart', () => {
   let receiver: HttpReceiver;
 
   beforeAll(async () => {
-    pg = await startPrivatePostgres();
-    const migrating = await openDatabase({ url: pg.url, dataDir: '', poolSize: 2 });
-    await runMigrations(migrating);
-    await migrating.close();
+    pg = await startMigratedPrivatePostgres();
     ca = makeTestCa();
     api = await startStreamApi(pg.url);
     worker = await startWorker(undefined, pg.url);
