@@ -141,7 +141,12 @@ async function main() {
   );
 }
 
-main().catch((error) => {
+const mode = process.argv.includes('--queries')
+  ? require('./log-partitions/queries').queries
+  : process.argv.includes('--retention')
+    ? require('./log-partitions/retention').retention
+    : main;
+mode().catch((error) => {
   process.stderr.write(`\nbench failed: ${error.stack ?? error}\n`);
   process.exit(1);
 });

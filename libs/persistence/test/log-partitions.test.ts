@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { AuditEvent, Clock, MaintainLogPartitions } from '@gatehouse/domain';
-import { MIGRATIONS, TypeormLogChainWriter, TypeormLogPartitions, TypeormLogRepository } from '@gatehouse/persistence';
+import { AuditEvent, Clock, encodeCursor, MaintainLogPartitions } from '@gatehouse/domain';
+import { applyKeysetPage, LogEntity, MIGRATIONS, TypeormLogChainWriter, TypeormLogPartitions, TypeormLogRepository } from '@gatehouse/persistence';
 import { ownDatabase, OwnDatabase } from '@gatehouse/test-support/own-database';
 import { aSystemEvent } from '@gatehouse/domain/testing';
 
@@ -90,6 +90,25 @@ describe('time partitions of the logs', () => {
     // The one-statement path (heads known to this writer) into a month without a partition: refused, created, written.
     expect(await writer.append([aLog(tenant, '2031-04-30T12:00:00Z')])).toBe(1);
     expect(await chainOf(tenant)).toEqual({ partitions: [...(await chainOf(tenant)).partitions.slice(0, 4), 'logs_p20310401'], valid: true });
+  });
+
+  it('plans a keyset page with only the partitions at or before its cursor (a deep page skips the newer months)', async () => {
+    const tenant = randomUUID();
+    const writer = new TypeormLogChainWriter(own.database.dataSource.manager);
+    const logs = ['2033-01-15T00:00:00Z', '2033-02-15T00:00:00Z', '2033-03-15T00:00:00Z'].map((at) => aLog(tenant, at));
+    expect(await writer.append(logs)).toBe(3);
+    const start = encodeCursor({ createdAt: logs[1]!.createdAt, id: logs[1]!.id });
+    const page = applyKeysetPage(
+      own.database.dataSource.manager.getRepository(LogEntity).createQueryBuilder('l').select('l.id', 'id').where('l.tenant_id = :tenant', { tenant }),
+      'l',
+      { page: 1, size: 10, start },
+    );
+    expect(await page.getRawMany()).toEqual([{ id: logs[0]!.id }]);
+    const [sql, params] = page.getQueryAndParameters();
+    const plan = (await query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toContain('logs_p20330101');
+    expect(plan).toContain('logs_p20330201');
+    expect(plan).not.toContain('logs_p20330301');
   });
 
   it('relays outbox events of a month without a partition once it exists, losing none (the worker down for a month)', async () => {

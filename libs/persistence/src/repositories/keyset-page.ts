@@ -8,7 +8,9 @@ import { decodeCursor, PageQuery } from '@gatehouse/domain';
 export function applyKeysetPage<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, alias: string, page: PageQuery): SelectQueryBuilder<T> {
   if (page.start !== undefined) {
     const cursor = decodeCursor(page.start);
-    qb.andWhere(`(${alias}.created_at, ${alias}.id) < (:cursorAt, :cursorId)`, {
+    // `created_at <= cursorAt` is implied by the row comparison, but only a plain comparison prunes time partitions:
+    // with it a deep page of the logs reads the partitions at or before its cursor, not every newer one as well.
+    qb.andWhere(`${alias}.created_at <= :cursorAt AND (${alias}.created_at, ${alias}.id) < (:cursorAt, :cursorId)`, {
       cursorAt: cursor.createdAt,
       cursorId: cursor.id,
     });
