@@ -50,14 +50,17 @@ describe('log retention', () => {
     const id = tenant.tenant.id;
     expect((await settings(tenant, { log_retention_days: 30 }).expect(200)).body).toEqual({ log_retention_days: 30 });
     expect((await as(t, tenant.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: 30 });
-    await appendTokenReads(t, id, 20, 60 * DAY, 1);
+    const old = await appendTokenReads(t, id, 20, 60 * DAY, 1);
     await signCheckpoints(t); // at 20
-    await appendTokenReads(t, id, 10, DAY, 21);
+    const recent = await appendTokenReads(t, id, 10, DAY, 21);
     await signCheckpoints(t); // at 30
 
     expect(await retain()).toBeGreaterThanOrEqual(20); // batches of 7: 7, 7, 6
     const left = await sql('SELECT min(seq)::int AS first, count(*)::int AS n FROM logs WHERE tenant_id = $1', [id]);
     expect(left).toEqual([{ first: 21, n: 10 }]);
+    // Their ids are forgotten with them (log_ids keeps those of the logs kept).
+    const ids = await sql('SELECT id FROM log_ids WHERE id = ANY($1::uuid[])', [[...old, ...recent].map((l) => l.id)]);
+    expect(ids.map((r: { id: string }) => r.id).sort()).toEqual(recent.map((l) => l.id).sort());
     const anchors = await sql('SELECT seq::int AS seq FROM log_retention_anchors WHERE tenant_id = $1 ORDER BY seq', [id]);
     expect(anchors.map((a: { seq: number }) => a.seq)).toEqual([7, 14, 20]);
     expect(await retain()).toBe(0); // nothing more is old enough

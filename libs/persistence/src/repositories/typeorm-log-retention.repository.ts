@@ -84,11 +84,13 @@ export class TypeormLogRetentionRepository extends LogRetentionRepository {
   async remove(anchor: RetentionAnchor): Promise<number> {
     await this.saveAnchor(anchor);
     const [row] = await this.em.query(
-      // Past the previous anchor only (nothing is left before it), for the same reason as lastRemovable.
+      // Past the previous anchor only (nothing is left before it), for the same reason as lastRemovable. Their ids go
+      // from log_ids too (as with a partition drop), so retention sheds that table as well.
       `WITH removed AS (
          DELETE FROM logs WHERE tenant_id = $1 AND seq <= $2
            AND seq > (SELECT coalesce(max(seq), 0) FROM log_retention_anchors WHERE tenant_id = $1 AND seq < $2)
-         RETURNING 1)
+         RETURNING id),
+       forgotten AS (DELETE FROM log_ids WHERE id IN (SELECT id FROM removed) AND tenant_id = $1)
        SELECT count(*)::int AS n FROM removed`,
       [anchor.tenantId, anchor.position],
     );
