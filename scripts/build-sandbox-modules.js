@@ -131,20 +131,23 @@ function codeCacheIsStale() {
   if (!existsSync(codeCachePath)) return true;
   if (statSync(manifestPath).mtimeMs > statSync(codeCachePath).mtimeMs) return true;
   try {
-    return JSON.parse(readFileSync(codeCachePath, 'utf8')).v8 !== process.versions.v8;
+    const made = JSON.parse(readFileSync(codeCachePath, 'utf8'));
+    // Caches from before the manifest named the producer's arguments are of unknown flags.
+    return made.v8 !== process.versions.v8 || !Array.isArray(made.execArgv);
   } catch {
     return true;
   }
 }
 
 // The producer runs the bundles in a sandbox isolate, in a process started as the sandbox processes are (the same
-// arguments: V8 takes a cache only under the flags that made it): compiled, or from the sources when never built.
+// arguments: V8 takes a cache only under the flags that made it; code-cache-child.ts restarts itself with them):
+// compiled, or from the sources when never built.
 function makeCodeCaches() {
   const compiled = join(root, 'dist', 'libs', 'reactor', 'src', 'code-cache-child.js');
   const args = existsSync(compiled)
     ? [compiled]
     : ['--require', join(root, 'libs', 'reactor', 'src', 'register-ts-sources.js'), join(root, 'libs', 'reactor', 'src', 'code-cache-child.ts')];
-  const run = spawnSync(process.execPath, ['--no-node-snapshot', '--disable-warning=ExperimentalWarning', ...args], { stdio: 'inherit', cwd: root });
+  const run = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
   // Without caches every module still loads (compiled from its source): a failure here is reported, not fatal.
   if (run.status !== 0) rmSync(codeCachePath, { force: true });
 }

@@ -1,5 +1,6 @@
 import { Invocation } from './invocation';
-import { writeModuleCodeCaches } from './module-code-cache';
+import { spawnSync } from 'node:child_process';
+import { ownExecArgv, writeModuleCodeCaches } from './module-code-cache';
 import { sandboxSettings } from './reactor';
 import { SandboxIsolate } from './sandbox-isolate';
 import { bundledModules, sandboxModulesDirectory } from './sandbox-modules';
@@ -14,9 +15,11 @@ import { SANDBOX_EXEC_ARGV } from './sandbox-process';
 async function main(): Promise<void> {
   const directory = sandboxModulesDirectory();
   if (directory === null) throw new Error('dist/sandbox-modules is not built');
-  const own = process.execArgv.filter((arg) => !arg.startsWith('--require') && !arg.endsWith('register-ts-sources.js'));
-  if (JSON.stringify(own) !== JSON.stringify(SANDBOX_EXEC_ARGV)) {
-    throw new Error(`run with the sandbox processes' arguments (${SANDBOX_EXEC_ARGV.join(' ')}), not ${own.join(' ')}`);
+  if (JSON.stringify(ownExecArgv()) !== JSON.stringify(SANDBOX_EXEC_ARGV)) {
+    // Started otherwise (the build script knows only where this file is): again, with the sandbox processes' arguments.
+    const required = process.execArgv.filter((arg, i, all) => arg.startsWith('--require') || all[i - 1] === '--require');
+    const again = spawnSync(process.execPath, [...SANDBOX_EXEC_ARGV, ...required, __filename], { stdio: 'inherit' });
+    process.exit(again.status ?? 1);
   }
   // A heap large enough to hold every bundle at once (the sandbox processes' is smaller; V8 does not compare heaps).
   const settings = sandboxSettings({}, 512, 60_000, 10 * 1024 * 1024);

@@ -22,12 +22,19 @@ export interface CodeCacheManifest {
   /** The Node and V8 versions that made the caches (V8 refuses a cache of another version). */
   node: string;
   v8: string;
+  /** The producer's Node arguments (V8 flags among them; ownExecArgv): a cache is used only under the same. */
+  execArgv: string[];
   modules: Record<string, { file: string; sourceSha256: string; bytes: number }>;
 }
 
 /** The SHA-256 of a bundle's bytes (its file), hex. */
 export function sha256(bytes: Uint8Array | string): string {
   return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** This process's Node arguments, less the `--require` of the TypeScript sources a test run adds. */
+export function ownExecArgv(): string[] {
+  return process.execArgv.filter((arg) => !arg.startsWith('--require') && !arg.endsWith('register-ts-sources.js'));
 }
 
 const manifests = new Map<string, CodeCacheManifest | null>();
@@ -49,7 +56,8 @@ function manifestIn(directory: string): CodeCacheManifest | null {
 /** The code cache of module `name` made from exactly these bytes by this V8, as an exact ArrayBuffer; null when there is none. */
 export function readModuleCodeCache(directory: string, name: string, source: Uint8Array | string): ArrayBuffer | null {
   const manifest = manifestIn(directory);
-  const entry = manifest !== null && manifest.v8 === process.versions.v8 && Object.hasOwn(manifest.modules, name) ? manifest.modules[name] : undefined;
+  const usable = manifest !== null && manifest.v8 === process.versions.v8 && JSON.stringify(manifest.execArgv) === JSON.stringify(ownExecArgv());
+  const entry = usable && Object.hasOwn(manifest.modules, name) ? manifest.modules[name] : undefined;
   if (entry === undefined || entry.sourceSha256 !== sha256(source)) return null;
   try {
     const data = readFileSync(join(directory, entry.file));
@@ -65,7 +73,7 @@ export async function writeModuleCodeCaches(
   modules: Record<string, { file: string }>,
   produce: (name: string) => Promise<ArrayBuffer | null>,
 ): Promise<CodeCacheManifest> {
-  const manifest: CodeCacheManifest = { node: process.version, v8: process.versions.v8, modules: {} };
+  const manifest: CodeCacheManifest = { node: process.version, v8: process.versions.v8, execArgv: ownExecArgv(), modules: {} };
   for (const [name, { file }] of Object.entries(modules)) {
     const source = readFileSync(join(directory, file));
     const data = await produce(name);

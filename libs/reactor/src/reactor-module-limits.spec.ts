@@ -15,10 +15,6 @@ function detail(result: TransformResult): string {
 }
 
 /** The module layer within the sandbox's limits: what packages and native calls cost is bounded like anything else. */
-// A run is now and then judged out of memory when it is not (twice in four full runs of 2026-11-26, each time another
-// test; which memory check misjudged is not known yet): retried, so a failure that repeats still fails.
-jest.retryTimes(2, { logErrorsBeforeRetry: true });
-
 describe('Reactor: modules within the limits', () => {
   let reactor: Reactor;
   beforeAll(async () => {

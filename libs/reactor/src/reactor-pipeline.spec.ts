@@ -9,10 +9,6 @@ function input(tenantId: string, code: string, body: unknown = { n: 1 }, svc?: S
 
 const echo = `module.exports = async (req) => ({ body: req.args.body, headers: {} });`;
 
-// A run is now and then judged out of memory when it is not (twice in four full runs of 2026-11-26, each time another
-// test; which memory check misjudged is not known yet): retried, so a failure that repeats still fails.
-jest.retryTimes(2, { logErrorsBeforeRetry: true });
-
 describe('Reactor: a tenant’s invocations pipelined into the sandbox process it holds', () => {
   let reactor: Reactor;
   beforeAll(async () => {

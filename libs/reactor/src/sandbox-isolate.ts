@@ -15,9 +15,11 @@ import { WARM_HEAP_FRACTION, WarmContexts, type PreparedContext } from './warm-c
  * What a run may add to the sandbox process's resident set besides its heap and buffers: the result's
  * JSON, native crypto and zlib working memory. Measured over the reactor's suites, a legitimate run at
  * the 64 MiB default grows the process by at most about 105 MiB (openpgp's first encryption, zlib at
- * its output bound), under the 160 MiB this allows; a 256 MiB flattened string is far over.
+ * its output bound), under the 160 MiB this allows; a 256 MiB flattened string is far over. Native work
+ * does not shrink with a smaller heap limit, so the allowance never falls under RESIDENT_FLOOR.
  */
 const RESIDENT_SLACK = 32 * 1024 * 1024;
+const RESIDENT_FLOOR = 128 * 1024 * 1024;
 
 /** A failure that is the transform's fault and leaves the isolate healthy (its code does not compile). */
 export class TransformLoadError extends Error {}
@@ -152,7 +154,7 @@ export class SandboxIsolate {
       // Still awaiting svc answers or timers: the rest runs on isolated-vm's thread, this one stays free
       // to deliver them; the API process's deadline bounds it.
       if (raw === null) raw = await prepared.control.apply(undefined, ['wait'], { result: { promise: true, copy: true } });
-      this.checkHeap();
+      this.checkHeap(prepared.control);
       outcome = outcomeOf(raw);
       return outcome.json;
     } finally {
@@ -171,22 +173,36 @@ export class SandboxIsolate {
    * V8 enforces the heap limit between JavaScript steps only: one builtin call (flattening a rope of
    * hundreds of millions of characters, say) can take the heap past it and return, and the garbage
    * collector may free that string before the run ends. Such a run is over its limit all the same: it
-   * answers as an out-of-memory, and its process is replaced. Two readings catch it: the heap and the
-   * array buffers the run left, and the process's resident-set peak during the run (which no
-   * collection lowers) grown by more than twice the limit and RESIDENT_SLACK (the heap's pages and the
-   * buffers, each up to the limit, and what the process itself adds). Bundled packages compile outside
-   * that reading (loadModule).
+   * answers as an out-of-memory, and its process is replaced. Two readings catch it:
+   * - the heap and the array buffers the run left, judged as isolated-vm judges them: a reading over the
+   *   limit counts only if a full collection does not bring it back under (the young generation and
+   *   garbage not yet collected are not the run's; judged on them, a run that ended with a full heap of
+   *   cached scripts answered out of memory now and then), or if the heap is past V8's own ceiling
+   *   (heap_size_limit: the limit and the young generation), where only one builtin's allocation can put it;
+   * - the process's resident-set peak during the run (which no collection lowers) grown by more than
+   *   twice the limit and RESIDENT_SLACK (the heap's pages and the buffers, each up to the limit, and what
+   *   the process itself adds: a collection that compacts, a context made), and never less than
+   *   RESIDENT_FLOOR. Bundled packages compile outside that reading (loadModule).
    */
-  private checkHeap(): void {
-    const heap = this.isolate.getHeapStatisticsSync();
-    this.usedHeap = heap.used_heap_size;
+  private checkHeap(control: PreparedContext['control']): void {
     const limit = this.settings.memoryLimitMb * 1024 * 1024;
+    const reading = () => {
+      const heap = this.isolate.getHeapStatisticsSync();
+      this.usedHeap = heap.used_heap_size;
+      return heap;
+    };
+    const heap = reading();
     if (heap.used_heap_size + heap.externally_allocated_size > limit) {
-      throw new MemoryLimitError('The transform went over its memory limit');
+      // Past V8's own ceiling, only a builtin's one allocation can have put it there: no collection excuses that.
+      const collected = heap.used_heap_size <= heap.heap_size_limit && control.applySync(undefined, ['collect']) === true;
+      const after = collected ? reading() : heap;
+      if (!collected || after.used_heap_size + after.externally_allocated_size > limit) {
+        throw new MemoryLimitError('The transform went over its memory limit');
+      }
     }
     const grown = this.residentPeak.grown();
-    if (grown !== null) {
-      if (grown > 2 * limit + RESIDENT_SLACK) throw new MemoryLimitError('The transform went over its memory limit');
+    if (grown !== null && grown > Math.max(2 * limit + RESIDENT_SLACK, RESIDENT_FLOOR)) {
+      throw new MemoryLimitError('The transform went over its memory limit');
     }
   }
 

@@ -54,9 +54,10 @@ export type RunOutcome =
 
 /**
  * Node's arguments of every sandbox process. The build's code-cache producer (code-cache-child.ts) runs with the same,
- * as V8 accepts a code cache only under the flags that made it.
+ * as V8 accepts a code cache only under the flags that made it. `--expose-gc` gives the runtime a collection to judge
+ * a run's heap after (SandboxIsolate.checkHeap); the runtime takes `gc` away from transforms (runtime/intrinsics.js).
  */
-export const SANDBOX_EXEC_ARGV = ['--no-node-snapshot', '--disable-warning=ExperimentalWarning'] as const;
+export const SANDBOX_EXEC_ARGV = ['--no-node-snapshot', '--disable-warning=ExperimentalWarning', '--expose-gc'] as const;
 
 /** The entry of a sandbox process, and how to run it: compiled, or from the TypeScript sources under Jest. */
 function childEntry(): { module: string; execArgv: string[] } {

@@ -5,7 +5,7 @@
    MapSet, MathFloor, MathMax, MathMin, NumberIsInteger, ObjectCreate, ObjectDefineProperty, ObjectFreeze,
    ObjectGetOwnPropertyDescriptor, ObjectSetPrototypeOf, ObjectHasOwn, ObjectKeys, ObjectPrototypeToString, PromiseCtor, PromiseResolve, PromiseThen,
    RangeErrorCtor, SetCtor, StringCtor, StringFromCharCode, StringIndexOf, StringSlice, StringToLowerCase, TypeErrorCtor, U8, WeakMapCtor, WeakMapGet,
-   WeakMapSet, define, limits, uncurry */
+   WeakMapSet, collectGarbage, define, limits, uncurry */
 const G = globalThis;
 const limits = JSON.parse(limitsJson);
 
@@ -59,9 +59,11 @@ function define(target, name, value) {
 delete G.WebAssembly;
 delete G.SharedArrayBuffer;
 delete G.Atomics;
-// V8 flags of the host process apply to every isolate: --expose-gc alone would hand transforms a
-// gc() that stalls the isolate. Standard lowercase globals are few; anything else goes (or, when
-// V8 made it non-configurable, as gc is, is overwritten).
+// V8 flags of the host process apply to every isolate: the sandbox process's --expose-gc would hand
+// transforms a gc() that stalls the isolate. The runtime keeps it for the host alone (control's
+// 'collect': the heap judged after a collection, SandboxIsolate.checkHeap). Standard lowercase globals
+// are few; anything else goes (or, when V8 made it non-configurable, as gc is, is overwritten).
+const collectGarbage = typeof G.gc === 'function' ? G.gc : null;
 const STANDARD_LOWERCASE = [
   'globalThis',
   'undefined',

@@ -1,5 +1,5 @@
 // The sandbox runtime: the loader.
-/* global CustomHttpResponseClass, ObjectHasOwn, ProxyCtor, ReflectGet, StringToLowerCase, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapGet,
+/* global CustomHttpResponseClass, collectGarbage, ObjectHasOwn, ProxyCtor, ReflectGet, StringToLowerCase, FunctionCtor, G, JSONParse, JSONStringify, MapClear, MapGet,
    ObjectKeys, PromiseCtor, PromiseResolve, PromiseThen, StringIndexOf, StringSlice, define, deliver, describe, fatal,
    fatalFired, limits, makeSvc, newFatal, pending, proxyErrorClasses, proxyErrorInfo,
    requireModule, resetLogLines, runtimeError, timerCallbacks, uncurry */
@@ -305,5 +305,7 @@ function control(op, a, b, c) {
   if (op === 'start') return start(a, b);
   if (op === 'take') return take();
   if (op === 'wait') return wait();
+  // A full collection, for the host's reading of the heap after a run (SandboxIsolate.checkHeap).
+  if (op === 'collect') return collectGarbage === null ? false : (collectGarbage(), true);
   return undefined;
 }
