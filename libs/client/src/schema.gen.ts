@@ -676,6 +676,8 @@ export interface components {
         TenantSettingsResponse: {
             /** @description How many days the tenant's audit logs are kept; null: no period of its own (the installation's LOG_RETENTION_DAYS applies, else they are kept forever). The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from */
             log_retention_days: number | null;
+            /** @description The period that applies: the tenant's own, else the installation's LOG_RETENTION_DAYS, else null (kept forever). Read-only: ignored when sent back in PUT */
+            readonly effective_log_retention_days: number | null;
         };
         TenantSettingsDto: {
             /** @description How many days the tenant's audit logs are kept; null: no period of its own (the installation's LOG_RETENTION_DAYS applies, else they are kept forever). The worker removes older logs in bounded batches, behind a signed retention anchor (GET /logs/retention-anchor) the trail verifies from */

@@ -1,7 +1,7 @@
 import { Controller, Get, Put } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiProperty, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { IsInt, Max, Min, ValidateIf } from 'class-validator';
-import { actorOf, GetTenant, MAX_LOG_RETENTION_DAYS, Principal, SetLogRetention, Tenant } from '@gatehouse/domain';
+import { ApiBody, ApiHideProperty, ApiOkResponse, ApiOperation, ApiProperty, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { IsInt, IsOptional, Max, Min, ValidateIf } from 'class-validator';
+import { actorOf, GetTenant, MAX_LOG_RETENTION_DAYS, Principal, SetLogRetention } from '@gatehouse/domain';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { ValidatedBody } from '../http/validation';
 
@@ -21,17 +21,33 @@ export class TenantSettingsDto {
   @Min(1)
   @Max(MAX_LOG_RETENTION_DAYS)
   log_retention_days: number | null;
+
+  /** Read-only (what GET answers): accepted so that a GET's body can be sent back, and ignored. */
+  @ApiHideProperty()
+  @IsOptional()
+  @ValidateIf((o: TenantSettingsDto) => o.effective_log_retention_days !== null)
+  @IsInt({ message: 'effective_log_retention_days is read-only; when sent back it must be a whole number of days or null' })
+  effective_log_retention_days?: number | null;
 }
 
 export class TenantSettingsResponse {
   @ApiProperty(RETENTION) log_retention_days: number | null;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    readOnly: true,
+    description:
+      "The period that applies: the tenant's own, else the installation's LOG_RETENTION_DAYS, else null (kept forever). Read-only: ignored when sent back in PUT",
+  })
+  effective_log_retention_days: number | null;
 }
 
-function toSettingsResponse(tenant: Pick<Tenant, 'logRetentionDays'>): TenantSettingsResponse {
-  return { log_retention_days: tenant.logRetentionDays ?? null };
+function toSettingsResponse(days: number | null, installationDays: number | undefined): TenantSettingsResponse {
+  return { log_retention_days: days, effective_log_retention_days: days ?? installationDays ?? null };
 }
 
-/** The caller's tenant's settings: its audit logs' retention period. */
+/** The caller's tenant's settings: its audit logs' retention period, its own and the one that applies. */
 @ApiTags('tenant')
 @ApiSecurity('api-key')
 @Controller('tenant/settings')
@@ -46,7 +62,8 @@ export class TenantSettingsController {
   @RequirePermission('tenant:read')
   @ApiOkResponse({ type: TenantSettingsResponse })
   async get(@CurrentPrincipal() principal: Principal): Promise<TenantSettingsResponse> {
-    return toSettingsResponse(await this.getTenant.execute(principal.tenantId));
+    const tenant = await this.getTenant.execute(principal.tenantId);
+    return toSettingsResponse(tenant.logRetentionDays ?? null, this.setLogRetention.defaultDays);
   }
 
   @Put()
@@ -56,6 +73,6 @@ export class TenantSettingsController {
   @ApiOkResponse({ type: TenantSettingsResponse })
   async update(@CurrentPrincipal() principal: Principal, @ValidatedBody() dto: TenantSettingsDto): Promise<TenantSettingsResponse> {
     const days = await this.setLogRetention.execute(principal.tenantId, dto.log_retention_days, actorOf(principal));
-    return toSettingsResponse({ logRetentionDays: days });
+    return toSettingsResponse(days, this.setLogRetention.defaultDays);
   }
 }

@@ -52,6 +52,11 @@ describe('log retention by partitions (LOG_RETENTION_DAYS)', () => {
     // a: no period of its own (LOG_RETENTION_DAYS, 300); b: ten years; c: 30 days.
     await as(t, b.key).put('/tenant/settings', { log_retention_days: 3650 }).expect(200);
     await as(t, c.key).put('/tenant/settings', { log_retention_days: 30 }).expect(200);
+    // What applies, beside each tenant's own: LOG_RETENTION_DAYS for a; a GET's body sent back changes nothing.
+    const shown = await as(t, a.key).get('/tenant/settings').expect(200);
+    expect(shown.body).toEqual({ log_retention_days: null, effective_log_retention_days: 300 });
+    expect((await as(t, a.key).put('/tenant/settings', shown.body).expect(200)).body).toEqual(shown.body);
+    expect((await as(t, b.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: 3650, effective_log_retention_days: 3650 });
     await seed(a.tenant.id, 4, 500); // a 1-4, in the partition of 500 days ago (P1), with c 1-2
     await seed(c.tenant.id, 2, 500);
     await seed(a.tenant.id, 3, 400); // a 5-7, in the partition of 400 days ago (P2), with b 1-2

@@ -48,8 +48,8 @@ describe('log retention', () => {
   it('removes the logs older than the period in batches behind a signed anchor; the trail verifies from it, online and offline', async () => {
     const tenant = await t.tenant();
     const id = tenant.tenant.id;
-    expect((await settings(tenant, { log_retention_days: 30 }).expect(200)).body).toEqual({ log_retention_days: 30 });
-    expect((await as(t, tenant.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: 30 });
+    expect((await settings(tenant, { log_retention_days: 30 }).expect(200)).body).toEqual({ log_retention_days: 30, effective_log_retention_days: 30 });
+    expect((await as(t, tenant.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: 30, effective_log_retention_days: 30 });
     const old = await appendTokenReads(t, id, 20, 60 * DAY, 1);
     await signCheckpoints(t); // at 20
     const recent = await appendTokenReads(t, id, 10, DAY, 21);
@@ -184,10 +184,16 @@ describe('log retention', () => {
     ]) {
       expectProblem(await settings(tenant, body), 400, ['log_retention_days']);
     }
+    // The read-only value sent back is ignored, but only as the type GET answers it in.
+    expectProblem(await settings(tenant, { log_retention_days: 30, effective_log_retention_days: 'x' }), 400, ['effective_log_retention_days']);
+    expect((await as(t, tenant.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: null, effective_log_retention_days: null });
     const reader = await createApplication(t, tenant.key, { name: 'reader', type: 'management', permissions: ['log:read', 'tenant:read'] });
     expectProblem(await as(t, reader.key).put('/tenant/settings', { log_retention_days: 30 }), 403);
-    expect((await as(t, reader.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: null });
-    expect((await as(t, tenant.key).put('/tenant/settings', { log_retention_days: null }).expect(200)).body).toEqual({ log_retention_days: null });
+    expect((await as(t, reader.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: null, effective_log_retention_days: null });
+    expect((await as(t, tenant.key).put('/tenant/settings', { log_retention_days: null }).expect(200)).body).toEqual({
+      log_retention_days: null,
+      effective_log_retention_days: null,
+    });
   });
 
   it('gatehouse tenant retention sets and clears the period, audited, and refuses bad usage', async () => {
@@ -196,7 +202,7 @@ describe('log retention', () => {
     const set = await cli('--tenant', tenant.tenant.id, '--days', '90', '--json');
     expect(set.code).toBe(0);
     expect(JSON.parse(set.stdout)).toEqual({ tenant_id: tenant.tenant.id, log_retention_days: 90 });
-    expect((await as(t, tenant.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: 90 });
+    expect((await as(t, tenant.key).get('/tenant/settings').expect(200)).body).toEqual({ log_retention_days: 90, effective_log_retention_days: 90 });
     const cleared = await cli('--tenant', tenant.tenant.id, '--forever');
     expect(cleared.stdout).toBe(`tenant ${tenant.tenant.id}: audit logs kept forever\n`);
     const messages = (await auditEvents(t, { entityId: tenant.tenant.id })).filter((e) => e.operation === 'update').map((e) => e.message);
