@@ -337,6 +337,37 @@ describe('/logs/streams', () => {
     for (const m of messages) expect(m).not.toContain('whsec_');
   });
 
+  it('holds a rate-limited key to its limit on every stream route: a 429 creates, changes and audits nothing', async () => {
+    const limited = await api()
+      .post('/applications', { name: 'limited streams', type: 'management', permissions: ['log:stream'], rate_limit: { limit: 3, window_seconds: 600 } })
+      .expect(201);
+    const created = await api(limited.body.key)
+      .post('/logs/streams', { name: 'limited', kind: 'https', settings: { url: 'https://example.com/limited' } })
+      .expect(201);
+    const id = created.body.id;
+    await api(limited.body.key).post(`/logs/streams/${id}/pause`, {}).expect(200);
+    await api(limited.body.key).get(`/logs/streams/${id}`).expect(200);
+    const before = await outboxMessages(tenant.tenant.id);
+    const refused = [
+      api(limited.body.key).post('/logs/streams', { name: 'more', kind: 'https', settings: { url: 'https://example.com/more' } }),
+      api(limited.body.key).get('/logs/streams'),
+      api(limited.body.key).get(`/logs/streams/${id}`),
+      api(limited.body.key).patch(`/logs/streams/${id}`, { name: 'renamed' }),
+      api(limited.body.key).post(`/logs/streams/${id}/resume`, {}),
+      api(limited.body.key).delete(`/logs/streams/${id}`),
+    ];
+    for (const res of await Promise.all(refused)) {
+      expect(res.status).toBe(429);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    const after = (await api().get(`/logs/streams/${id}`).expect(200)).body;
+    expect(after).toMatchObject({ name: 'limited', state: 'paused' });
+    expect((await api().get('/logs/streams').expect(200)).body.data.filter((s: { name: string }) => s.name === 'more')).toEqual([]);
+    expect(await outboxMessages(tenant.tenant.id)).toEqual(before);
+    await api().delete(`/logs/streams/${id}`).expect(204);
+  });
+
   it("shows the lag: logs behind the tenant's chain head, and the age of the oldest one", async () => {
     const other = await t.tenant();
     const created = await api(other.key)
