@@ -57,14 +57,15 @@ async function load(o) {
 }
 
 /**
- * Over several runs of load(): mean req/s, p50 and p99, errors summed, and mean `cpu` (and `redisCpu`) when the runs
- * carry cpuUsPerRequest (redisCpuUsPerRequest).
+ * Over several runs of load(): mean req/s, p50 and p99, errors summed, and mean `cpu` (and `redisCpu`, `databaseCpu`)
+ * when the runs carry cpuUsPerRequest (redisCpuUsPerRequest, databaseCpuUsPerRequest).
  */
 function summarize(runs) {
   const mean = (key) => runs.reduce((s, r) => s + r[key], 0) / runs.length;
   const summary = { rps: mean('rps'), p50: mean('p50'), p99: mean('p99'), errors: runs.reduce((s, r) => s + r.errors, 0) };
   if (runs.some((r) => r.cpuUsPerRequest !== undefined)) summary.cpu = mean('cpuUsPerRequest');
   if (runs.some((r) => r.redisCpuUsPerRequest !== undefined)) summary.redisCpu = mean('redisCpuUsPerRequest');
+  if (runs.some((r) => r.databaseCpuUsPerRequest !== undefined)) summary.databaseCpu = mean('databaseCpuUsPerRequest');
   return summary;
 }
 

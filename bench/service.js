@@ -93,6 +93,28 @@ function processCpuMs(pid) {
   }
 }
 
+/**
+ * CPU time (user + system) of the local PostgreSQL server, in ms: every `postgres` process, and what its exited
+ * backends used (the postmaster's children's time). Undefined when no PostgreSQL runs on this machine.
+ */
+function databaseCpuMs() {
+  let total;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
+      const parent = readFileSync(`/proc/${fields[1]}/comm`, 'utf8').trim();
+      // utime, stime; for the postmaster also cutime, cstime (its exited children), in clock ticks (USER_HZ 100).
+      const ticks = Number(fields[11]) + Number(fields[12]) + (parent === 'postgres' ? 0 : Number(fields[13]) + Number(fields[14]));
+      total = (total ?? 0) + (ticks * 1000) / 100;
+    } catch {
+      // Gone in between.
+    }
+  }
+  return total;
+}
+
 /** The pids of a process's children (its sandbox processes, for Gatehouse). */
 function childrenOf(pid) {
   const children = [];
@@ -162,6 +184,7 @@ module.exports = {
   cpuMs,
   processCpuMs,
   childrenOf,
+  databaseCpuMs,
   ECHO_UPSTREAM_SOURCE,
   startScript,
   probe,

@@ -8,7 +8,18 @@
 // >= 70% of the same proxy call without an expression.
 const { randomBytes } = require('node:crypto');
 const { interleavedRounds, load, summarize } = require('./load');
-const { cpuMs, createTenant, databaseUrl, ECHO_UPSTREAM_SOURCE, fmt, freePort, recreateDatabase, startGatehouse, startScript } = require('./service');
+const {
+  cpuMs,
+  createTenant,
+  databaseCpuMs,
+  databaseUrl,
+  ECHO_UPSTREAM_SOURCE,
+  fmt,
+  freePort,
+  recreateDatabase,
+  startGatehouse,
+  startScript,
+} = require('./service');
 
 const DB = 'gatehouse_bench_tokens';
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000);
@@ -88,8 +99,11 @@ async function main() {
   const names = Object.keys(routes).filter((name) => !only || only.includes(name));
   const results = await interleavedRounds(names, ROUNDS, async (name) => {
     const before = cpuMs(pid);
+    const databaseBefore = databaseCpuMs();
     const run = await load({ ...routes[name], connections: CONNECTIONS, durationMs: DURATION_MS });
-    run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / (run.requests + run.warmupRequests);
+    const requests = run.requests + run.warmupRequests;
+    run.cpuUsPerRequest = before === undefined ? NaN : ((cpuMs(pid) - before) * 1000) / requests;
+    run.databaseCpuUsPerRequest = databaseBefore === undefined ? NaN : ((databaseCpuMs() - databaseBefore) * 1000) / requests;
     return run;
   });
   api.child.kill('SIGTERM');
@@ -101,10 +115,10 @@ async function main() {
   }
   const s = Object.fromEntries(names.map((name) => [name, summarize(results[name])]));
   const row = (label, r) =>
-    `| ${label} | ${fmt(r.rps, 0)} | ${fmt((r.rps / s.reference.rps) * 100, 1)}% | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${fmt(r.cpu, 0)} | ${r.errors} |`;
+    `| ${label} | ${fmt(r.rps, 0)} | ${fmt((r.rps / s.reference.rps) * 100, 1)}% | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${fmt(r.cpu, 0)} | ${fmt(r.databaseCpu, 0)} | ${r.errors} |`;
   console.log(`\nbench:tokens  ${ROUNDS} interleaved rounds x ${DURATION_MS / 1000}s, ${CONNECTIONS} connections, loopback, PostgreSQL ${DB}`);
-  console.log('| route | req/s | of reference | p50 ms | p99 ms | server CPU µs/req | errors |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('| route | req/s | of reference | p50 ms | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | errors |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   console.log(row('GET /applications/{id} (reference, authenticated)', s.reference));
   console.log(row('POST /tokens (card)', s.create));
   console.log(row('GET /tokens/{id} (mask rule)', s.read));
