@@ -1,6 +1,6 @@
 // The sandbox runtime: require('crypto').
 /* global ErrorCtor, addExchangeCrypto, addNativeCrypto, getSubtle, ObjectFreeze, PromiseCtor, PromiseThen, RangeErrorCtor, StringCtor,
-   TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, checkSize,
+   TypeErrorCtor, U8, WeakMapCtor, WeakMapGet, WeakMapSet, asBytes, bytesForHost, callHost, checkSize, joinBytes,
    encodeString, lazy, lazyGlobal, limits, normalizeEncoding, toBuffer, utf8Encode */
 /* exported getCrypto */
 // Every digest OpenSSL offers Node (crypto.getHashes(), lowercase), checked here so createHash throws as Node's does.
@@ -27,20 +27,9 @@ function joinChunks(chunks) {
       break;
     }
   if (text) return chunks.join('');
-  let total = 0;
   const bytes = [];
-  for (const c of chunks) {
-    const b = typeof c === 'string' ? utf8Encode(c) : c;
-    bytes.push(b);
-    total += b.length;
-  }
-  const out = new U8(total);
-  let p = 0;
-  for (const b of bytes) {
-    out.set(b, p);
-    p += b.length;
-  }
-  return out;
+  for (const c of chunks) bytes.push(typeof c === 'string' ? utf8Encode(c) : c);
+  return joinBytes(bytes);
 }
 function utf8Length(s) {
   let size = 0;

@@ -1,6 +1,6 @@
 // The sandbox runtime: Node's sub-path modules (`stream/promises`, `timers/promises`, `util/types`, ...), each a part
 // of another module or a few functions over it, as Node defines them.
-/* global ErrorCtor, G, JSONParse, PromiseCtor, TypeErrorCtor, U8, define, getBuffer, getTextDecoder, lazy, requireModule, utf8Encode */
+/* global ErrorCtor, G, JSONParse, PromiseCtor, TypeErrorCtor, U8, define, getBuffer, getTextDecoder, joinBytes, lazy, requireModule, utf8Encode */
 /* exported SUBPATH_MODULES */
 function abortedError(signal) {
   const e = new ErrorCtor('The operation was aborted');
@@ -123,20 +123,12 @@ const getTimersPromises = lazy(function () {
 const getStreamConsumers = lazy(function () {
   async function bytesOf(stream) {
     const chunks = [];
-    let total = 0;
     for await (const chunk of stream) {
-      const bytes =
-        typeof chunk === 'string' ? utf8Encode(chunk) : ArrayBuffer.isView(chunk) ? new U8(chunk.buffer, chunk.byteOffset, chunk.byteLength) : new U8(chunk);
-      chunks.push(bytes);
-      total += bytes.length;
+      chunks.push(
+        typeof chunk === 'string' ? utf8Encode(chunk) : ArrayBuffer.isView(chunk) ? new U8(chunk.buffer, chunk.byteOffset, chunk.byteLength) : new U8(chunk),
+      );
     }
-    const out = new U8(total);
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.length;
-    }
-    return out;
+    return joinBytes(chunks);
   }
   async function text(stream) {
     const decoder = new (getTextDecoder())();
