@@ -182,10 +182,12 @@ export class SandboxIsolate {
    * - the process's resident-set peak during the run (which no collection lowers) grown by more than
    *   twice the limit and RESIDENT_SLACK (the heap's pages and the buffers, each up to the limit, and what
    *   the process itself adds: a collection that compacts, a context made), and never less than
-   *   RESIDENT_FLOOR. Bundled packages compile outside that reading (loadModule).
+   *   RESIDENT_FLOOR; read before the host's own collection. Bundled packages compile outside that reading (loadModule).
    */
   private checkHeap(control: PreparedContext['control']): void {
     const limit = this.settings.memoryLimitMb * 1024 * 1024;
+    // Read before the collection below, whose own pages are the host's work, not the run's.
+    const grown = this.residentPeak.grown();
     const reading = () => {
       const heap = this.isolate.getHeapStatisticsSync();
       this.usedHeap = heap.used_heap_size;
@@ -200,7 +202,6 @@ export class SandboxIsolate {
         throw new MemoryLimitError('The transform went over its memory limit');
       }
     }
-    const grown = this.residentPeak.grown();
     if (grown !== null && grown > Math.max(2 * limit + RESIDENT_SLACK, RESIDENT_FLOOR)) {
       throw new MemoryLimitError('The transform went over its memory limit');
     }
