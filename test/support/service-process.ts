@@ -99,6 +99,22 @@ export async function startCommand(command: string[], env: Record<string, string
   };
 }
 
+const FIRST_KEY_BANNER = /management API key, shown once, is:\s+(key_[0-9A-Za-z]{32,})/;
+
+/**
+ * The management key a first start prints on stderr. The banner is written before the ready line (stdout), but the
+ * two pipes are read independently, so it may arrive after `startServiceProcess` resolved: wait for it.
+ */
+export async function firstManagementKey(service: ServiceProcess, timeoutMs = 10_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const key = FIRST_KEY_BANNER.exec(service.output())?.[1];
+    if (key) return key;
+    if (Date.now() > deadline || service.child.exitCode !== null) throw new Error(`no first management key printed:\n${service.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Runs a built entry point to completion. */
 export function runToCompletion(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   assertBuilt();

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_MAIN, runToCompletion, startServiceProcess } from '@gatehouse/test-support/service-process';
+import { API_MAIN, firstManagementKey, runToCompletion, startServiceProcess } from '@gatehouse/test-support/service-process';
 import { startTestApp } from '@gatehouse/test-support/test-app';
 import { TEST_DATABASE_URL } from '@gatehouse/test-support/test-env';
 
@@ -12,19 +12,18 @@ describe('the service process', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-embedded-'));
     try {
       const first = await startServiceProcess({ DATA_DIR: dataDir });
-      const key = /management API key, shown once, is:\s+(key_[0-9A-Za-z]{32,})/.exec(first.output())?.[1];
-      expect(key).toBeDefined();
+      const key = await firstManagementKey(first);
       // The banner goes to stderr: the JSON log stream (stdout) never holds a key, and every line of it is JSON.
       expect(first.stdout()).not.toContain(key);
       for (const line of first.stdout().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
-      const me = await fetch(`${first.baseUrl}/applications/key`, { headers: { 'SVC-API-KEY': key! } });
+      const me = await fetch(`${first.baseUrl}/applications/key`, { headers: { 'SVC-API-KEY': key } });
       expect(me.status).toBe(200);
       expect(await me.json()).toMatchObject({ type: 'management', permissions: expect.arrayContaining(['application:create', 'log:read']) });
       expect(await first.stop('SIGTERM')).toBe(0);
 
       const second = await startServiceProcess({ DATA_DIR: dataDir });
       expect(second.output()).not.toMatch(/shown once/);
-      expect((await fetch(`${second.baseUrl}/applications/key`, { headers: { 'svc-api-key': key! } })).status).toBe(200);
+      expect((await fetch(`${second.baseUrl}/applications/key`, { headers: { 'svc-api-key': key } })).status).toBe(200);
       expect(await second.stop('SIGTERM')).toBe(0);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

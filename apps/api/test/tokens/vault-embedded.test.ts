@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI_BIN, runToCompletion, startServiceProcess } from '@gatehouse/test-support/service-process';
+import { CLI_BIN, firstManagementKey, runToCompletion, startServiceProcess } from '@gatehouse/test-support/service-process';
 
 /**
  * `npm start` with no VAULT_KEY: the key-encryption key is generated into DATA_DIR, and `gatehouse vault rotate-key`
@@ -22,7 +22,7 @@ describe('vault keys on the embedded database, generated into DATA_DIR', () => {
     let proxy: { id: string; key: string };
     let admin: string;
     try {
-      admin = /^ {3}(\S+)$/m.exec(service.output())![1]!;
+      admin = await firstManagementKey(service);
       const file = join(dataDir, 'vault-key');
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(service.stdout()).toContain('a key-encryption key was generated into DATA_DIR');
