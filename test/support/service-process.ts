@@ -66,7 +66,12 @@ export async function startCommand(command: string[], env: Record<string, string
     stdout += d.toString();
   });
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'exit' may come before the pipes are read to their end: what the process wrote last (its "stopped" line) is
+  // awaited too, for a moment at most (a child of its own could hold a pipe open).
+  const drained = Promise.all([child.stdout!, child.stderr!].map((stream) => new Promise((resolve) => stream.once('close', resolve))));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => void Promise.race([drained, new Promise((r) => setTimeout(r, 2_000).unref())]).then(() => resolve(code))),
+  );
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ready line within ${LISTENING_TIMEOUT_MS / 1000} s:\n${output}`)), LISTENING_TIMEOUT_MS);
     const check = () => {
