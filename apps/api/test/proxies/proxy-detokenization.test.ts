@@ -147,6 +147,9 @@ describe('detokenizing proxies', () => {
       data: secrets.text('foreign'),
     });
     expectProblem(await invoke(plainProxy, revealing).send({ x: `{{ ${foreign.id} }}` }), 400, ['body.x']);
+    // POST /detokenize's bounds: 300 x 30,000 characters of token data from a 13 kB request is past 8 MiB.
+    const large = await createToken(t, owner, { type: 'token', data: 'z'.repeat(30_000) });
+    expectProblem(await invoke(plainProxy, revealing).send({ items: Array.from({ length: 300 }, () => `{{ ${large.id} }}`) }), 400, ['body']);
     expect(received).toHaveLength(1);
     expect((await auditEvents(t, { entityId: card.id })).filter((e) => e.operation === 'read')).toHaveLength(0);
   });

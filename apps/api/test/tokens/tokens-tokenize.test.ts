@@ -117,6 +117,36 @@ describe('tokens: tokenize, detokenize, plaintext scan', () => {
     await new ExpireTokens(t.app.get(UnitOfWork), t.app.get(Clock)).sweep();
   });
 
+  it('bounds what one body may detokenize into (expressions, and the characters they insert); a refused body logs no read', async () => {
+    const large = await createToken(t, owner, { type: 'token', data: 'x'.repeat(30_000) });
+    const small = await createToken(t, owner, { type: 'token', data: 'y' });
+    const detokenize = (body: unknown) => tokensAs(t, owner).post('/detokenize', body);
+    const refs = (id: string, n: number, filters = '') => Array.from({ length: n }, () => `{{ ${id} ${filters}}}`);
+
+    // 1,001 expressions of a one-character token, in one string and in many.
+    const many = await detokenize({ text: refs(small.id, 1_001).join(' ') });
+    expectProblem(many, 400, ['body']);
+    expect(many.body.errors.body[0]).toBe('holds 1001 expressions; at most 1000 are allowed');
+    expectProblem(await detokenize(refs(small.id, 1_001)), 400, ['body']);
+    // 300 x 30,000 characters is past 8 MiB: refused whole, as text and as values (a 9 MB body from a 13 kB request).
+    for (const body of [{ items: refs(large.id, 300) }, { text: refs(large.id, 300).join('') }, { items: refs(large.id, 300, "| append: '' ") }]) {
+      const refused = await detokenize(body);
+      expectProblem(refused, 400, ['body']);
+      expect(refused.body.errors.body[0]).toBe('detokenizes into more than 8388608 characters of token data; at most 8388608 are allowed');
+    }
+    // A failing expression after good ones: refused, and nothing of the body is logged as read.
+    expectProblem(await detokenize({ a: `{{ ${small.id} }}`, b: `{{ ${large.id} | nope }}` }), 400, ['b']);
+    const reads = async (id: string) => (await auditEvents(t, { entityId: id })).filter((e) => e.message.includes('detokenized')).length;
+    expect([await reads(large.id), await reads(small.id)]).toEqual([0, 0]);
+
+    // Within both bounds: 1,000 expressions (750 + 250), and 250 x 30,000 characters.
+    const within = await detokenize({ text: refs(small.id, 750).join(''), items: refs(large.id, 250) }).expect(200);
+    expect(within.body.text).toBe('y'.repeat(750));
+    expect(within.body.items).toHaveLength(250);
+    expect(within.body.items.every((item: string) => item.length === 30_000)).toBe(true);
+    expect([await reads(large.id), await reads(small.id)]).toEqual([1, 1]);
+  });
+
   it('leaves no plaintext it wrote in any table, in Redis or in the service log', async () => {
     // Create, read, update, list, delete: every path that handles data.
     const number = secretDigits(16, true);

@@ -60,6 +60,10 @@ export const MAX_METADATA_VALUE_LENGTH = 500;
 /** Characters of a mask's JSON or of a fingerprint or id expression. */
 export const MAX_EXPRESSION_LENGTH = 4_096;
 export const MAX_TOKENS_PER_TOKENIZE = 100;
+/** `{{ ... }}` expressions in one detokenized body (the same token named again counts again). */
+export const MAX_DETOKENIZE_EXPRESSIONS = 1_000;
+/** Characters the expressions of one detokenized body may put into it, all together (objects as their JSON). */
+export const MAX_DETOKENIZED_LENGTH = 8 * 1024 * 1024;
 
 const CONTAINER_PATTERN = /^\/([A-Za-z0-9_.-]+\/)+$/;
 

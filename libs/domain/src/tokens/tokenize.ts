@@ -4,7 +4,17 @@ import { Principal } from '../applications/principal';
 import { FieldErrorCollector, ValidationError } from '../shared/domain-error';
 import { UnitOfWork } from '../shared/unit-of-work';
 import { ExpressionFailure, expressionError } from './expression-engine';
-import { isExpired, isTokenId, MAX_TOKENS_PER_TOKENIZE, MaskTemplate, Token, TokenInput, TokenType } from './token';
+import {
+  isExpired,
+  isTokenId,
+  MAX_DETOKENIZE_EXPRESSIONS,
+  MAX_DETOKENIZED_LENGTH,
+  MAX_TOKENS_PER_TOKENIZE,
+  MaskTemplate,
+  Token,
+  TokenInput,
+  TokenType,
+} from './token';
 import { decideAccess, requireTokenPermission } from './token-access';
 import { storeToken } from './token-commands';
 import { PreparedToken, tokenEvent, TokenVault, TokenView } from './token-vault';
@@ -106,6 +116,25 @@ export function holdsDetokenizeExpression(text: string): boolean {
   return text.includes('{{') && text.search(DETOKENIZE_EXPRESSION) !== -1;
 }
 
+/**
+ * What the expressions of one body put into it, all together: a few references to large tokens must not make a body
+ * of megabytes (or one too long for a string at all) out of a small request.
+ */
+class OutputBudget {
+  private left = MAX_DETOKENIZED_LENGTH;
+
+  spend<T>(value: T): T {
+    const length = typeof value === 'string' ? value.length : value === undefined || value === null ? 0 : (JSON.stringify(value)?.length ?? 0);
+    this.left -= length;
+    if (this.left < 0)
+      throw ValidationError.single(
+        'body',
+        `detokenizes into more than ${MAX_DETOKENIZED_LENGTH} characters of token data; at most ${MAX_DETOKENIZED_LENGTH} are allowed`,
+      );
+    return value;
+  }
+}
+
 interface Reference {
   id: string;
   filters: string;
@@ -132,13 +161,19 @@ export class Detokenize {
     requireTokenPermission(principal, 'token:use');
     if (body === undefined) throw ValidationError.single('body', 'is required');
     const wanted = new Map<string, string>();
+    let expressions = 0;
     const scan = (value: unknown, path: string): void => {
       if (typeof value === 'string') {
-        for (const ref of referencesIn(value)) if (!wanted.has(ref.id)) wanted.set(ref.id, path || 'body');
+        for (const ref of referencesIn(value)) {
+          expressions++;
+          if (!wanted.has(ref.id)) wanted.set(ref.id, path || 'body');
+        }
       } else if (Array.isArray(value)) value.forEach((item, i) => scan(item, childPath(path, i)));
       else if (isRecord(value)) for (const [key, item] of Object.entries(value)) scan(item, childPath(path, key));
     };
     scan(body, '');
+    if (expressions > MAX_DETOKENIZE_EXPRESSIONS)
+      throw ValidationError.single('body', `holds ${expressions} expressions; at most ${MAX_DETOKENIZE_EXPRESSIONS} are allowed`);
     if (wanted.size > MAX_TOKENS_PER_TOKENIZE)
       throw ValidationError.single('body', `names ${wanted.size} tokens; at most ${MAX_TOKENS_PER_TOKENIZE} are allowed`);
     if (wanted.size === 0) return body;
@@ -162,30 +197,32 @@ export class Detokenize {
       values.set(id, transform === 'reveal' ? secrets.data : secrets.mask);
       events.push(tokenEvent(actorOf(principal), token, 'read', `Token ${id} detokenized`));
     }
+    // Replaced before the reads are logged: a body refused for an expression or its size reads nothing.
+    const detokenized = await this.replace(body, '', values, new OutputBudget());
     await this.uow.record(events);
-    return this.replace(body, '', values);
+    return detokenized;
   }
 
-  private async replace(value: unknown, path: string, values: Map<string, unknown>): Promise<unknown> {
-    if (typeof value === 'string') return this.substitute(value, path || 'body', values);
-    if (Array.isArray(value)) return Promise.all(value.map((item, i) => this.replace(item, childPath(path, i), values)));
+  private async replace(value: unknown, path: string, values: Map<string, unknown>, budget: OutputBudget): Promise<unknown> {
+    if (typeof value === 'string') return this.substitute(value, path || 'body', values, budget);
+    if (Array.isArray(value)) return Promise.all(value.map((item, i) => this.replace(item, childPath(path, i), values, budget)));
     if (isRecord(value)) {
       const entries = await Promise.all(
-        Object.entries(value).map(async ([key, item]) => [key, await this.replace(item, childPath(path, key), values)] as const),
+        Object.entries(value).map(async ([key, item]) => [key, await this.replace(item, childPath(path, key), values, budget)] as const),
       );
       return Object.fromEntries(entries);
     }
     return value;
   }
 
-  private async substitute(text: string, path: string, values: Map<string, unknown>): Promise<unknown> {
+  private async substitute(text: string, path: string, values: Map<string, unknown>, budget: OutputBudget): Promise<unknown> {
     const refs = referencesIn(text);
     if (refs.length === 0) return text;
     const evaluate = async (ref: Reference): Promise<unknown> => {
       const data = values.get(ref.id);
-      if (!ref.filters) return data;
+      if (!ref.filters) return budget.spend(data);
       try {
-        return await this.vault.expressions.evaluate(`data ${ref.filters}`, { data });
+        return budget.spend(await this.vault.expressions.evaluate(`data ${ref.filters}`, { data }));
       } catch (error) {
         if (error instanceof ExpressionFailure) throw expressionError(path, error);
         throw error;
