@@ -78,4 +78,22 @@ describe('LiquidExpressionEngine', () => {
     await expect(small.render('{% for i in (1..100000000) %}{% endfor %}', {})).rejects.toThrow(ExpressionFailure);
     await expect(small.render('{% for i in (1..500) %}xxxx{% endfor %}', {})).rejects.toThrow(ExpressionFailure);
   });
+
+  it("shares one budget of work between a request's expressions (shared()), each still bounded alone", async () => {
+    // 30,000 characters split, sorted and joined 5 times: about 450,000 units of liquidjs's 1,048,576 for one expression.
+    const data = 'x'.repeat(30_000);
+    const heavy = `data ${'| split: "" | sort | join: "" '.repeat(5)}| size`;
+    for (let i = 0; i < 20; i++) await expect(engine.evaluate(heavy, { data })).resolves.toBe(30_000);
+    const request = engine.shared();
+    // A request's budget is 8 x 1,048,576 units: 18 of them fit in it, the 19th does not.
+    for (let i = 0; i < 18; i++) await expect(request.evaluate(heavy, { data })).resolves.toBe(30_000);
+    await expect(request.evaluate(heavy, { data })).rejects.toThrow('memory alloc limit exceeded');
+    await expect(request.render(`{{ ${heavy} }}`, { data })).rejects.toThrow('memory alloc limit exceeded');
+    // Another request has its budget; the service's engine none; one expression is still bounded alone.
+    await expect(engine.shared().render(`{{ ${heavy} }}`, { data })).resolves.toBe('30000');
+    await expect(engine.evaluate(heavy, { data })).resolves.toBe(30_000);
+    await expect(engine.shared().evaluate(`data ${'| split: "" | sort | join: "" '.repeat(12)}| size`, { data })).rejects.toThrow(
+      'memory alloc limit exceeded',
+    );
+  });
 });

@@ -16,6 +16,35 @@ export const DEFAULT_LIQUID_LIMITS: LiquidLimits = { maxTemplateLength: MAX_EXPR
 // Tags that reach templates other than the one given (files, partials): none exists here, and they stay unknown.
 const FILE_TAGS = ['include', 'render', 'layout', 'block'];
 const CACHE_SIZE = 1_000;
+/** The fourth argument of liquidjs's Context: its limits (a MemoryLimit stands for its Limiter). */
+type ContextLimits = ConstructorParameters<typeof Context>[3];
+/** What the expressions of one request may use together (ExpressionEngine.shared), in the memory one may use alone. */
+const SHARED_MEMORY_FACTOR = 8;
+
+/**
+ * liquidjs's memory limit (the units its filters charge: characters, array elements), for one render or evaluation,
+ * charged to the request's shared one as well when there is one. liquidjs's own Limiter is not exported; this is its
+ * shape (use, check).
+ */
+class MemoryLimit {
+  private used = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly shared: MemoryLimit | null = null,
+  ) {}
+
+  use(count: number): void {
+    if (!(+count > 0)) return;
+    if (this.used + +count > this.limit) throw new Error('memory alloc limit exceeded');
+    this.shared?.use(count);
+    this.used += +count;
+  }
+
+  check(count: number): void {
+    if (+count > this.limit) throw new Error('memory alloc limit exceeded');
+  }
+}
 
 /**
  * The platform's expressions on liquidjs: its standard filters (upcase, downcase, slice, remove, split...) and the
@@ -25,11 +54,25 @@ const CACHE_SIZE = 1_000;
  */
 export class LiquidExpressionEngine extends ExpressionEngine {
   private readonly liquid: Liquid;
-  private readonly templates = new Map<string, Template[]>();
-  private readonly expressions = new Map<string, Value>();
+  private readonly templates: Map<string, Template[]>;
+  private readonly expressions: Map<string, Value>;
+  /** The request's budget, on an engine from shared(); null on the service's own. */
+  private readonly budget: MemoryLimit | null;
 
-  constructor(private readonly limits: LiquidLimits = DEFAULT_LIQUID_LIMITS) {
+  constructor(
+    private readonly limits: LiquidLimits = DEFAULT_LIQUID_LIMITS,
+    sharing?: { engine: LiquidExpressionEngine; budget: MemoryLimit },
+  ) {
     super();
+    if (sharing) {
+      // The same liquidjs instance and parsed templates; a budget of its own.
+      ({ liquid: this.liquid, templates: this.templates, expressions: this.expressions } = sharing.engine);
+      this.budget = sharing.budget;
+      return;
+    }
+    this.templates = new Map();
+    this.expressions = new Map();
+    this.budget = null;
     this.liquid = new Liquid({
       templates: {},
       strictFilters: true,
@@ -38,16 +81,20 @@ export class LiquidExpressionEngine extends ExpressionEngine {
       jsTruthy: false,
       parseLimit: limits.maxTemplateLength,
       renderLimit: limits.renderTimeMs,
-      memoryLimit: 16 * limits.maxOutputLength,
+      memoryLimit: memoryPerExpression(limits),
       cache: false,
     });
     for (const tag of FILE_TAGS) delete this.liquid.tags[tag];
     for (const [name, filter] of Object.entries(PLATFORM_FILTERS)) this.liquid.registerFilter(name, filter);
   }
 
+  override shared(): ExpressionEngine {
+    return new LiquidExpressionEngine(this.limits, { engine: this, budget: new MemoryLimit(SHARED_MEMORY_FACTOR * memoryPerExpression(this.limits)) });
+  }
+
   async render(template: string, scope: Readonly<Record<string, unknown>>): Promise<string> {
     this.checkLength(template);
-    const output = this.guard(() => this.liquid.renderSync(this.parsed(template), { ...scope }) as unknown);
+    const output = this.guard(() => this.liquid.renderSync(this.parsed(template), this.context(scope, true)) as unknown);
     const text = typeof output === 'string' ? output : String(output);
     if (text.length > this.limits.maxOutputLength) throw new ExpressionFailure(`renders more than ${this.limits.maxOutputLength} characters`);
     return text;
@@ -58,11 +105,17 @@ export class LiquidExpressionEngine extends ExpressionEngine {
     // What liquid.evalValueSync does, with the expression parsed once (a detokenizing proxy evaluates the same ones).
     const value = this.guard(() => {
       const parsed = this.parsedExpression(expression);
-      return toValueSync(parsed.value(new Context({ ...scope }, this.liquid.options, {}, { liquid: this.liquid }))) as unknown;
+      return toValueSync(parsed.value(this.context(scope, false))) as unknown;
     });
     if (typeof value === 'string' && value.length > this.limits.maxOutputLength)
       throw new ExpressionFailure(`renders more than ${this.limits.maxOutputLength} characters`);
     return value ?? null;
+  }
+
+  /** A render's or an evaluation's context: its own memory limit (and render time), charged to the budget too. */
+  private context(scope: Readonly<Record<string, unknown>>, sync: boolean): Context {
+    const memoryLimit = new MemoryLimit(memoryPerExpression(this.limits), this.budget);
+    return new Context({ ...scope }, this.liquid.options, { sync }, { liquid: this.liquid, memoryLimit } as unknown as ContextLimits);
   }
 
   private checkLength(template: string): void {
@@ -85,6 +138,10 @@ export class LiquidExpressionEngine extends ExpressionEngine {
       throw new ExpressionFailure(describe(error));
     }
   }
+}
+
+function memoryPerExpression(limits: LiquidLimits): number {
+  return 16 * limits.maxOutputLength;
 }
 
 /** A bounded map of parsed text (oldest first out). */

@@ -129,11 +129,15 @@ describe('tokens: tokenize, detokenize, plaintext scan', () => {
     expect(many.body.errors.body[0]).toBe('holds 1001 expressions; at most 1000 are allowed');
     expectProblem(await detokenize(refs(small.id, 1_001)), 400, ['body']);
     // 300 x 30,000 characters is past 8 MiB: refused whole, as text and as values (a 9 MB body from a 13 kB request).
-    for (const body of [{ items: refs(large.id, 300) }, { text: refs(large.id, 300).join('') }, { items: refs(large.id, 300, "| append: '' ") }]) {
+    for (const body of [{ items: refs(large.id, 300) }, { text: refs(large.id, 300).join('') }]) {
       const refused = await detokenize(body);
       expectProblem(refused, 400, ['body']);
       expect(refused.body.errors.body[0]).toBe('detokenizes into more than 8388608 characters of token data; at most 8388608 are allowed');
     }
+    // Through a filter, the expressions' shared budget of work runs out first (append charges what it makes).
+    const appended = await detokenize({ items: refs(large.id, 300, "| append: '' ") });
+    expectProblem(appended, 400);
+    expect(Object.values(appended.body.errors).flat()).toContain('expression failed: memory alloc limit exceeded');
     // A failing expression after good ones: refused, and nothing of the body is logged as read.
     expectProblem(await detokenize({ a: `{{ ${small.id} }}`, b: `{{ ${large.id} | nope }}` }), 400, ['b']);
     const reads = async (id: string) => (await auditEvents(t, { entityId: id })).filter((e) => e.message.includes('detokenized')).length;
@@ -145,6 +149,31 @@ describe('tokens: tokenize, detokenize, plaintext scan', () => {
     expect(within.body.items).toHaveLength(250);
     expect(within.body.items.every((item: string) => item.length === 30_000)).toBe(true);
     expect([await reads(large.id), await reads(small.id)]).toEqual([1, 1]);
+  });
+
+  it("shares one budget of expression work among a call's expressions: tokenize's masks, detokenize's filters", async () => {
+    // About 450,000 of liquidjs's memory units (1,048,576 for one expression alone, 8 times that for one call).
+    const heavy = `data ${'| split: "" | sort | join: "" '.repeat(5)}| size`;
+    const data = 'x'.repeat(30_000);
+    const alone = await tokensAs(t, owner)
+      .post('/tokens', { type: 'token', data, mask: `{{ ${heavy} }}` })
+      .expect(201);
+    expect(alone.body.mask).toBe(`{{ ${heavy} }}`);
+    const requests = Array.from({ length: 19 }, () => ({ type: 'token', data, mask: `{{ ${heavy} }}`, metadata: { batch: 'heavy' } }));
+    const tokenized = await tokensAs(t, owner).post('/tokenize', requests);
+    expectProblem(tokenized, 400);
+    expect(Object.values(tokenized.body.errors).flat()).toContain('expression failed: memory alloc limit exceeded');
+    expect((await tokensAs(t, owner).get('/v2/tokens?metadata.batch=heavy')).body.data).toEqual([]);
+    await tokensAs(t, owner).post('/tokenize', requests.slice(0, 18)).expect(200);
+
+    const filters = heavy.slice('data '.length);
+    const detokenized = await tokensAs(t, owner).post('/detokenize', { items: Array.from({ length: 19 }, () => `{{ ${alone.body.id} ${filters} }}`) });
+    expectProblem(detokenized, 400);
+    expect(Object.values(detokenized.body.errors).flat()).toContain('expression failed: memory alloc limit exceeded');
+    const within = await tokensAs(t, owner)
+      .post('/detokenize', { items: Array.from({ length: 18 }, () => `{{ ${alone.body.id} ${filters} }}`) })
+      .expect(200);
+    expect(within.body.items).toEqual(Array.from({ length: 18 }, () => 30_000));
   });
 
   it('leaves no plaintext it wrote in any table, in Redis or in the service log', async () => {

@@ -10,6 +10,15 @@ export abstract class ExpressionEngine {
   abstract render(template: string, scope: Readonly<Record<string, unknown>>): Promise<string>;
   /** Evaluates one output expression (`data | json: '$.number'`) to its value, a string, number, object... */
   abstract evaluate(expression: string, scope: Readonly<Record<string, unknown>>): Promise<unknown>;
+
+  /**
+   * The engine for the expressions of one request (a create's alias, mask and fingerprint; every token of a tokenize;
+   * every expression of a detokenized body): each stays bounded as alone, and together they share one budget of work,
+   * so that many expressions cannot add up to what no one of them may do. An engine without a budget answers itself.
+   */
+  shared(): ExpressionEngine {
+    return this;
+  }
 }
 
 /**

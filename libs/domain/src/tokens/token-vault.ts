@@ -97,8 +97,11 @@ export class TokenVault {
     return { data: opened.data, mask: opened.mask ?? null };
   }
 
-  /** The token a create asks for, validated (every problem at once, `prefix` before each field) and sealed. */
-  async prepare(principal: Principal, input: TokenInput, prefix = ''): Promise<PreparedToken> {
+  /**
+   * The token a create asks for, validated (every problem at once, `prefix` before each field) and sealed; its
+   * expressions render on `expressions` (one request's budget: ExpressionEngine.shared).
+   */
+  async prepare(principal: Principal, input: TokenInput, prefix = '', expressions = this.expressions.shared()): Promise<PreparedToken> {
     const errors = new FieldErrorCollector();
     if (!isTokenType(input.type)) {
       errors.add(`${prefix}type`, 'must be one of the token types');
@@ -125,11 +128,11 @@ export class TokenVault {
     errors.throwIfAny();
 
     const scope = { data: input.data };
-    const id = await this.resolveId(input.id, scope, `${prefix}id`);
+    const id = await this.resolveId(expressions, input.id, scope, `${prefix}id`);
     const tenantId = principal.tenantId;
-    const secrets: TokenSecrets = { data: input.data, mask: mask === null ? null : await renderMask(this.expressions, mask, scope, `${prefix}mask`) };
+    const secrets: TokenSecrets = { data: input.data, mask: mask === null ? null : await renderMask(expressions, mask, scope, `${prefix}mask`) };
     const fingerprint =
-      fingerprintExpression === null ? null : await this.fingerprint(tenantId, fingerprintExpression, scope, `${prefix}fingerprint_expression`);
+      fingerprintExpression === null ? null : await this.fingerprint(expressions, tenantId, fingerprintExpression, scope, `${prefix}fingerprint_expression`);
     const token: Token = {
       tenantId,
       id,
@@ -152,19 +155,22 @@ export class TokenVault {
   /** Re-renders what depends on the data (mask value, fingerprint) and seals again, for an update. */
   async reseal(token: Token, data: unknown): Promise<PreparedToken> {
     const scope = { data };
-    const secrets: TokenSecrets = { data, mask: token.mask === null ? null : await renderMask(this.expressions, token.mask, scope, 'mask') };
+    const expressions = this.expressions.shared();
+    const secrets: TokenSecrets = { data, mask: token.mask === null ? null : await renderMask(expressions, token.mask, scope, 'mask') };
     const fingerprint =
-      token.fingerprintExpression === null ? null : await this.fingerprint(token.tenantId, token.fingerprintExpression, scope, 'fingerprint_expression');
+      token.fingerprintExpression === null
+        ? null
+        : await this.fingerprint(expressions, token.tenantId, token.fingerprintExpression, scope, 'fingerprint_expression');
     return { token: { ...token, fingerprint, sealed: await this.seal(token.tenantId, token.id, secrets) }, secrets };
   }
 
   /** The caller's id, a generated UUID, or the value of an alias expression (`{{ data | alias_preserve_format }}`). */
-  private async resolveId(requested: string | undefined, scope: Record<string, unknown>, field: string): Promise<string> {
+  private async resolveId(expressions: ExpressionEngine, requested: string | undefined, scope: Record<string, unknown>, field: string): Promise<string> {
     if (requested === undefined) return newId();
     let id = requested;
     if (requested.includes('{{')) {
       try {
-        id = await this.expressions.render(requested, scope);
+        id = await expressions.render(requested, scope);
       } catch (error) {
         if (error instanceof ExpressionFailure) throw expressionError(field, error);
         throw error;
@@ -175,10 +181,16 @@ export class TokenVault {
     return id;
   }
 
-  private async fingerprint(tenantId: string, expression: string, scope: Record<string, unknown>, field: string): Promise<string | null> {
+  private async fingerprint(
+    expressions: ExpressionEngine,
+    tenantId: string,
+    expression: string,
+    scope: Record<string, unknown>,
+    field: string,
+  ): Promise<string | null> {
     let canonical: string;
     try {
-      canonical = await this.expressions.render(expression, scope);
+      canonical = await expressions.render(expression, scope);
     } catch (error) {
       if (error instanceof ExpressionFailure) throw expressionError(field, error);
       throw error;

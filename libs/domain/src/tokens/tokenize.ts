@@ -3,7 +3,7 @@ import type { NewAuditEvent } from '../audit/audit-event';
 import { Principal } from '../applications/principal';
 import { FieldErrorCollector, ValidationError } from '../shared/domain-error';
 import { UnitOfWork } from '../shared/unit-of-work';
-import { ExpressionFailure, expressionError } from './expression-engine';
+import { ExpressionEngine, ExpressionFailure, expressionError } from './expression-engine';
 import {
   isExpired,
   isTokenId,
@@ -91,7 +91,10 @@ export class Tokenize {
       throw ValidationError.single('body', `holds ${requests.length} token requests; at most ${MAX_TOKENS_PER_TOKENIZE} are allowed`);
     errors.throwIfAny();
     const prepared = new Map<string, { input: TokenInput; prepared: PreparedToken }>();
-    for (const { path, input } of requests) prepared.set(path, { input, prepared: await this.vault.prepare(principal, input, path ? `${path}.` : '') });
+    // The expressions of every token requested share one budget of work.
+    const expressions = this.vault.expressions.shared();
+    for (const { path, input } of requests)
+      prepared.set(path, { input, prepared: await this.vault.prepare(principal, input, path ? `${path}.` : '', expressions) });
     const views = await this.uow.run(async (tx) => {
       const out = new Map<string, TokenView>();
       for (const [path, item] of prepared) out.set(path, await storeToken(tx, this.vault, principal, item.prepared, item.input.deduplicateToken === true));
@@ -117,11 +120,14 @@ export function holdsDetokenizeExpression(text: string): boolean {
 }
 
 /**
- * What the expressions of one body put into it, all together: a few references to large tokens must not make a body
- * of megabytes (or one too long for a string at all) out of a small request.
+ * What the expressions of one detokenized body share: an engine with one budget of work (ExpressionEngine.shared),
+ * and the characters they may still put into it, all together (a few references to large tokens must not make a body
+ * of megabytes, or one too long for a string at all, out of a small request).
  */
-class OutputBudget {
+class DetokenizeRun {
   private left = MAX_DETOKENIZED_LENGTH;
+
+  constructor(readonly expressions: ExpressionEngine) {}
 
   spend<T>(value: T): T {
     const length = typeof value === 'string' ? value.length : value === undefined || value === null ? 0 : (JSON.stringify(value)?.length ?? 0);
@@ -198,31 +204,31 @@ export class Detokenize {
       events.push(tokenEvent(actorOf(principal), token, 'read', `Token ${id} detokenized`));
     }
     // Replaced before the reads are logged: a body refused for an expression or its size reads nothing.
-    const detokenized = await this.replace(body, '', values, new OutputBudget());
+    const detokenized = await this.replace(body, '', values, new DetokenizeRun(this.vault.expressions.shared()));
     await this.uow.record(events);
     return detokenized;
   }
 
-  private async replace(value: unknown, path: string, values: Map<string, unknown>, budget: OutputBudget): Promise<unknown> {
-    if (typeof value === 'string') return this.substitute(value, path || 'body', values, budget);
-    if (Array.isArray(value)) return Promise.all(value.map((item, i) => this.replace(item, childPath(path, i), values, budget)));
+  private async replace(value: unknown, path: string, values: Map<string, unknown>, run: DetokenizeRun): Promise<unknown> {
+    if (typeof value === 'string') return this.substitute(value, path || 'body', values, run);
+    if (Array.isArray(value)) return Promise.all(value.map((item, i) => this.replace(item, childPath(path, i), values, run)));
     if (isRecord(value)) {
       const entries = await Promise.all(
-        Object.entries(value).map(async ([key, item]) => [key, await this.replace(item, childPath(path, key), values, budget)] as const),
+        Object.entries(value).map(async ([key, item]) => [key, await this.replace(item, childPath(path, key), values, run)] as const),
       );
       return Object.fromEntries(entries);
     }
     return value;
   }
 
-  private async substitute(text: string, path: string, values: Map<string, unknown>, budget: OutputBudget): Promise<unknown> {
+  private async substitute(text: string, path: string, values: Map<string, unknown>, run: DetokenizeRun): Promise<unknown> {
     const refs = referencesIn(text);
     if (refs.length === 0) return text;
     const evaluate = async (ref: Reference): Promise<unknown> => {
       const data = values.get(ref.id);
-      if (!ref.filters) return budget.spend(data);
+      if (!ref.filters) return run.spend(data);
       try {
-        return budget.spend(await this.vault.expressions.evaluate(`data ${ref.filters}`, { data }));
+        return run.spend(await run.expressions.evaluate(`data ${ref.filters}`, { data }));
       } catch (error) {
         if (error instanceof ExpressionFailure) throw expressionError(path, error);
         throw error;
