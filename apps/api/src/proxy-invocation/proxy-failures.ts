@@ -56,7 +56,9 @@ export class ProxyFailures {
         record.error = 'destination_timeout';
         return sendProblem(res, problem(504, `The destination did not answer within ${this.limits.destinationTimeoutMs} ms`));
       }
-      if (code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH' || req.destroyed) {
+      // The caller's body ended early: not merely read to its end (a request read whole is destroyed too, and a
+      // destination that then drops the connection is the destination's failure).
+      if (code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH' || (req.destroyed && !req.complete)) {
         return sendProblem(res, problem(400, 'The request body ended before its declared length'), { connection: 'close' });
       }
       record.error = 'destination_unreachable';

@@ -57,6 +57,10 @@ describe('proxy invocation: the destination answer', () => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': LIMIT + 10 });
         return res.end(`"${'x'.repeat(LIMIT + 8)}"`);
       }
+      if (path.endsWith('/drop')) {
+        // Reads the request to its end, then the connection dies without an answer.
+        return void req.on('end', () => req.socket.destroy());
+      }
       if (path.endsWith('/empty')) {
         res.writeHead(204, { 'x-upstream': 'yes' });
         return res.end();
@@ -134,6 +138,22 @@ describe('proxy invocation: the destination answer', () => {
     const sent = await endlessClosed;
     // Closed with the client, not after an unbounded answer was buffered.
     expect(sent).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it("a destination that drops the connection after reading the request is a 502, with or without a body (never the caller's fault)", async () => {
+    const key = await proxy();
+    for (const res of [
+      await t
+        .http()
+        .post('/proxy/drop')
+        .set('svc-proxy-key', key)
+        .send({ card: 'x'.repeat(10_000) }),
+      await t.http().post('/proxy/drop').set('svc-proxy-key', key).set('content-type', 'text/plain').send('x'),
+      await t.http().post('/proxy/drop').set('svc-proxy-key', key),
+    ]) {
+      expect(res.status).toBe(502);
+      expect(res.body.detail).toBe('The destination could not be reached');
+    }
   });
 
   it('a destination answer without a body (204) is passed on as it is', async () => {
