@@ -83,11 +83,19 @@ function cpuMs(pid) {
   return childrenOf(pid).reduce((total, child) => total + (processCpuMs(child) ?? 0), own);
 }
 
+/** The fields of /proc/<pid>/stat after the command's name (state, ppid, ...; utime is [11]); throws once it is gone. */
+function procStat(pid) {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+}
+
+/** Clock ticks (USER_HZ 100) in ms. */
+const ticksMs = (ticks) => (ticks * 1000) / 100;
+
 /** CPU time (user + system) of the process alone, without its children, in ms; undefined once it is gone. */
 function processCpuMs(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+    const fields = procStat(pid);
+    return ticksMs(Number(fields[11]) + Number(fields[12])); // utime, stime
   } catch {
     return undefined;
   }
@@ -103,11 +111,11 @@ function databaseCpuMs() {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
+      const fields = procStat(entry);
       const parent = readFileSync(`/proc/${fields[1]}/comm`, 'utf8').trim();
-      // utime, stime; for the postmaster also cutime, cstime (its exited children), in clock ticks (USER_HZ 100).
+      // utime, stime; for the postmaster also cutime, cstime (its exited children).
       const ticks = Number(fields[11]) + Number(fields[12]) + (parent === 'postgres' ? 0 : Number(fields[13]) + Number(fields[14]));
-      total = (total ?? 0) + (ticks * 1000) / 100;
+      total = (total ?? 0) + ticksMs(ticks);
     } catch {
       // Gone in between.
     }

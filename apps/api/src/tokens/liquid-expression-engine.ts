@@ -23,8 +23,8 @@ const SHARED_MEMORY_FACTOR = 8;
 
 /**
  * liquidjs's memory limit (the units its filters charge: characters, array elements), for one render or evaluation,
- * charged to the request's shared one as well when there is one. liquidjs's own Limiter is not exported; this is its
- * shape (use, check).
+ * charged to the request's shared one as well when there is one. liquidjs's own Limiter is not exported; this is the
+ * part of its shape liquidjs calls on a memory limit (use; check is for the render limit).
  */
 class MemoryLimit {
   private used = 0;
@@ -39,10 +39,6 @@ class MemoryLimit {
     if (this.used + +count > this.limit) throw new Error('memory alloc limit exceeded');
     this.shared?.use(count);
     this.used += +count;
-  }
-
-  check(count: number): void {
-    if (+count > this.limit) throw new Error('memory alloc limit exceeded');
   }
 }
 
